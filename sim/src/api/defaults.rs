@@ -1,0 +1,144 @@
+//! Built-in defaulting, feature-gate field drops and the validation that matters to the
+//! controllers we run (k8s-semantics §1.3). Admission webhooks are separate (`Hooks`).
+
+use std::any::Any;
+
+use k8s_openapi::api::apps::v1::{
+    RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetUpdateStrategy,
+};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::selector::Selector;
+use super::{FeatureGates, Kind};
+
+pub fn on_create<K: Kind>(obj: &mut K, gates: FeatureGates) {
+    let any = obj as &mut dyn Any;
+    if let Some(sts) = any.downcast_mut::<StatefulSet>() {
+        default_statefulset(sts, None, gates);
+    } else if let Some(pod) = any.downcast_mut::<Pod>() {
+        default_pod(pod);
+        // Pod create sets status.phase = Pending (pod strategy PrepareForCreate).
+        pod.status = Some(k8s_openapi::api::core::v1::PodStatus {
+            phase: Some("Pending".to_string()),
+            ..Default::default()
+        });
+    }
+}
+
+pub fn on_update<K: Kind>(obj: &mut K, old: &K, gates: FeatureGates) {
+    let old = old as &dyn Any;
+    let any = obj as &mut dyn Any;
+    if let Some(sts) = any.downcast_mut::<StatefulSet>() {
+        default_statefulset(sts, old.downcast_ref::<StatefulSet>(), gates);
+    } else if let Some(pod) = any.downcast_mut::<Pod>() {
+        default_pod(pod);
+    }
+}
+
+/// `SetDefaults_StatefulSet` (kubernetes `pkg/apis/apps/v1/defaults.go`) plus
+/// `dropStatefulSetDisabledFields` (`pkg/registry/apps/statefulset/strategy.go`).
+fn default_statefulset(sts: &mut StatefulSet, old: Option<&StatefulSet>, gates: FeatureGates) {
+    let spec = &mut sts.spec;
+    spec.replicas.get_or_insert(1);
+    spec.pod_management_policy
+        .get_or_insert_with(|| "OrderedReady".to_string());
+    spec.revision_history_limit.get_or_insert(10);
+    let strategy = spec
+        .update_strategy
+        .get_or_insert_with(StatefulSetUpdateStrategy::default);
+    let ty = strategy
+        .type_
+        .get_or_insert_with(|| "RollingUpdate".to_string());
+    if ty == "RollingUpdate" {
+        let ru = strategy
+            .rolling_update
+            .get_or_insert_with(RollingUpdateStatefulSetStrategy::default);
+        ru.partition.get_or_insert(0);
+        let old_had_max_unavailable = old
+            .and_then(|o| o.spec.update_strategy.as_ref())
+            .and_then(|s| s.rolling_update.as_ref())
+            .is_some_and(|r| r.max_unavailable.is_some());
+        if gates.max_unavailable_statefulset {
+            ru.max_unavailable.get_or_insert(IntOrString::Int(1));
+        } else if !old_had_max_unavailable {
+            ru.max_unavailable = None;
+        }
+    }
+}
+
+/// Pod defaults that the simulation reads: the 30 s termination grace period.
+/// Simplification: other PodSpec defaults (dnsPolicy, schedulerName, ...) are not applied.
+fn default_pod(pod: &mut Pod) {
+    let spec = pod.spec.get_or_insert_with(Default::default);
+    spec.termination_grace_period_seconds.get_or_insert(30);
+}
+
+pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Result<(), String> {
+    let any = obj as &dyn Any;
+    let old = old.map(|o| o as &dyn Any);
+    if let Some(sts) = any.downcast_ref::<StatefulSet>() {
+        return validate_statefulset(sts, old.and_then(|o| o.downcast_ref()), gates);
+    }
+    if let Some(pod) = any.downcast_ref::<Pod>() {
+        let old: Option<&Pod> = old.and_then(|o| o.downcast_ref());
+        let node = |p: &Pod| {
+            p.spec
+                .as_ref()
+                .and_then(|s| s.node_name.clone())
+                .unwrap_or_default()
+        };
+        if let Some(old) = old {
+            if !node(old).is_empty() && node(old) != node(pod) {
+                return Err("spec.nodeName: Forbidden: pod updates may not change nodeName".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The parts of `ValidateStatefulSet` / `ValidateStatefulSetUpdate` the controllers can trip.
+fn validate_statefulset(
+    sts: &StatefulSet,
+    old: Option<&StatefulSet>,
+    gates: FeatureGates,
+) -> Result<(), String> {
+    let spec = &sts.spec;
+    if spec.replicas.unwrap_or(1) < 0 {
+        return Err("spec.replicas: Invalid value: must be greater than or equal to 0".into());
+    }
+    let selector = Selector::from_label_selector(Some(&spec.selector))?;
+    let labels = spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.as_ref());
+    if !selector.matches(labels) {
+        return Err(
+            "spec.template.metadata.labels: Invalid value: `selector` does not match template `labels`"
+                .into(),
+        );
+    }
+    if let Some(old) = old {
+        if old.spec.selector != spec.selector {
+            return Err("spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden".into());
+        }
+    }
+    let strategy = spec.update_strategy.as_ref();
+    let rolling = strategy.and_then(|s| s.rolling_update.as_ref());
+    if strategy.and_then(|s| s.type_.as_deref()) == Some("OnDelete") && rolling.is_some() {
+        return Err("spec.updateStrategy.rollingUpdate: Invalid value: only allowed for updateStrategy 'RollingUpdate'".into());
+    }
+    if gates.max_unavailable_statefulset {
+        // LWS #776: a copied maxUnavailable of 0 is rejected where the field is honoured.
+        let zero = match rolling.and_then(|r| r.max_unavailable.as_ref()) {
+            Some(IntOrString::Int(0)) => true,
+            Some(IntOrString::String(s)) => s.trim_end_matches('%') == "0",
+            _ => false,
+        };
+        if zero {
+            return Err("spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: must be greater than 0".into());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,171 @@
+//! The kinds the fake API server stores, and what differs between them: scope, the spec/status
+//! split and the generation rule (k8s-semantics §1.3).
+
+use std::fmt;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use lws::api::LeaderWorkerSet;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::{ApiServer, Store};
+
+/// A kind, as a closed enum, for type-erased paths (garbage collector, trace, scenario steps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum KindId {
+    LeaderWorkerSet,
+    StatefulSet,
+    ControllerRevision,
+    Pod,
+    Service,
+    Node,
+    Lease,
+    PodDisruptionBudget,
+}
+
+impl KindId {
+    pub const ALL: [KindId; 8] = [
+        KindId::LeaderWorkerSet,
+        KindId::StatefulSet,
+        KindId::ControllerRevision,
+        KindId::Pod,
+        KindId::Service,
+        KindId::Node,
+        KindId::Lease,
+        KindId::PodDisruptionBudget,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KindId::LeaderWorkerSet => "LeaderWorkerSet",
+            KindId::StatefulSet => "StatefulSet",
+            KindId::ControllerRevision => "ControllerRevision",
+            KindId::Pod => "Pod",
+            KindId::Service => "Service",
+            KindId::Node => "Node",
+            KindId::Lease => "Lease",
+            KindId::PodDisruptionBudget => "PodDisruptionBudget",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<KindId> {
+        KindId::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    pub fn api_version(self) -> &'static str {
+        match self {
+            KindId::LeaderWorkerSet => lws::api::API_VERSION,
+            KindId::StatefulSet | KindId::ControllerRevision => "apps/v1",
+            KindId::Pod | KindId::Service | KindId::Node => "v1",
+            KindId::Lease => "coordination.k8s.io/v1",
+            KindId::PodDisruptionBudget => "policy/v1",
+        }
+    }
+
+    /// Nodes are cluster-scoped; everything else here is namespaced.
+    pub fn namespaced(self) -> bool {
+        self != KindId::Node
+    }
+}
+
+impl fmt::Display for KindId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A stored kind. Implementations encode the per-type registry strategy of the real API server.
+pub trait Kind: Clone + PartialEq + Serialize + DeserializeOwned + fmt::Debug + 'static {
+    const ID: KindId;
+    fn meta(&self) -> &ObjectMeta;
+    fn meta_mut(&mut self) -> &mut ObjectMeta;
+    /// True when the kind has a status subresource: the main endpoint then ignores status and
+    /// `/status` ignores everything else (statefulset `strategy.go` `PrepareForUpdate`; apiextensions
+    /// `status_strategy.go`).
+    fn has_status() -> bool {
+        false
+    }
+    /// Copy `from`'s status into `self` (main-endpoint writes keep the stored status).
+    fn copy_status(&mut self, _from: &Self) {}
+    /// Clear status on create (StatefulSet and CR `PrepareForCreate`).
+    fn clear_status(&mut self) {}
+    /// Whether `metadata.generation` is tracked, and whether the change from `old` to `new` bumps it:
+    /// StatefulSet on any spec change, CRs with a status subresource on any non-metadata change.
+    fn tracks_generation() -> bool {
+        false
+    }
+    fn spec_differs(_old: &Self, _new: &Self) -> bool {
+        false
+    }
+    fn store(api: &ApiServer) -> &Store<Self>;
+    fn store_mut(api: &mut ApiServer) -> &mut Store<Self>;
+}
+
+macro_rules! kind {
+    ($ty:ty, $id:ident, $field:ident, status: $status:tt, generation: $gen:tt) => {
+        impl Kind for $ty {
+            const ID: KindId = KindId::$id;
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+            fn has_status() -> bool {
+                $status
+            }
+            fn copy_status(&mut self, from: &Self) {
+                kind!(@copy $status, self, from);
+            }
+            fn clear_status(&mut self) {
+                kind!(@clear $status, self);
+            }
+            fn tracks_generation() -> bool {
+                $gen
+            }
+            fn spec_differs(old: &Self, new: &Self) -> bool {
+                kind!(@spec $gen, old, new)
+            }
+            fn store(api: &ApiServer) -> &Store<Self> {
+                &api.$field
+            }
+            fn store_mut(api: &mut ApiServer) -> &mut Store<Self> {
+                &mut api.$field
+            }
+        }
+    };
+    (@copy true, $s:ident, $f:ident) => { $s.status = $f.status.clone() };
+    (@copy false, $s:ident, $f:ident) => { let _ = ($s, $f); };
+    (@clear true, $s:ident) => { $s.status = None };
+    (@clear false, $s:ident) => { let _ = $s; };
+    (@spec true, $o:ident, $n:ident) => { $o.spec != $n.spec };
+    (@spec false, $o:ident, $n:ident) => {{ let _ = ($o, $n); false }};
+}
+
+kind!(LeaderWorkerSet, LeaderWorkerSet, lws, status: true, generation: true);
+kind!(StatefulSet, StatefulSet, statefulsets, status: true, generation: true);
+kind!(Pod, Pod, pods, status: true, generation: false);
+kind!(Service, Service, services, status: true, generation: false);
+kind!(Node, Node, nodes, status: true, generation: false);
+kind!(PodDisruptionBudget, PodDisruptionBudget, pdbs, status: true, generation: true);
+kind!(Lease, Lease, leases, status: false, generation: false);
+kind!(ControllerRevision, ControllerRevision, revisions, status: false, generation: false);
+
+/// `(namespace, name)`; the namespace is empty for cluster-scoped kinds.
+pub type Key = (String, String);
+
+pub fn key_of<K: Kind>(obj: &K) -> Key {
+    let m = obj.meta();
+    (
+        m.namespace.clone().unwrap_or_default(),
+        m.name.clone().unwrap_or_default(),
+    )
+}
+
+/// A shared, immutable stored object. Readers get an `Arc`, never a deep copy.
+pub type Shared<K> = Arc<K>;

@@ -1,0 +1,1073 @@
+//! The in-memory fake API server (k8s-semantics §1-2).
+//!
+//! One global resourceVersion counter; per-kind stores of shared immutable objects (`Arc`);
+//! per-kind watch logs in resourceVersion order that consumers read at their own pace; a
+//! metadata log across kinds for the garbage collector. Writes that change nothing consume no
+//! resourceVersion and emit no event (apiserver `etcd3/store.go` `GuaranteedUpdate` L562-584).
+
+pub mod defaults;
+pub mod kinds;
+pub mod patch;
+pub mod selector;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node, Pod, PodCondition, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use lws::api::LeaderWorkerSet;
+use serde_json::Value;
+
+use crate::rng::SimRng;
+use crate::time::to_time;
+use crate::trace::{Trace, TraceEntry};
+pub use kinds::{key_of, Key, Kind, KindId, Shared};
+use patch::FieldPath;
+pub use selector::Selector;
+
+/// The `reason` of a failed call, as `metav1.StatusReason` spells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    NotFound,
+    AlreadyExists,
+    Conflict,
+    Invalid,
+    TooManyRequests,
+    InternalError,
+    Timeout,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ApiError {
+    pub code: u16,
+    pub reason: Reason,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(reason: Reason, message: impl Into<String>) -> ApiError {
+        let code = match reason {
+            Reason::NotFound => 404,
+            Reason::AlreadyExists | Reason::Conflict => 409,
+            Reason::Invalid => 422,
+            Reason::TooManyRequests => 429,
+            Reason::InternalError => 500,
+            Reason::Timeout => 504,
+        };
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+        }
+    }
+
+    pub fn is(&self, reason: Reason) -> bool {
+        self.reason == reason
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {:?}: {}", self.code, self.reason, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+pub type ApiResult<T> = Result<T, ApiError>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+/// One entry of a kind's watch log. `at_ms` is when the write happened; a consumer with watch
+/// lag `L` sees it at `at_ms + L`.
+#[derive(Debug)]
+pub struct WatchEvent<K> {
+    pub rv: u64,
+    pub at_ms: u64,
+    pub ty: EventType,
+    pub obj: Shared<K>,
+}
+
+/// One entry of the cross-kind metadata log: what a metadata informer (the GC's) sees.
+#[derive(Clone, Debug)]
+pub struct MetaEvent {
+    pub rv: u64,
+    pub at_ms: u64,
+    pub ty: EventType,
+    pub kind: KindId,
+    pub key: Key,
+    pub uid: String,
+    pub owners: Vec<OwnerReference>,
+    pub finalizers: Vec<String>,
+    pub deleting: bool,
+}
+
+/// `DeleteOptions` as far as we use them.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeleteOptions {
+    pub propagation: Option<Propagation>,
+    pub grace_period_seconds: Option<i64>,
+    pub precondition_uid: Option<String>,
+    pub precondition_rv: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Propagation {
+    Background,
+    Foreground,
+    Orphan,
+}
+
+impl Propagation {
+    pub fn parse(s: &str) -> Option<Propagation> {
+        match s {
+            "Background" => Some(Propagation::Background),
+            "Foreground" => Some(Propagation::Foreground),
+            "Orphan" => Some(Propagation::Orphan),
+            _ => None,
+        }
+    }
+}
+
+pub const FINALIZER_FOREGROUND: &str = "foregroundDeletion";
+pub const FINALIZER_ORPHAN: &str = "orphan";
+
+/// What a delete did: removed the object, or marked it terminating (grace period or finalizers).
+#[derive(Clone, Debug)]
+pub enum Deleted<K> {
+    Gone(Shared<K>),
+    Terminating(Shared<K>),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    Create,
+    Update,
+}
+
+type MutateFn<K> = Box<dyn Fn(&mut K, Operation) -> Result<(), String>>;
+type ValidateFn<K> = Box<dyn Fn(&K, Option<&K>) -> Result<(), String>>;
+
+/// Admission webhooks registered for one kind, run mutating-first like the real chain.
+pub struct Hooks<K> {
+    mutating: Vec<(String, MutateFn<K>)>,
+    validating: Vec<(String, ValidateFn<K>)>,
+}
+
+impl<K> Default for Hooks<K> {
+    fn default() -> Self {
+        Hooks {
+            mutating: Vec::new(),
+            validating: Vec::new(),
+        }
+    }
+}
+
+/// One kind's objects, watch log and field managers.
+pub struct Store<K> {
+    objects: BTreeMap<Key, Shared<K>>,
+    log: Vec<WatchEvent<K>>,
+    managed: BTreeMap<Key, BTreeMap<String, BTreeSet<FieldPath>>>,
+    hooks: Hooks<K>,
+}
+
+impl<K> Default for Store<K> {
+    fn default() -> Self {
+        Store {
+            objects: BTreeMap::new(),
+            log: Vec::new(),
+            managed: BTreeMap::new(),
+            hooks: Hooks::default(),
+        }
+    }
+}
+
+impl<K> Store<K> {
+    pub fn log(&self) -> &[WatchEvent<K>] {
+        &self.log
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Shared<K>)> {
+        self.objects.iter()
+    }
+}
+
+/// Cluster-wide feature gates that change API behaviour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FeatureGates {
+    /// `MaxUnavailableStatefulSet`: alpha (off) before 1.35, beta (on) from 1.35
+    /// (kubernetes `pkg/features/kube_features.go`).
+    pub max_unavailable_statefulset: bool,
+}
+
+impl FeatureGates {
+    pub fn for_minor(minor: u32) -> FeatureGates {
+        FeatureGates {
+            max_unavailable_statefulset: minor >= 35,
+        }
+    }
+}
+
+/// An injected failure for the next matching call (issue: API errors injectable per call).
+#[derive(Clone, Debug)]
+pub struct InjectedError {
+    pub actor: Option<String>,
+    pub verb: Option<String>,
+    pub kind: Option<KindId>,
+    pub error: ApiError,
+}
+
+pub struct ApiServer {
+    now_ms: u64,
+    rv: u64,
+    rng: SimRng,
+    pub gates: FeatureGates,
+    pub trace: Trace,
+    pub lws: Store<LeaderWorkerSet>,
+    pub statefulsets: Store<StatefulSet>,
+    pub revisions: Store<ControllerRevision>,
+    pub pods: Store<Pod>,
+    pub services: Store<Service>,
+    pub nodes: Store<Node>,
+    pub leases: Store<Lease>,
+    pub pdbs: Store<PodDisruptionBudget>,
+    meta_log: Vec<MetaEvent>,
+    injected: Vec<InjectedError>,
+}
+
+impl ApiServer {
+    pub fn new(seed: u64, gates: FeatureGates) -> ApiServer {
+        ApiServer {
+            now_ms: 0,
+            rv: 0,
+            rng: SimRng::labelled(seed, "apiserver"),
+            gates,
+            trace: Trace::default(),
+            lws: Store::default(),
+            statefulsets: Store::default(),
+            revisions: Store::default(),
+            pods: Store::default(),
+            services: Store::default(),
+            nodes: Store::default(),
+            leases: Store::default(),
+            pdbs: Store::default(),
+            meta_log: Vec::new(),
+            injected: Vec::new(),
+        }
+    }
+
+    /// Advance the server's clock; the kernel calls this before every event.
+    pub fn set_now(&mut self, now_ms: u64) {
+        assert!(
+            now_ms >= self.now_ms,
+            "api clock went back: {} -> {}",
+            self.now_ms,
+            now_ms
+        );
+        self.now_ms = now_ms;
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    /// The current global resourceVersion (what a list returns as its RV).
+    pub fn resource_version(&self) -> u64 {
+        self.rv
+    }
+
+    pub fn meta_log(&self) -> &[MetaEvent] {
+        &self.meta_log
+    }
+
+    pub fn add_mutating_hook<K: Kind>(
+        &mut self,
+        name: &str,
+        f: impl Fn(&mut K, Operation) -> Result<(), String> + 'static,
+    ) {
+        K::store_mut(self)
+            .hooks
+            .mutating
+            .push((name.to_string(), Box::new(f)));
+    }
+
+    pub fn add_validating_hook<K: Kind>(
+        &mut self,
+        name: &str,
+        f: impl Fn(&K, Option<&K>) -> Result<(), String> + 'static,
+    ) {
+        K::store_mut(self)
+            .hooks
+            .validating
+            .push((name.to_string(), Box::new(f)));
+    }
+
+    /// Make the next call matching the filter fail with `error`.
+    pub fn inject_error(&mut self, e: InjectedError) {
+        self.injected.push(e);
+    }
+
+    fn take_injected(&mut self, actor: &str, verb: &str, kind: KindId) -> Option<ApiError> {
+        let i = self.injected.iter().position(|e| {
+            e.actor.as_deref().is_none_or(|a| a == actor)
+                && e.verb.as_deref().is_none_or(|v| v == verb)
+                && e.kind.is_none_or(|k| k == kind)
+        })?;
+        Some(self.injected.remove(i).error)
+    }
+
+    // ---- reads -------------------------------------------------------------------------------
+
+    pub fn get<K: Kind>(&self, namespace: &str, name: &str) -> ApiResult<Shared<K>> {
+        let key = (namespace.to_string(), name.to_string());
+        K::store(self)
+            .objects
+            .get(&key)
+            .cloned()
+            .ok_or_else(|| not_found(K::ID, name))
+    }
+
+    pub fn try_get<K: Kind>(&self, namespace: &str, name: &str) -> Option<Shared<K>> {
+        K::store(self)
+            .objects
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// List in key order (etcd range order), optionally within one namespace.
+    pub fn list<K: Kind>(&self, namespace: Option<&str>, selector: &Selector) -> Vec<Shared<K>> {
+        let objects = &K::store(self).objects;
+        let iter: Box<dyn Iterator<Item = (&Key, &Shared<K>)>> = match namespace {
+            Some(ns) => Box::new(
+                objects
+                    .range((ns.to_string(), String::new())..)
+                    .take_while(move |((n, _), _)| n == ns),
+            ),
+            None => Box::new(objects.iter()),
+        };
+        iter.filter(|(_, o)| selector.matches(o.meta().labels.as_ref()))
+            .map(|(_, o)| o.clone())
+            .collect()
+    }
+
+    // ---- writes ------------------------------------------------------------------------------
+
+    pub fn create<K: Kind>(&mut self, actor: &str, mut obj: K) -> ApiResult<Shared<K>> {
+        if let Some(e) = self.take_injected(actor, "create", K::ID) {
+            return self.fail(actor, "create", K::ID, &key_of(&obj), e);
+        }
+        let meta = obj.meta_mut();
+        if meta.name.as_deref().unwrap_or("").is_empty() {
+            match meta.generate_name.clone() {
+                Some(prefix) if !prefix.is_empty() => {
+                    let prefix: String = prefix.chars().take(58).collect();
+                    meta.name = Some(format!("{prefix}{}", self.rng.name_suffix()));
+                }
+                _ => {
+                    let e = ApiError::new(Reason::Invalid, "metadata.name: Required value");
+                    return self.fail(actor, "create", K::ID, &key_of(&obj), e);
+                }
+            }
+        }
+        if K::ID.namespaced() && obj.meta().namespace.is_none() {
+            obj.meta_mut().namespace = Some("default".to_string());
+        }
+        let key = key_of(&obj);
+        if let Some(existing) = K::store(self).objects.get(&key) {
+            let prefix = if existing.meta().deletion_timestamp.is_some() {
+                "object is being deleted: "
+            } else {
+                ""
+            };
+            let msg = format!("{prefix}{} {:?} already exists", K::ID, key.1);
+            return self.fail(
+                actor,
+                "create",
+                K::ID,
+                &key,
+                ApiError::new(Reason::AlreadyExists, msg),
+            );
+        }
+        // rest.FillObjectMetaSystemFields and WipeObjectMetaSystemFields (apiserver rest/meta.go).
+        let now = to_time(self.now_ms);
+        let uid = self.rng.uid();
+        let meta = obj.meta_mut();
+        meta.uid = Some(uid);
+        meta.creation_timestamp = Some(now);
+        meta.deletion_timestamp = None;
+        meta.deletion_grace_period_seconds = None;
+        meta.resource_version = None;
+        meta.managed_fields = None;
+        meta.generation = K::tracks_generation().then_some(1);
+        obj.clear_status();
+        defaults::on_create(&mut obj, self.gates);
+        if let Err(e) = self.admit(&mut obj, None, Operation::Create) {
+            return self.fail(actor, "create", K::ID, &key, e);
+        }
+        Ok(self.commit(actor, "create", None, obj))
+    }
+
+    /// PUT on the main endpoint: status is ignored, a stale resourceVersion is a 409.
+    pub fn update<K: Kind>(&mut self, actor: &str, obj: K) -> ApiResult<Shared<K>> {
+        self.update_at(actor, "update", obj, false)
+    }
+
+    /// PUT on `/status`: only status is taken from the body.
+    pub fn update_status<K: Kind>(&mut self, actor: &str, obj: K) -> ApiResult<Shared<K>> {
+        assert!(K::has_status(), "{} has no status subresource", K::ID);
+        self.update_at(actor, "update-status", obj, true)
+    }
+
+    fn update_at<K: Kind>(
+        &mut self,
+        actor: &str,
+        verb: &'static str,
+        obj: K,
+        status_only: bool,
+    ) -> ApiResult<Shared<K>> {
+        let key = key_with_default_ns(&obj);
+        if let Some(e) = self.take_injected(actor, verb, K::ID) {
+            return self.fail(actor, verb, K::ID, &key, e);
+        }
+        let Some(old) = K::store(self).objects.get(&key).cloned() else {
+            return self.fail(actor, verb, K::ID, &key, not_found(K::ID, &key.1));
+        };
+        match obj.meta().resource_version.as_deref() {
+            Some(rv) if !rv.is_empty() => {
+                if Some(rv) != old.meta().resource_version.as_deref() {
+                    return self.fail(actor, verb, K::ID, &key, conflict(K::ID, &key.1));
+                }
+            }
+            // Unconditional update: fine for built-ins, 422 for custom resources
+            // (apiextensions strategy.go L268-271).
+            _ if K::ID == KindId::LeaderWorkerSet => {
+                let msg =
+                    "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update";
+                return self.fail(
+                    actor,
+                    verb,
+                    K::ID,
+                    &key,
+                    ApiError::new(Reason::Invalid, msg),
+                );
+            }
+            _ => {}
+        }
+        let new = if status_only {
+            let mut new = (*old).clone();
+            new.copy_status(&obj);
+            new
+        } else {
+            let mut new = obj;
+            new.copy_status(&old);
+            new
+        };
+        self.write_existing(actor, verb, old, new)
+    }
+
+    /// JSON merge patch on the main endpoint; no resourceVersion check unless the patch has one.
+    pub fn merge_patch<K: Kind>(
+        &mut self,
+        actor: &str,
+        namespace: &str,
+        name: &str,
+        patch: &Value,
+    ) -> ApiResult<Shared<K>> {
+        self.patch_at(actor, "patch", namespace, name, patch, false)
+    }
+
+    pub fn merge_patch_status<K: Kind>(
+        &mut self,
+        actor: &str,
+        namespace: &str,
+        name: &str,
+        patch: &Value,
+    ) -> ApiResult<Shared<K>> {
+        self.patch_at(actor, "patch-status", namespace, name, patch, true)
+    }
+
+    fn patch_at<K: Kind>(
+        &mut self,
+        actor: &str,
+        verb: &'static str,
+        namespace: &str,
+        name: &str,
+        patch: &Value,
+        status_only: bool,
+    ) -> ApiResult<Shared<K>> {
+        let key = (namespace.to_string(), name.to_string());
+        if let Some(e) = self.take_injected(actor, verb, K::ID) {
+            return self.fail(actor, verb, K::ID, &key, e);
+        }
+        let Some(old) = K::store(self).objects.get(&key).cloned() else {
+            return self.fail(actor, verb, K::ID, &key, not_found(K::ID, name));
+        };
+        if let Some(rv) = patch
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+        {
+            if Some(rv) != old.meta().resource_version.as_deref() {
+                return self.fail(actor, verb, K::ID, &key, conflict(K::ID, name));
+            }
+        }
+        let mut value = serde_json::to_value(&*old).expect("stored objects serialize");
+        patch::merge_patch(&mut value, patch);
+        let patched: K = match serde_json::from_value(value) {
+            Ok(p) => p,
+            Err(e) => {
+                let e = ApiError::new(Reason::Invalid, format!("patch does not decode: {e}"));
+                return self.fail(actor, verb, K::ID, &key, e);
+            }
+        };
+        let mut new = (*old).clone();
+        if status_only {
+            new.copy_status(&patched);
+        } else {
+            new = patched;
+            new.copy_status(&old);
+        }
+        self.write_existing(actor, verb, old, new)
+    }
+
+    /// Server-side apply of `intent` by `manager` (k8s-semantics §1.9). Creates a missing object.
+    pub fn apply<K: Kind>(
+        &mut self,
+        manager: &str,
+        intent: &K,
+        force: bool,
+    ) -> ApiResult<Shared<K>> {
+        let mut intent_value = serde_json::to_value(intent).expect("objects serialize");
+        strip_empty(&mut intent_value);
+        let key = key_with_default_ns(intent);
+        if let Some(e) = self.take_injected(manager, "apply", K::ID) {
+            return self.fail(manager, "apply", K::ID, &key, e);
+        }
+        let paths = patch::leaf_paths(&intent_value);
+        let Some(old) = K::store(self).objects.get(&key).cloned() else {
+            let mut obj = intent.clone();
+            obj.clear_status();
+            let created = self.create(manager, obj)?;
+            K::store_mut(self)
+                .managed
+                .entry(key)
+                .or_default()
+                .insert(manager.to_string(), paths);
+            return Ok(created);
+        };
+        if let Some(rv) = intent.meta().resource_version.as_deref() {
+            if !rv.is_empty() && Some(rv) != old.meta().resource_version.as_deref() {
+                return self.fail(manager, "apply", K::ID, &key, conflict(K::ID, &key.1));
+            }
+        }
+        let mut current = serde_json::to_value(&*old).expect("stored objects serialize");
+        let mut managers = K::store(self)
+            .managed
+            .get(&key)
+            .cloned()
+            .unwrap_or_default();
+        let mut conflicts = Vec::new();
+        for p in &paths {
+            let differs = patch::get_path(&current, p) != patch::get_path(&intent_value, p);
+            if !differs {
+                continue;
+            }
+            for (m, owned) in managers.iter_mut() {
+                if m != manager && owned.contains(p) {
+                    if force {
+                        owned.remove(p);
+                    } else {
+                        conflicts.push(format!("{} (manager {m:?})", p.join(".")));
+                    }
+                }
+            }
+        }
+        if !conflicts.is_empty() {
+            let msg = format!(
+                "Apply failed with {} conflicts: {}",
+                conflicts.len(),
+                conflicts.join(", ")
+            );
+            return self.fail(
+                manager,
+                "apply",
+                K::ID,
+                &key,
+                ApiError::new(Reason::Conflict, msg),
+            );
+        }
+        let previously = managers.get(manager).cloned().unwrap_or_default();
+        for p in previously.difference(&paths) {
+            let shared = managers
+                .iter()
+                .any(|(m, owned)| m != manager && owned.contains(p));
+            if !shared {
+                patch::remove_path(&mut current, p);
+            }
+        }
+        patch::overlay(&mut current, &intent_value);
+        managers.insert(manager.to_string(), paths);
+        let mut new: K = match serde_json::from_value(current) {
+            Ok(n) => n,
+            Err(e) => {
+                let e = ApiError::new(
+                    Reason::Invalid,
+                    format!("applied object does not decode: {e}"),
+                );
+                return self.fail(manager, "apply", K::ID, &key, e);
+            }
+        };
+        new.copy_status(&old);
+        let result = self.write_existing(manager, "apply", old, new)?;
+        K::store_mut(self).managed.insert(key, managers);
+        Ok(result)
+    }
+
+    /// DELETE (k8s-semantics §1.5): preconditions, GC finalizers by propagation policy, graceful
+    /// pod deletion, finalizer-blocked deletion, else removal.
+    pub fn delete<K: Kind>(
+        &mut self,
+        actor: &str,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<Deleted<K>> {
+        let key = (namespace.to_string(), name.to_string());
+        if let Some(e) = self.take_injected(actor, "delete", K::ID) {
+            return self.fail(actor, "delete", K::ID, &key, e);
+        }
+        let Some(old) = K::store(self).objects.get(&key).cloned() else {
+            return self.fail(actor, "delete", K::ID, &key, not_found(K::ID, name));
+        };
+        let meta = old.meta();
+        if opts
+            .precondition_uid
+            .as_ref()
+            .is_some_and(|u| Some(u) != meta.uid.as_ref())
+            || opts
+                .precondition_rv
+                .as_ref()
+                .is_some_and(|r| Some(r) != meta.resource_version.as_ref())
+        {
+            let msg = format!("Precondition failed for {} {name:?}", K::ID);
+            return self.fail(
+                actor,
+                "delete",
+                K::ID,
+                &key,
+                ApiError::new(Reason::Conflict, msg),
+            );
+        }
+        let mut new = (*old).clone();
+        let already_deleting = meta.deletion_timestamp.is_some();
+        // Propagation finalizers (store.go shouldOrphanDependents / ...InForeground).
+        let finalizers = new.meta_mut().finalizers.get_or_insert_with(Vec::new);
+        match opts.propagation {
+            Some(Propagation::Foreground) if !already_deleting => {
+                if !finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) {
+                    finalizers.push(FINALIZER_FOREGROUND.to_string());
+                }
+            }
+            Some(Propagation::Orphan) if !already_deleting => {
+                if !finalizers.iter().any(|f| f == FINALIZER_ORPHAN) {
+                    finalizers.push(FINALIZER_ORPHAN.to_string());
+                }
+            }
+            _ => {}
+        }
+        if finalizers.is_empty() {
+            new.meta_mut().finalizers = None;
+        }
+        let has_finalizers = new
+            .meta()
+            .finalizers
+            .as_ref()
+            .is_some_and(|f| !f.is_empty());
+        let grace_s = if K::ID == KindId::Pod {
+            pod_grace_seconds(&new, opts)
+        } else {
+            0
+        };
+        if already_deleting {
+            // A repeat delete may only shorten a pod's grace period; grace 0 with no finalizers
+            // removes it (store.go updateForGracefulDeletionAndFinalizers).
+            let remaining = meta.deletion_grace_period_seconds.unwrap_or(0);
+            if grace_s == 0 && !has_finalizers && (remaining > 0 || K::ID == KindId::Pod) {
+                return Ok(Deleted::Gone(self.remove(actor, old)));
+            }
+            if grace_s < remaining {
+                let m = new.meta_mut();
+                m.deletion_grace_period_seconds = Some(grace_s);
+                m.deletion_timestamp = Some(to_time(self.now_ms + grace_s as u64 * 1000));
+                return Ok(Deleted::Terminating(self.commit(
+                    actor,
+                    "delete",
+                    Some(old),
+                    new,
+                )));
+            }
+            return Ok(Deleted::Terminating(old));
+        }
+        if grace_s > 0 || has_finalizers {
+            let m = new.meta_mut();
+            m.deletion_timestamp = Some(to_time(self.now_ms + grace_s as u64 * 1000));
+            m.deletion_grace_period_seconds = Some(grace_s);
+            if let Some(g) = m.generation.as_mut() {
+                *g += 1;
+            }
+            return Ok(Deleted::Terminating(self.commit(
+                actor,
+                "delete",
+                Some(old),
+                new,
+            )));
+        }
+        Ok(Deleted::Gone(self.remove(actor, old)))
+    }
+
+    /// `pods/binding`: set `spec.nodeName` once and `PodScheduled=True`.
+    pub fn bind(
+        &mut self,
+        actor: &str,
+        namespace: &str,
+        name: &str,
+        node: &str,
+    ) -> ApiResult<Shared<Pod>> {
+        let key = (namespace.to_string(), name.to_string());
+        let Some(old) = self.pods.objects.get(&key).cloned() else {
+            return self.fail(
+                actor,
+                "bind",
+                KindId::Pod,
+                &key,
+                not_found(KindId::Pod, name),
+            );
+        };
+        let mut new = (*old).clone();
+        let spec = new.spec.get_or_insert_with(Default::default);
+        if spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) {
+            let msg = format!(
+                "pod {name} is already assigned to node {:?}",
+                spec.node_name
+            );
+            return self.fail(
+                actor,
+                "bind",
+                KindId::Pod,
+                &key,
+                ApiError::new(Reason::Conflict, msg),
+            );
+        }
+        spec.node_name = Some(node.to_string());
+        set_pod_condition(&mut new, "PodScheduled", "True", None, self.now_ms);
+        Ok(self.commit(actor, "bind", Some(old), new))
+    }
+
+    // ---- internals ---------------------------------------------------------------------------
+
+    fn write_existing<K: Kind>(
+        &mut self,
+        actor: &str,
+        verb: &'static str,
+        old: Shared<K>,
+        mut new: K,
+    ) -> ApiResult<Shared<K>> {
+        let key = key_of(&*old);
+        // System fields are the server's, whatever the body says.
+        {
+            let (o, n) = (old.meta(), new.meta_mut());
+            n.uid = o.uid.clone();
+            n.creation_timestamp = o.creation_timestamp.clone();
+            n.deletion_timestamp = o.deletion_timestamp.clone();
+            n.deletion_grace_period_seconds = o.deletion_grace_period_seconds;
+            n.generation = o.generation;
+            n.resource_version = o.resource_version.clone();
+            n.managed_fields = None;
+            n.name = o.name.clone();
+            n.namespace = o.namespace.clone();
+        }
+        if old.meta().deletion_timestamp.is_some() {
+            let before: BTreeSet<&String> = old.meta().finalizers.iter().flatten().collect();
+            let added = new
+                .meta()
+                .finalizers
+                .iter()
+                .flatten()
+                .any(|f| !before.contains(f));
+            if added {
+                let msg = "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted";
+                return self.fail(
+                    actor,
+                    verb,
+                    K::ID,
+                    &key,
+                    ApiError::new(Reason::Invalid, msg),
+                );
+            }
+        }
+        defaults::on_update(&mut new, &old, self.gates);
+        if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update) {
+            return self.fail(actor, verb, K::ID, &key, e);
+        }
+        if K::tracks_generation() && K::spec_differs(&old, &new) {
+            *new.meta_mut().generation.get_or_insert(0) += 1;
+        }
+        if *old == new {
+            return Ok(old);
+        }
+        // ShouldDeleteDuringUpdate: the last finalizer removed from a deleting object removes it.
+        let finalizers_empty = new.meta().finalizers.as_ref().is_none_or(Vec::is_empty);
+        let graceful_pending = new.meta().deletion_grace_period_seconds.unwrap_or(0) > 0;
+        if new.meta().deletion_timestamp.is_some() && finalizers_empty && !graceful_pending {
+            let updated = self.commit(actor, verb, Some(old), new);
+            return Ok(self.remove(actor, updated));
+        }
+        Ok(self.commit(actor, verb, Some(old), new))
+    }
+
+    fn admit<K: Kind>(&mut self, obj: &mut K, old: Option<&K>, op: Operation) -> ApiResult<()> {
+        let store = K::store(self);
+        for (name, hook) in &store.hooks.mutating {
+            hook(obj, op).map_err(|m| admission_denied(name, &m))?;
+        }
+        defaults::validate(obj, old, self.gates).map_err(|m| ApiError::new(Reason::Invalid, m))?;
+        for (name, hook) in &store.hooks.validating {
+            hook(obj, old).map_err(|m| admission_denied(name, &m))?;
+        }
+        Ok(())
+    }
+
+    /// Store `new`, assigning the next resourceVersion, and log the watch and metadata events.
+    fn commit<K: Kind>(
+        &mut self,
+        actor: &str,
+        verb: &str,
+        old: Option<Shared<K>>,
+        mut new: K,
+    ) -> Shared<K> {
+        let prev_rv = self.rv;
+        self.rv += 1;
+        assert!(self.rv > prev_rv, "resourceVersion must strictly increase");
+        new.meta_mut().resource_version = Some(self.rv.to_string());
+        let key = key_of(&new);
+        let obj = Arc::new(new);
+        let ty = if old.is_some() {
+            EventType::Modified
+        } else {
+            EventType::Added
+        };
+        self.record(actor, verb, ty, &key, &obj);
+        K::store_mut(self).objects.insert(key, obj.clone());
+        obj
+    }
+
+    fn remove<K: Kind>(&mut self, actor: &str, old: Shared<K>) -> Shared<K> {
+        self.rv += 1;
+        let key = key_of(&*old);
+        let store = K::store_mut(self);
+        store.objects.remove(&key);
+        store.managed.remove(&key);
+        // The DELETED event carries the last state, at the deletion's resourceVersion.
+        let mut last = (*old).clone();
+        last.meta_mut().resource_version = Some(self.rv.to_string());
+        let last = Arc::new(last);
+        self.record(actor, "delete", EventType::Deleted, &key, &last);
+        last
+    }
+
+    fn record<K: Kind>(
+        &mut self,
+        actor: &str,
+        verb: &str,
+        ty: EventType,
+        key: &Key,
+        obj: &Shared<K>,
+    ) {
+        let meta = obj.meta();
+        self.meta_log.push(MetaEvent {
+            rv: self.rv,
+            at_ms: self.now_ms,
+            ty,
+            kind: K::ID,
+            key: key.clone(),
+            uid: meta.uid.clone().unwrap_or_default(),
+            owners: meta.owner_references.clone().unwrap_or_default(),
+            finalizers: meta.finalizers.clone().unwrap_or_default(),
+            deleting: meta.deletion_timestamp.is_some(),
+        });
+        let (rv, at_ms) = (self.rv, self.now_ms);
+        K::store_mut(self).log.push(WatchEvent {
+            rv,
+            at_ms,
+            ty,
+            obj: obj.clone(),
+        });
+        let detail = if ty == EventType::Deleted {
+            "gone".to_string()
+        } else {
+            String::new()
+        };
+        self.trace.push(TraceEntry {
+            at_ms: self.now_ms,
+            actor: actor.to_string(),
+            verb: verb.to_string(),
+            kind: K::ID.as_str().to_string(),
+            namespace: key.0.clone(),
+            name: key.1.clone(),
+            rv: self.rv,
+            detail,
+        });
+    }
+
+    fn fail<T>(
+        &mut self,
+        actor: &str,
+        verb: &str,
+        kind: KindId,
+        key: &Key,
+        e: ApiError,
+    ) -> ApiResult<T> {
+        self.trace.push(TraceEntry {
+            at_ms: self.now_ms,
+            actor: actor.to_string(),
+            verb: verb.to_string(),
+            kind: kind.as_str().to_string(),
+            namespace: key.0.clone(),
+            name: key.1.clone(),
+            rv: 0,
+            detail: format!("error={:?}", e.reason),
+        });
+        Err(e)
+    }
+
+    /// Record an external event (fault, scenario step) in the trace.
+    pub fn trace_external(
+        &mut self,
+        actor: &str,
+        verb: &str,
+        kind: &str,
+        name: &str,
+        detail: String,
+    ) {
+        self.trace.push(TraceEntry {
+            at_ms: self.now_ms,
+            actor: actor.to_string(),
+            verb: verb.to_string(),
+            kind: kind.to_string(),
+            namespace: String::new(),
+            name: name.to_string(),
+            rv: 0,
+            detail,
+        });
+    }
+}
+
+fn key_with_default_ns<K: Kind>(obj: &K) -> Key {
+    let (ns, name) = key_of(obj);
+    let ns = if ns.is_empty() && K::ID.namespaced() {
+        "default".to_string()
+    } else {
+        ns
+    };
+    (ns, name)
+}
+
+/// Grace period for a pod delete: the request's, else the pod's own (default 30 s), forced to 0
+/// for unscheduled or terminal pods (pod strategy `CheckGracefulDelete`).
+fn pod_grace_seconds<K: Kind>(obj: &K, opts: &DeleteOptions) -> i64 {
+    let v = serde_json::to_value(obj).expect("objects serialize");
+    let node = v
+        .pointer("/spec/nodeName")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let phase = v
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if node.is_empty() || phase == "Succeeded" || phase == "Failed" {
+        return 0;
+    }
+    let own = v
+        .pointer("/spec/terminationGracePeriodSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(30);
+    opts.grace_period_seconds.unwrap_or(own).max(0)
+}
+
+/// Remove nulls, empty maps and empty lists from an apply configuration: Go's `omitempty`.
+fn strip_empty(v: &mut Value) {
+    if let Value::Object(m) = v {
+        for child in m.values_mut() {
+            strip_empty(child);
+        }
+        m.retain(|_, c| match c {
+            Value::Null => false,
+            Value::Object(x) => !x.is_empty(),
+            _ => true,
+        });
+    }
+}
+
+pub fn not_found(kind: KindId, name: &str) -> ApiError {
+    ApiError::new(Reason::NotFound, format!("{kind} {name:?} not found"))
+}
+
+fn conflict(kind: KindId, name: &str) -> ApiError {
+    let msg = format!(
+        "Operation cannot be fulfilled on {kind} {name:?}: the object has been modified; please apply your changes to the latest version and try again"
+    );
+    ApiError::new(Reason::Conflict, msg)
+}
+
+fn admission_denied(hook: &str, msg: &str) -> ApiError {
+    ApiError::new(
+        Reason::Invalid,
+        format!("admission webhook {hook:?} denied the request: {msg}"),
+    )
+}
+
+/// Set a pod condition, stamping `lastTransitionTime` only when the status flips.
+pub fn set_pod_condition(
+    pod: &mut Pod,
+    type_: &str,
+    status: &str,
+    reason: Option<&str>,
+    now_ms: u64,
+) {
+    let st = pod.status.get_or_insert_with(Default::default);
+    let conds = st.conditions.get_or_insert_with(Vec::new);
+    match conds.iter_mut().find(|c| c.type_ == type_) {
+        Some(c) if c.status == status => {}
+        Some(c) => {
+            c.status = status.to_string();
+            c.reason = reason.map(str::to_string);
+            c.last_transition_time = Some(to_time(now_ms));
+        }
+        None => conds.push(PodCondition {
+            type_: type_.to_string(),
+            status: status.to_string(),
+            reason: reason.map(str::to_string),
+            last_transition_time: Some(to_time(now_ms)),
+            ..Default::default()
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

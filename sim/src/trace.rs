@@ -1,0 +1,85 @@
+//! The run's trace: every API write and every external event, one line each, and a running
+//! FNV-1a 64 hash of those lines that is the run's fingerprint.
+
+use std::fmt::Write as _;
+
+/// One traced happening. `verb` is an API verb (`create`, `update`, `delete`, ...) or the name
+/// of an external event (`fault:drainNode`, `step:apply`, ...).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceEntry {
+    pub at_ms: u64,
+    pub actor: String,
+    pub verb: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// The resourceVersion the write produced; 0 for external events and failed calls.
+    pub rv: u64,
+    pub detail: String,
+}
+
+impl TraceEntry {
+    pub fn line(&self) -> String {
+        let mut s = String::with_capacity(96);
+        let _ = write!(
+            s,
+            "{} {} {} {} {}/{} rv={}",
+            self.at_ms, self.actor, self.verb, self.kind, self.namespace, self.name, self.rv
+        );
+        if !self.detail.is_empty() {
+            let _ = write!(s, " {}", self.detail);
+        }
+        s
+    }
+}
+
+#[derive(Debug)]
+pub struct Trace {
+    pub entries: Vec<TraceEntry>,
+    hash: u64,
+}
+
+const FNV64_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV64_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace {
+            entries: Vec::new(),
+            hash: FNV64_OFFSET,
+        }
+    }
+}
+
+impl Trace {
+    pub fn push(&mut self, entry: TraceEntry) {
+        for b in entry.line().bytes().chain(std::iter::once(b'\n')) {
+            self.hash = (self.hash ^ u64::from(b)).wrapping_mul(FNV64_PRIME);
+        }
+        self.entries.push(entry);
+    }
+
+    /// The fingerprint of everything traced so far.
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// Entries by one verb on one kind, for tests that assert order and timing.
+    pub fn filter<'a>(
+        &'a self,
+        verb: &'a str,
+        kind: &'a str,
+    ) -> impl Iterator<Item = &'a TraceEntry> + 'a {
+        self.entries
+            .iter()
+            .filter(move |e| e.verb == verb && e.kind == kind)
+    }
+
+    /// Index of the first line where two traces differ, for determinism reports.
+    pub fn first_divergence(&self, other: &Trace) -> Option<usize> {
+        let n = self.entries.len().min(other.entries.len());
+        (0..n)
+            .find(|&i| self.entries[i] != other.entries[i])
+            .or((self.entries.len() != other.entries.len()).then_some(n))
+    }
+}
