@@ -2,3 +2,4 @@
 //! against the `Client` trait. Nothing here knows about the simulator.
 
 pub mod api;
+pub mod k8s;

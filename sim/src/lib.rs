@@ -1,6 +1,10 @@
 //! lws-sim: a deterministic world in which the LeaderWorkerSet controllers run.
 
+pub mod actors;
 pub mod api;
+pub mod informer;
+pub mod queue;
 pub mod rng;
 pub mod time;
 pub mod trace;
+pub mod world;

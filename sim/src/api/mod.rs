@@ -6,6 +6,7 @@
 //! resourceVersion and emit no event (apiserver `etcd3/store.go` `GuaranteedUpdate` L562-584).
 
 pub mod defaults;
+mod eviction;
 pub mod kinds;
 pub mod patch;
 pub mod selector;

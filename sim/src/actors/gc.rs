@@ -1,0 +1,362 @@
+//! The garbage collector (kubernetes `pkg/controller/garbagecollector`, k8s-semantics §4).
+//!
+//! It reads the cross-kind metadata log with its own lag, keeps an owner -> dependents graph by
+//! UID, and acts asynchronously: a dependent is deleted only after its owners are *gone* (or
+//! re-created under another UID), checked by a live lookup. Foreground owners wait for their
+//! blocking dependents; orphan owners release theirs. Deletes carry the UID and resourceVersion
+//! preconditions of Kubernetes 1.34+ (PR #132632).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use lws::api::LeaderWorkerSet;
+use serde_json::json;
+
+use crate::api::{
+    ApiServer, DeleteOptions, EventType, Key, Kind, KindId, Propagation, FINALIZER_FOREGROUND,
+    FINALIZER_ORPHAN,
+};
+
+pub const ACTOR: &str = "garbage-collector";
+
+#[derive(Clone, Debug)]
+struct GraphNode {
+    kind: KindId,
+    key: Key,
+    owners: Vec<OwnerReference>,
+}
+
+pub struct GarbageCollector {
+    cursor: usize,
+    lag_ms: u64,
+    nodes: BTreeMap<String, GraphNode>,
+    dependents: BTreeMap<String, BTreeSet<String>>,
+    /// UIDs to examine (`attemptToDelete`) and owners to process (`attemptToOrphan`, foreground).
+    attempt_delete: BTreeSet<String>,
+    owners_to_process: BTreeSet<String>,
+    /// Owners being deleted with the foreground or orphan finalizer: their dependents' changes
+    /// re-trigger them.
+    deleting_owners: BTreeSet<String>,
+}
+
+impl GarbageCollector {
+    pub fn new(api: &ApiServer, lag_ms: u64) -> GarbageCollector {
+        let mut gc = GarbageCollector {
+            cursor: 0,
+            lag_ms,
+            nodes: BTreeMap::new(),
+            dependents: BTreeMap::new(),
+            attempt_delete: BTreeSet::new(),
+            owners_to_process: BTreeSet::new(),
+            deleting_owners: BTreeSet::new(),
+        };
+        // Build the graph from history so a GC started late knows every object.
+        gc.poll(api, u64::MAX);
+        gc
+    }
+
+    pub fn next_wakeup_ms(&self, api: &ApiServer) -> Option<u64> {
+        api.meta_log()
+            .get(self.cursor)
+            .map(|e| e.at_ms + self.lag_ms)
+    }
+
+    fn poll(&mut self, api: &ApiServer, now_ms: u64) {
+        let log = api.meta_log();
+        while let Some(e) = log.get(self.cursor) {
+            if e.at_ms.saturating_add(self.lag_ms) > now_ms {
+                break;
+            }
+            self.cursor += 1;
+            match e.ty {
+                EventType::Deleted => {
+                    self.deleting_owners.remove(&e.uid);
+                    if let Some(old) = self.nodes.remove(&e.uid) {
+                        for o in &old.owners {
+                            if let Some(d) = self.dependents.get_mut(&o.uid) {
+                                d.remove(&e.uid);
+                            }
+                            if self.deleting_owners.contains(&o.uid) {
+                                self.owners_to_process.insert(o.uid.clone());
+                            }
+                        }
+                    }
+                    if let Some(deps) = self.dependents.get(&e.uid) {
+                        self.attempt_delete.extend(deps.iter().cloned());
+                    }
+                }
+                _ => {
+                    if let Some(old) = self.nodes.get(&e.uid) {
+                        for o in &old.owners {
+                            if let Some(d) = self.dependents.get_mut(&o.uid) {
+                                d.remove(&e.uid);
+                            }
+                        }
+                    }
+                    for o in &e.owners {
+                        self.dependents
+                            .entry(o.uid.clone())
+                            .or_default()
+                            .insert(e.uid.clone());
+                        if !self.nodes.contains_key(&o.uid) {
+                            // An owner the graph has never seen: verify it (virtual node).
+                            self.attempt_delete.insert(e.uid.clone());
+                        }
+                    }
+                    self.nodes.insert(
+                        e.uid.clone(),
+                        GraphNode {
+                            kind: e.kind,
+                            key: e.key.clone(),
+                            owners: e.owners.clone(),
+                        },
+                    );
+                    if e.deleting
+                        && e.finalizers
+                            .iter()
+                            .any(|f| f == FINALIZER_FOREGROUND || f == FINALIZER_ORPHAN)
+                    {
+                        self.deleting_owners.insert(e.uid.clone());
+                        self.owners_to_process.insert(e.uid.clone());
+                    }
+                    // A dependent of a deleting owner that changed may unblock it.
+                    for o in &e.owners {
+                        if self.deleting_owners.contains(&o.uid) {
+                            self.owners_to_process.insert(o.uid.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn step(&mut self, api: &mut ApiServer, now_ms: u64) {
+        self.poll(api, now_ms);
+        for uid in std::mem::take(&mut self.owners_to_process) {
+            self.process_owner(api, &uid);
+        }
+        for uid in std::mem::take(&mut self.attempt_delete) {
+            self.attempt_to_delete(api, &uid);
+        }
+    }
+
+    /// Foreground: delete dependents, then drop the finalizer once no blocking dependent is
+    /// left. Orphan: remove the owner's refs from its dependents, then drop the finalizer.
+    fn process_owner(&mut self, api: &mut ApiServer, uid: &str) {
+        let Some(node) = self.nodes.get(uid).cloned() else {
+            return;
+        };
+        let Some(meta) = live_meta(api, node.kind, &node.key) else {
+            return;
+        };
+        if meta.uid.as_deref() != Some(uid) || meta.deletion_timestamp.is_none() {
+            return;
+        }
+        let finalizers = meta.finalizers.clone().unwrap_or_default();
+        let deps: Vec<String> = self
+            .dependents
+            .get(uid)
+            .map(|d| d.iter().cloned().collect())
+            .unwrap_or_default();
+        if finalizers.iter().any(|f| f == FINALIZER_ORPHAN) {
+            for d in &deps {
+                let Some(dn) = self.nodes.get(d).cloned() else {
+                    continue;
+                };
+                let remaining: Vec<OwnerReference> =
+                    dn.owners.iter().filter(|o| o.uid != uid).cloned().collect();
+                let _ = patch_owners(api, dn.kind, &dn.key, &remaining);
+            }
+            remove_finalizer(api, node.kind, &node.key, &meta, FINALIZER_ORPHAN);
+            return;
+        }
+        if finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) {
+            let mut blocking = 0;
+            for d in &deps {
+                let Some(dn) = self.nodes.get(d).cloned() else {
+                    continue;
+                };
+                let Some(dmeta) = live_meta(api, dn.kind, &dn.key) else {
+                    continue;
+                };
+                if dmeta.uid.as_deref() != Some(d.as_str()) {
+                    continue;
+                }
+                let blocks = dn
+                    .owners
+                    .iter()
+                    .any(|o| o.uid == uid && o.block_owner_deletion == Some(true));
+                if blocks {
+                    blocking += 1;
+                }
+                if dmeta.deletion_timestamp.is_none() {
+                    let has_deps = self.dependents.get(d).is_some_and(|x| !x.is_empty());
+                    let policy = if has_deps {
+                        Propagation::Foreground
+                    } else {
+                        Propagation::Background
+                    };
+                    delete_dyn(api, dn.kind, &dn.key, &dmeta, policy);
+                }
+            }
+            if blocking == 0 {
+                remove_finalizer(api, node.kind, &node.key, &meta, FINALIZER_FOREGROUND);
+            }
+        }
+    }
+
+    /// `attemptToDeleteItem`: classify owners by live lookup; delete when none is solid.
+    fn attempt_to_delete(&mut self, api: &mut ApiServer, uid: &str) {
+        let Some(node) = self.nodes.get(uid).cloned() else {
+            return;
+        };
+        let Some(meta) = live_meta(api, node.kind, &node.key) else {
+            return;
+        };
+        if meta.uid.as_deref() != Some(uid) || meta.deletion_timestamp.is_some() {
+            return;
+        }
+        let owners = meta.owner_references.clone().unwrap_or_default();
+        if owners.is_empty() {
+            return;
+        }
+        let (mut solid, mut dangling, mut waiting) = (Vec::new(), Vec::new(), Vec::new());
+        for o in &owners {
+            let Some(kind) = KindId::parse(&o.kind) else {
+                solid.push(o.clone()); // an owner kind we do not store: never collect
+                continue;
+            };
+            let owner_ns = if kind.namespaced() {
+                node.key.0.clone()
+            } else {
+                String::new()
+            };
+            match live_meta(api, kind, &(owner_ns, o.name.clone())) {
+                Some(m) if m.uid.as_deref() == Some(o.uid.as_str()) => {
+                    let fg = m.deletion_timestamp.is_some()
+                        && m.finalizers
+                            .iter()
+                            .flatten()
+                            .any(|f| f == FINALIZER_FOREGROUND);
+                    if fg {
+                        waiting.push(o.clone())
+                    } else {
+                        solid.push(o.clone())
+                    }
+                }
+                _ => dangling.push(o.clone()),
+            }
+        }
+        if !solid.is_empty() {
+            if !dangling.is_empty() || !waiting.is_empty() {
+                let _ = patch_owners(api, node.kind, &node.key, &solid);
+            }
+            return;
+        }
+        let has_deps = self.dependents.get(uid).is_some_and(|d| !d.is_empty());
+        let finalizers = meta.finalizers.clone().unwrap_or_default();
+        let policy = if !waiting.is_empty() && has_deps {
+            Propagation::Foreground
+        } else if finalizers.iter().any(|f| f == FINALIZER_ORPHAN) {
+            Propagation::Orphan
+        } else if finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) {
+            Propagation::Foreground
+        } else {
+            Propagation::Background
+        };
+        delete_dyn(api, node.kind, &node.key, &meta, policy);
+    }
+}
+
+/// Dispatch a type-erased operation to the typed store.
+macro_rules! with_kind {
+    ($kind:expr, $k:ident => $body:expr) => {
+        match $kind {
+            KindId::LeaderWorkerSet => {
+                type $k = LeaderWorkerSet;
+                $body
+            }
+            KindId::StatefulSet => {
+                type $k = StatefulSet;
+                $body
+            }
+            KindId::ControllerRevision => {
+                type $k = ControllerRevision;
+                $body
+            }
+            KindId::Pod => {
+                type $k = Pod;
+                $body
+            }
+            KindId::Service => {
+                type $k = Service;
+                $body
+            }
+            KindId::Node => {
+                type $k = Node;
+                $body
+            }
+            KindId::Lease => {
+                type $k = Lease;
+                $body
+            }
+            KindId::PodDisruptionBudget => {
+                type $k = PodDisruptionBudget;
+                $body
+            }
+        }
+    };
+}
+
+fn live_meta(api: &ApiServer, kind: KindId, key: &Key) -> Option<ObjectMeta> {
+    with_kind!(kind, K => api.try_get::<K>(&key.0, &key.1).map(|o| o.meta().clone()))
+}
+
+fn delete_dyn(
+    api: &mut ApiServer,
+    kind: KindId,
+    key: &Key,
+    meta: &ObjectMeta,
+    policy: Propagation,
+) {
+    let opts = DeleteOptions {
+        propagation: Some(policy),
+        precondition_uid: meta.uid.clone(),
+        precondition_rv: meta.resource_version.clone(),
+        ..Default::default()
+    };
+    let _ = with_kind!(kind, K => api.delete::<K>(ACTOR, &key.0, &key.1, &opts).map(|_| ()));
+}
+
+fn patch_owners(
+    api: &mut ApiServer,
+    kind: KindId,
+    key: &Key,
+    owners: &[OwnerReference],
+) -> Result<(), ()> {
+    let patch = json!({ "metadata": { "ownerReferences": owners } });
+    with_kind!(kind, K => api.merge_patch::<K>(ACTOR, &key.0, &key.1, &patch).map(|_| ()).map_err(|_| ()))
+}
+
+fn remove_finalizer(
+    api: &mut ApiServer,
+    kind: KindId,
+    key: &Key,
+    meta: &ObjectMeta,
+    finalizer: &str,
+) {
+    let rest: Vec<String> = meta
+        .finalizers
+        .iter()
+        .flatten()
+        .filter(|f| *f != finalizer)
+        .cloned()
+        .collect();
+    let patch =
+        json!({ "metadata": { "finalizers": rest, "resourceVersion": meta.resource_version } });
+    let _ = with_kind!(kind, K => api.merge_patch::<K>(ACTOR, &key.0, &key.1, &patch).map(|_| ()));
+}

@@ -1,0 +1,234 @@
+//! The kubelets of every node, as one actor (k8s-semantics §6.2): a bound pod becomes Running and
+//! Ready after a sampled start-up delay; a crashed container bumps restartCount and is NotReady
+//! until restarted after the CrashLoopBackOff delay; a deleted pod terminates after a sampled
+//! delay (at most its grace period) and is then removed with a UID precondition. A dead machine's
+//! kubelet does nothing at all.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{
+    ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus, Pod,
+};
+use lws::k8s;
+
+use crate::api::{set_pod_condition, ApiServer, DeleteOptions, EventType};
+use crate::informer::Informer;
+use crate::rng::SimRng;
+use crate::time::{from_time, to_time};
+use crate::world::{ClusterConfig, Infra};
+
+pub const ACTOR: &str = "kubelet";
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Action {
+    Start,
+    Restart,
+    Kill,
+}
+
+pub struct Kubelet {
+    pods: Informer<Pod>,
+    /// (due, namespace, name, uid) -> action.
+    timers: BTreeMap<(u64, String, String, String), Action>,
+    /// UIDs with a start or kill already planned, so repeated events do not plan twice.
+    planned_start: BTreeSet<String>,
+    planned_kill: BTreeSet<String>,
+}
+
+impl Kubelet {
+    pub fn new(api: &ApiServer, lag_ms: u64) -> Kubelet {
+        Kubelet {
+            pods: Informer::start(api, lag_ms),
+            timers: BTreeMap::new(),
+            planned_start: BTreeSet::new(),
+            planned_kill: BTreeSet::new(),
+        }
+    }
+
+    pub fn next_wakeup_ms(&self, api: &ApiServer) -> Option<u64> {
+        let timer = self.timers.keys().next().map(|k| k.0);
+        [self.pods.next_due_ms(api), timer]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    pub fn step(
+        &mut self,
+        api: &mut ApiServer,
+        rng: &mut SimRng,
+        infra: &Infra,
+        cfg: &ClusterConfig,
+        now_ms: u64,
+    ) {
+        for d in self.pods.poll(api, now_ms) {
+            let uid = k8s::uid(&d.obj.metadata).to_string();
+            if d.ty == EventType::Deleted {
+                self.planned_start.remove(&uid);
+                self.planned_kill.remove(&uid);
+                continue;
+            }
+            let pod = &d.obj;
+            let node = k8s::node_name(pod);
+            if node.is_empty() || !infra.is_alive(node) {
+                continue;
+            }
+            let ns = k8s::namespace(&pod.metadata).to_string();
+            let name = k8s::name(&pod.metadata).to_string();
+            if let Some(ts) = &pod.metadata.deletion_timestamp {
+                if self.planned_kill.insert(uid.clone()) {
+                    let grace_deadline = from_time(ts);
+                    let delay =
+                        rng.range_inclusive(cfg.pod_termination_ms.0, cfg.pod_termination_ms.1);
+                    let at = (now_ms + delay).min(grace_deadline.max(now_ms));
+                    self.timers.insert((at, ns, name, uid), Action::Kill);
+                }
+            } else if k8s::phase(pod) == "Pending" && self.planned_start.insert(uid.clone()) {
+                let delay = rng.range_inclusive(cfg.pod_startup_ms.0, cfg.pod_startup_ms.1);
+                self.timers
+                    .insert((now_ms + delay, ns, name, uid), Action::Start);
+            }
+        }
+        while let Some(entry) = self.timers.first_entry() {
+            if entry.key().0 > now_ms {
+                break;
+            }
+            let ((_, ns, name, uid), action) = entry.remove_entry();
+            self.fire(api, infra, &ns, &name, &uid, action, now_ms);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fire(
+        &mut self,
+        api: &mut ApiServer,
+        infra: &Infra,
+        ns: &str,
+        name: &str,
+        uid: &str,
+        action: Action,
+        now_ms: u64,
+    ) {
+        let Some(live) = api.try_get::<Pod>(ns, name) else {
+            return;
+        };
+        if k8s::uid(&live.metadata) != uid || !infra.is_alive(k8s::node_name(&live)) {
+            return;
+        }
+        match action {
+            Action::Start | Action::Restart => {
+                if action == Action::Start && k8s::phase(&live) != "Pending" {
+                    return;
+                }
+                let mut pod = (*live).clone();
+                mark_running(&mut pod, now_ms);
+                let _ = api.update_status(ACTOR, pod);
+            }
+            Action::Kill => {
+                let opts = DeleteOptions {
+                    grace_period_seconds: Some(0),
+                    precondition_uid: Some(uid.to_string()),
+                    ..Default::default()
+                };
+                let _ = api.delete::<Pod>(ACTOR, ns, name, &opts);
+            }
+        }
+    }
+
+    /// A container of `pod` exits: restartCount+1, NotReady, restart after the back-off
+    /// (10 s doubling to 300 s). The pod object, its UID and phase Running are kept.
+    pub fn crash_container(
+        &mut self,
+        api: &mut ApiServer,
+        ns: &str,
+        name: &str,
+        now_ms: u64,
+    ) -> bool {
+        let Some(live) = api.try_get::<Pod>(ns, name) else {
+            return false;
+        };
+        if k8s::phase(&live) != "Running" || k8s::is_terminating(&live.metadata) {
+            return false;
+        }
+        let mut pod = (*live).clone();
+        let st = pod.status.get_or_insert_with(Default::default);
+        let mut restarts = 0;
+        for c in st.container_statuses.iter_mut().flatten() {
+            c.restart_count += 1;
+            restarts = restarts.max(c.restart_count);
+            c.ready = false;
+            c.state = Some(ContainerState {
+                waiting: Some(ContainerStateWaiting {
+                    reason: Some("CrashLoopBackOff".into()),
+                    message: None,
+                }),
+                ..Default::default()
+            });
+        }
+        set_pod_condition(
+            &mut pod,
+            "ContainersReady",
+            "False",
+            Some("ContainersNotReady"),
+            now_ms,
+        );
+        set_pod_condition(
+            &mut pod,
+            "Ready",
+            "False",
+            Some("ContainersNotReady"),
+            now_ms,
+        );
+        let uid = k8s::uid(&pod.metadata).to_string();
+        if api.update_status(ACTOR, pod).is_err() {
+            return false;
+        }
+        let backoff_ms = (10_000u64 << (restarts.max(1) - 1).min(5)).min(300_000);
+        self.timers.insert(
+            (now_ms + backoff_ms, ns.to_string(), name.to_string(), uid),
+            Action::Restart,
+        );
+        true
+    }
+}
+
+/// Containers running and ready, pod Running with Ready=True (no probes modelled).
+fn mark_running(pod: &mut Pod, now_ms: u64) {
+    let containers: Vec<(String, String)> = pod
+        .spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
+        .collect();
+    let st = pod.status.get_or_insert_with(Default::default);
+    st.phase = Some("Running".to_string());
+    st.start_time.get_or_insert_with(|| to_time(now_ms));
+    let old: BTreeMap<String, i32> = st
+        .container_statuses
+        .iter()
+        .flatten()
+        .map(|c| (c.name.clone(), c.restart_count))
+        .collect();
+    st.container_statuses = Some(
+        containers
+            .into_iter()
+            .map(|(name, image)| ContainerStatus {
+                restart_count: old.get(&name).copied().unwrap_or(0),
+                name,
+                image,
+                ready: true,
+                started: Some(true),
+                state: Some(ContainerState {
+                    running: Some(ContainerStateRunning {
+                        started_at: Some(to_time(now_ms)),
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect(),
+    );
+    set_pod_condition(pod, "Initialized", "True", None, now_ms);
+    set_pod_condition(pod, "ContainersReady", "True", None, now_ms);
+    set_pod_condition(pod, "Ready", "True", None, now_ms);
+}

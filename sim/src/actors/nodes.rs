@@ -1,0 +1,252 @@
+//! Node lifecycle (k8s-semantics §5.3-5.4): the node lifecycle controller (NotReady after the
+//! monitor grace period, pods marked NotReady, NoExecute taints), taint-based eviction after the
+//! pods' 300 s toleration, the cloud controller deleting the Node of a terminated instance, new
+//! instances joining, and PodGC force-deleting pods bound to a Node that no longer exists.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeSpec, NodeStatus, Pod, Taint};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use lws::k8s;
+use serde_json::json;
+
+use crate::api::{set_pod_condition, ApiServer, DeleteOptions, Selector};
+use crate::time::to_time;
+use crate::world::{ClusterConfig, Infra};
+
+pub const ACTOR: &str = "node-lifecycle-controller";
+pub const PODGC: &str = "pod-garbage-collector";
+pub const CLOUD: &str = "cloud-node-lifecycle";
+const PODGC_TICK_MS: u64 = 20_000;
+const PODGC_QUARANTINE_MS: u64 = 40_000;
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    MarkNotReady(String),
+    TaintEvict(String),
+    DeleteNode(String),
+    Join(String),
+    PodGcTick,
+}
+
+#[derive(Default)]
+pub struct NodeLifecycle {
+    timers: BTreeSet<(u64, u64, Timer)>,
+    seq: u64,
+    /// Pods on a missing Node, with the time PodGC first saw them (quarantine).
+    orphans: BTreeMap<(String, String), u64>,
+    podgc_armed: bool,
+}
+
+impl NodeLifecycle {
+    pub fn next_wakeup_ms(&self) -> Option<u64> {
+        self.timers.first().map(|t| t.0)
+    }
+
+    fn at(&mut self, at_ms: u64, t: Timer) {
+        self.seq += 1;
+        self.timers.insert((at_ms, self.seq, t));
+    }
+
+    /// The machine stopped (crash or termination): its kubelet stops renewing its lease.
+    pub fn machine_failed(&mut self, node: &str, cfg: &ClusterConfig, now_ms: u64) {
+        self.at(
+            now_ms + cfg.node_monitor_grace_ms(),
+            Timer::MarkNotReady(node.to_string()),
+        );
+    }
+
+    /// The cloud provider reports the instance gone: the Node object is deleted after a delay.
+    pub fn instance_terminated(&mut self, node: &str, cfg: &ClusterConfig, now_ms: u64) {
+        self.at(
+            now_ms + cfg.node_delete_delay_ms,
+            Timer::DeleteNode(node.to_string()),
+        );
+    }
+
+    /// A replacement instance registers its Node after the join delay.
+    pub fn schedule_join(&mut self, node: &str, cfg: &ClusterConfig, now_ms: u64) {
+        self.at(
+            now_ms + cfg.node_join_delay_ms,
+            Timer::Join(node.to_string()),
+        );
+    }
+
+    pub fn step(
+        &mut self,
+        api: &mut ApiServer,
+        infra: &mut Infra,
+        cfg: &ClusterConfig,
+        now_ms: u64,
+    ) {
+        while let Some(first) = self.timers.first() {
+            if first.0 > now_ms {
+                break;
+            }
+            let (_, _, timer) = self.timers.pop_first().expect("checked non-empty");
+            match timer {
+                Timer::MarkNotReady(node) => self.mark_not_ready(api, infra, &node, now_ms),
+                Timer::TaintEvict(node) => evict_by_taint(api, &node),
+                Timer::DeleteNode(node) => {
+                    let _ = api.delete::<Node>(CLOUD, "", &node, &DeleteOptions::default());
+                    if !self.podgc_armed {
+                        self.podgc_armed = true;
+                        self.at(now_ms + PODGC_TICK_MS, Timer::PodGcTick);
+                    }
+                }
+                Timer::Join(node) => {
+                    infra.add_machine(&node);
+                    register_node(api, &node, cfg, now_ms);
+                }
+                Timer::PodGcTick => self.podgc_tick(api, now_ms),
+            }
+        }
+    }
+
+    /// Ready=Unknown, unreachable taints, every pod on the node Ready=False, and taint eviction
+    /// planned for when the default 300 s toleration runs out.
+    fn mark_not_ready(&mut self, api: &mut ApiServer, infra: &Infra, node: &str, now_ms: u64) {
+        if infra.is_alive(node) {
+            return;
+        }
+        let Some(live) = api.try_get::<Node>("", node) else {
+            return;
+        };
+        let mut n = (*live).clone();
+        let st = n.status.get_or_insert_with(Default::default);
+        for c in st.conditions.iter_mut().flatten() {
+            if c.type_ == "Ready" {
+                c.status = "Unknown".into();
+                c.reason = Some("NodeStatusUnknown".into());
+                c.last_transition_time = Some(to_time(now_ms));
+            }
+        }
+        let _ = api.update_status(ACTOR, n);
+        let taints: Vec<Taint> = ["NoSchedule", "NoExecute"]
+            .into_iter()
+            .map(|effect| Taint {
+                key: "node.kubernetes.io/unreachable".into(),
+                effect: effect.into(),
+                time_added: Some(to_time(now_ms)),
+                value: None,
+            })
+            .collect();
+        let _ = api.merge_patch::<Node>(ACTOR, "", node, &json!({"spec": {"taints": taints}}));
+        for pod in pods_on(api, node) {
+            let mut p = (*pod).clone();
+            set_pod_condition(&mut p, "Ready", "False", Some("NodeNotReady"), now_ms);
+            let _ = api.update_status(ACTOR, p);
+        }
+        self.at(now_ms + TOLERATION_MS, Timer::TaintEvict(node.to_string()));
+    }
+
+    /// `gcOrphaned`: pods bound to a missing Node for longer than the quarantine are marked
+    /// Failed and force-deleted.
+    fn podgc_tick(&mut self, api: &mut ApiServer, now_ms: u64) {
+        let nodes: BTreeSet<String> = api
+            .list::<Node>(None, &Selector::everything())
+            .iter()
+            .map(|n| k8s::name(&n.metadata).to_string())
+            .collect();
+        let mut seen = BTreeMap::new();
+        for pod in api.list::<Pod>(None, &Selector::everything()) {
+            let node = k8s::node_name(&pod);
+            if node.is_empty() || nodes.contains(node) {
+                continue;
+            }
+            let key = (
+                k8s::namespace(&pod.metadata).to_string(),
+                k8s::name(&pod.metadata).to_string(),
+            );
+            let since = self.orphans.get(&key).copied().unwrap_or(now_ms);
+            if now_ms - since >= PODGC_QUARANTINE_MS {
+                let mut p = (*pod).clone();
+                p.status.get_or_insert_with(Default::default).phase = Some("Failed".into());
+                let _ = api.update_status(PODGC, p);
+                let opts = DeleteOptions {
+                    grace_period_seconds: Some(0),
+                    ..Default::default()
+                };
+                let _ = api.delete::<Pod>(PODGC, &key.0, &key.1, &opts);
+            } else {
+                seen.insert(key, since);
+            }
+        }
+        self.orphans = seen;
+        self.podgc_armed = !self.orphans.is_empty();
+        if self.podgc_armed {
+            self.at(now_ms + PODGC_TICK_MS, Timer::PodGcTick);
+        }
+    }
+}
+
+/// `--default-not-ready-toleration-seconds` / `--default-unreachable-toleration-seconds`.
+pub const TOLERATION_MS: u64 = 300_000;
+
+fn pods_on(api: &ApiServer, node: &str) -> Vec<crate::api::Shared<Pod>> {
+    api.list::<Pod>(None, &Selector::everything())
+        .into_iter()
+        .filter(|p| k8s::node_name(p) == node)
+        .collect()
+}
+
+/// The taint eviction controller: a graceful delete of every pod on the node. With the kubelet
+/// dead nobody finishes it, so the pods stay Terminating until PodGC or the node returns.
+fn evict_by_taint(api: &mut ApiServer, node: &str) {
+    let still_tainted = api
+        .try_get::<Node>("", node)
+        .and_then(|n| n.spec.as_ref().and_then(|s| s.taints.clone()))
+        .is_some_and(|t| t.iter().any(|t| t.effect == "NoExecute"));
+    if !still_tainted {
+        return;
+    }
+    for pod in pods_on(api, node) {
+        if pod.metadata.deletion_timestamp.is_none() {
+            let m = &pod.metadata;
+            let _ = api.delete::<Pod>(
+                "taint-eviction-controller",
+                k8s::namespace(m),
+                k8s::name(m),
+                &DeleteOptions::default(),
+            );
+        }
+    }
+}
+
+/// Create the Node, then post its status, as a kubelet registering does.
+pub fn register_node(api: &mut ApiServer, name: &str, cfg: &ClusterConfig, now_ms: u64) {
+    let node = new_node(name, cfg, now_ms);
+    let status = node.status.clone();
+    if let Ok(created) = api.create("kubelet", node) {
+        let mut n = (*created).clone();
+        n.status = status;
+        let _ = api.update_status("kubelet", n);
+    }
+}
+
+/// A Ready node with `pods_per_node` slots and the configured labels.
+fn new_node(name: &str, cfg: &ClusterConfig, now_ms: u64) -> Node {
+    let mut labels = cfg.node_labels.clone();
+    labels.insert("kubernetes.io/hostname".into(), name.to_string());
+    let pods = Quantity(cfg.pods_per_node.to_string());
+    Node {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some(labels),
+            ..Default::default()
+        },
+        spec: Some(NodeSpec::default()),
+        status: Some(NodeStatus {
+            allocatable: Some([("pods".to_string(), pods.clone())].into()),
+            capacity: Some([("pods".to_string(), pods)].into()),
+            conditions: Some(vec![NodeCondition {
+                type_: "Ready".into(),
+                status: "True".into(),
+                last_transition_time: Some(to_time(now_ms)),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+    }
+}

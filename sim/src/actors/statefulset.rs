@@ -1,0 +1,656 @@
+//! The StatefulSet controller (kubernetes `pkg/controller/statefulset`, ~v1.35; k8s-semantics §3).
+//!
+//! One sync per due key, reading pods, sets and revisions from its own lagging caches and writing
+//! through the API server. No creation expectations: a stale cache leads to AlreadyExists and a
+//! rate-limited retry, as upstream.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet, StatefulSetStatus};
+use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
+use lws::k8s;
+use serde_json::{json, Value};
+
+use crate::api::{ApiServer, DeleteOptions, EventType, Key, Reason, Selector, Shared};
+use crate::informer::Informer;
+use crate::queue::WorkQueue;
+use crate::time::from_time;
+
+pub const ACTOR: &str = "statefulset-controller";
+pub const REVISION_LABEL: &str = "controller-revision-hash";
+pub const POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
+pub const POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
+const HASH_LABEL: &str = "controller.kubernetes.io/hash";
+
+pub struct StatefulSetController {
+    sets: Informer<StatefulSet>,
+    pods: Informer<Pod>,
+    revisions: Informer<ControllerRevision>,
+    queue: WorkQueue,
+    /// Template hash per (set uid, generation): a template is hashed once, not every sync.
+    hashes: BTreeMap<String, (i64, String, Value)>,
+    /// Whether `MaxUnavailableStatefulSet` is on (cluster setting).
+    max_unavailable_gate: bool,
+}
+
+impl StatefulSetController {
+    pub fn new(api: &ApiServer, lag_ms: u64) -> StatefulSetController {
+        let sets = Informer::start(api, lag_ms);
+        let mut queue = WorkQueue::default();
+        for d in sets.initial_deltas() {
+            queue.add(crate::api::key_of(&*d.obj), api.now_ms());
+        }
+        StatefulSetController {
+            sets,
+            pods: Informer::start(api, lag_ms),
+            revisions: Informer::start(api, lag_ms),
+            queue,
+            hashes: BTreeMap::new(),
+            max_unavailable_gate: api.gates.max_unavailable_statefulset,
+        }
+    }
+
+    pub fn next_wakeup_ms(&self, api: &ApiServer) -> Option<u64> {
+        [
+            self.sets.next_due_ms(api),
+            self.pods.next_due_ms(api),
+            self.revisions.next_due_ms(api),
+            self.queue.next_due_ms(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    pub fn step(&mut self, api: &mut ApiServer, now_ms: u64) {
+        self.handle_events(api, now_ms);
+        let mut synced = BTreeSet::new();
+        while let Some(key) = self.queue.pop_due(now_ms) {
+            if !synced.insert(key.clone()) {
+                // Already synced in this step against the same cache; try again next step.
+                self.queue.add_after(key, now_ms + 1);
+                continue;
+            }
+            match self.sync(api, &key, now_ms) {
+                Ok(()) => self.queue.forget(&key),
+                Err(()) => self.queue.add_rate_limited(key, now_ms),
+            }
+        }
+    }
+
+    fn handle_events(&mut self, api: &ApiServer, now_ms: u64) {
+        for d in self.sets.poll(api, now_ms) {
+            self.queue.add(crate::api::key_of(&*d.obj), now_ms);
+        }
+        for d in self.revisions.poll(api, now_ms) {
+            if let Some(owner) = k8s::controller_of(&d.obj.metadata) {
+                self.queue.add(
+                    (
+                        k8s::namespace(&d.obj.metadata).to_string(),
+                        owner.name.clone(),
+                    ),
+                    now_ms,
+                );
+            }
+        }
+        for d in self.pods.poll(api, now_ms) {
+            let meta = &d.obj.metadata;
+            let Some(owner) = k8s::controller_of(meta).filter(|o| o.kind == "StatefulSet") else {
+                continue;
+            };
+            let key = (k8s::namespace(meta).to_string(), owner.name.clone());
+            // updatePod: ignore resyncs (same RV). On NotReady -> Ready with minReadySeconds,
+            // also check availability after minReadySeconds + 1 s (stateful_set.go).
+            if d.ty == EventType::Modified {
+                let became_ready =
+                    d.old.as_ref().is_some_and(|o| !k8s::is_ready(o)) && k8s::is_ready(&d.obj);
+                let min_ready = self
+                    .sets
+                    .get(&key.0, &key.1)
+                    .and_then(|s| s.spec.min_ready_seconds)
+                    .unwrap_or(0);
+                if became_ready && min_ready > 0 {
+                    self.queue
+                        .add_after(key.clone(), now_ms + (min_ready as u64 + 1) * 1000);
+                }
+            }
+            self.queue.add(key, now_ms);
+        }
+    }
+
+    /// `sync` + `UpdateStatefulSet` (stateful_set_control.go). `Err` requeues with backoff.
+    fn sync(&mut self, api: &mut ApiServer, key: &Key, now_ms: u64) -> Result<(), ()> {
+        let Some(set) = self.sets.get(&key.0, &key.1).cloned() else {
+            return Ok(());
+        };
+        let (current_rev, update_rev) = self.revisions(api, &set)?;
+        let spec = &set.spec;
+        let start = spec.ordinals.as_ref().and_then(|o| o.start).unwrap_or(0);
+        let replicas = spec.replicas.unwrap_or(1);
+        let min_ready_s = spec.min_ready_seconds.unwrap_or(0);
+        let monotonic = spec.pod_management_policy.as_deref() != Some("Parallel");
+        let strategy = spec.update_strategy.clone().unwrap_or_default();
+        let strategy_type = strategy
+            .type_
+            .clone()
+            .unwrap_or_else(|| "RollingUpdate".into());
+        let rolling = strategy.rolling_update.clone();
+        let partition = rolling.as_ref().and_then(|r| r.partition).unwrap_or(0);
+        let set_uid = k8s::uid(&set.metadata).to_string();
+        let name = k8s::name(&set.metadata).to_string();
+
+        // Pods that belong to this set: controller ref UID and a `<set>-<ordinal>` name.
+        let everything = Selector::everything();
+        let mut slots: Vec<Option<Shared<Pod>>> = vec![None; replicas.max(0) as usize];
+        let mut condemned: Vec<(i32, Shared<Pod>)> = Vec::new();
+        for pod in self.pods.list(&key.0, &everything) {
+            let owned = k8s::controller_of(&pod.metadata).is_some_and(|o| o.uid == set_uid);
+            let Some((parent, ord)) = k8s::parent_and_ordinal(k8s::name(&pod.metadata)) else {
+                continue;
+            };
+            if !owned || parent != name {
+                continue;
+            }
+            if ord >= start && ord < start + replicas {
+                slots[(ord - start) as usize] = Some(pod.clone());
+            } else {
+                condemned.push((ord, pod.clone()));
+            }
+        }
+        condemned.sort_by(|a, b| b.0.cmp(&a.0));
+
+        let available = |p: &Pod| is_available(p, min_ready_s, now_ms);
+        let mut status = compute_status(
+            &set,
+            slots.iter().flatten().chain(condemned.iter().map(|c| &c.1)),
+            &current_rev,
+            &update_rev,
+            min_ready_s,
+            now_ms,
+        );
+
+        if set.metadata.deletion_timestamp.is_none() {
+            let first_unavailable = slots
+                .iter()
+                .flatten()
+                .chain(condemned.iter().map(|c| &c.1))
+                .find(|p| !available(p) || k8s::is_terminating(&p.metadata))
+                .map(|p| k8s::name(&p.metadata).to_string());
+            let stopped = 'replicas: {
+                for (i, slot) in slots.iter_mut().enumerate() {
+                    let ord = start + i as i32;
+                    if let Some(pod) = slot.as_ref() {
+                        let ph = k8s::phase(pod);
+                        if (ph == "Failed" || ph == "Succeeded")
+                            && !k8s::is_terminating(&pod.metadata)
+                        {
+                            self.delete_pod(api, pod)?;
+                            if monotonic {
+                                break 'replicas true;
+                            }
+                            continue;
+                        }
+                    } else {
+                        let use_current = strategy_type == "RollingUpdate"
+                            && rolling.is_some()
+                            && ord < start + partition;
+                        let rev = if use_current {
+                            &current_rev
+                        } else {
+                            &update_rev
+                        };
+                        let pod = new_pod(&set, ord, rev);
+                        match api.create(ACTOR, pod) {
+                            Ok(p) => *slot = Some(p),
+                            Err(e) if e.is(Reason::AlreadyExists) => return Err(()),
+                            Err(_) => return Err(()),
+                        }
+                        if monotonic {
+                            break 'replicas true;
+                        }
+                        continue;
+                    }
+                    let pod = slot.as_ref().expect("slot filled above");
+                    if monotonic
+                        && (k8s::is_terminating(&pod.metadata)
+                            || !k8s::is_running_and_ready(pod)
+                            || !available(pod))
+                    {
+                        break 'replicas true;
+                    }
+                }
+                for (_, pod) in &condemned {
+                    if k8s::is_terminating(&pod.metadata) {
+                        if monotonic {
+                            break 'replicas true;
+                        }
+                        continue;
+                    }
+                    let healthy = k8s::is_running_and_ready(pod) && available(pod);
+                    if monotonic
+                        && !healthy
+                        && first_unavailable.as_deref() != Some(k8s::name(&pod.metadata))
+                    {
+                        break 'replicas true;
+                    }
+                    self.delete_pod(api, pod)?;
+                    if monotonic {
+                        break 'replicas true;
+                    }
+                }
+                false
+            };
+            if !stopped && strategy_type == "RollingUpdate" {
+                let is_old = |p: &Pod| {
+                    k8s::label(&p.metadata, REVISION_LABEL) != Some(rev_name(&update_rev))
+                };
+                let unavailable = |p: &Option<Shared<Pod>>| {
+                    p.as_ref()
+                        .is_none_or(|p| !available(p) || k8s::is_terminating(&p.metadata))
+                };
+                let lowest = partition.clamp(0, replicas) as usize;
+                if self.max_unavailable_gate {
+                    // updateStatefulSetAfterInvariantEstablished (1.35/1.36).
+                    let max_u = rolling
+                        .as_ref()
+                        .and_then(|r| r.max_unavailable.as_ref())
+                        .map(|v| k8s::scaled_value(v, replicas, false).unwrap_or(1))
+                        .unwrap_or(1)
+                        .max(1);
+                    let unavailable_count = slots.iter().filter(|p| unavailable(p)).count() as i32;
+                    let mut budget = max_u - unavailable_count;
+                    for target in (lowest..slots.len()).rev() {
+                        if budget <= 0 {
+                            break;
+                        }
+                        let Some(pod) = slots[target].clone() else {
+                            continue;
+                        };
+                        if is_old(&pod) && !k8s::is_terminating(&pod.metadata) {
+                            self.delete_pod(api, &pod)?;
+                            status.current_replicas =
+                                Some(status.current_replicas.unwrap_or(0) - 1);
+                            budget -= 1;
+                        }
+                    }
+                } else {
+                    // Legacy: one pod at a time, highest ordinal first, each waiting for the
+                    // pods above it to be available.
+                    for target in (lowest..slots.len()).rev() {
+                        let Some(pod) = slots[target].clone() else {
+                            break;
+                        };
+                        if is_old(&pod) && !k8s::is_terminating(&pod.metadata) {
+                            self.delete_pod(api, &pod)?;
+                            status.current_replicas =
+                                Some(status.current_replicas.unwrap_or(0) - 1);
+                            break;
+                        }
+                        if unavailable(&slots[target]) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+
+        // completeRollingUpdate: readiness only, never availability (upstream #136831).
+        if strategy_type == "RollingUpdate"
+            && status.updated_replicas == Some(replicas)
+            && status.ready_replicas == Some(replicas)
+            && status.replicas == replicas
+        {
+            status.current_revision = status.update_revision.clone();
+            status.current_replicas = status.updated_replicas;
+        }
+        if inconsistent_status(set.status.as_ref(), &status) {
+            let mut updated = (*set).clone();
+            updated.status = Some(status.clone());
+            match api.update_status(ACTOR, updated) {
+                Ok(_) => {}
+                Err(e) if e.is(Reason::NotFound) => return Ok(()),
+                Err(_) => return Err(()),
+            }
+        }
+        self.truncate_history(api, &set, &status, &slots, &condemned)?;
+        if min_ready_s > 0 && status.available_replicas.unwrap_or(0) != replicas {
+            self.queue
+                .add_after(key.clone(), now_ms + min_ready_s as u64 * 1000);
+        }
+        Ok(())
+    }
+
+    fn delete_pod(&mut self, api: &mut ApiServer, pod: &Pod) -> Result<(), ()> {
+        let meta = &pod.metadata;
+        match api.delete::<Pod>(
+            ACTOR,
+            k8s::namespace(meta),
+            k8s::name(meta),
+            &DeleteOptions::default(),
+        ) {
+            Ok(_) => Ok(()),
+            Err(e) if e.is(Reason::NotFound) => Ok(()),
+            Err(_) => Err(()),
+        }
+    }
+
+    /// `getStatefulSetRevisions` (k8s-semantics §3.3): returns (current, update).
+    fn revisions(
+        &mut self,
+        api: &mut ApiServer,
+        set: &Shared<StatefulSet>,
+    ) -> Result<(Revision, Revision), ()> {
+        let ns = k8s::namespace(&set.metadata).to_string();
+        let uid = k8s::uid(&set.metadata).to_string();
+        let generation = set.metadata.generation.unwrap_or(0);
+        let (name, data) = match self.hashes.get(&uid) {
+            Some((g, name, data)) if *g == generation => (name.clone(), data.clone()),
+            _ => {
+                let data = revision_data(&set.spec.template);
+                let collisions = set
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.collision_count)
+                    .unwrap_or(0);
+                let name = format!(
+                    "{}-{}",
+                    k8s::name(&set.metadata),
+                    template_hash(&data, collisions)
+                );
+                self.hashes
+                    .insert(uid.clone(), (generation, name.clone(), data.clone()));
+                (name, data)
+            }
+        };
+        let everything = Selector::everything();
+        let mut owned: Vec<Shared<ControllerRevision>> = self
+            .revisions
+            .list(&ns, &everything)
+            .filter(|r| k8s::controller_of(&r.metadata).is_some_and(|o| o.uid == uid))
+            .cloned()
+            .collect();
+        owned.sort_by_key(|r| (r.revision.unwrap_or(0), k8s::name(&r.metadata).to_string()));
+        let max_rev = owned.last().map(|r| r.revision.unwrap_or(0)).unwrap_or(0);
+        let equal: Vec<&Shared<ControllerRevision>> =
+            owned.iter().filter(|r| r.data.0 == data).collect();
+        let update = match equal.last() {
+            Some(last)
+                if owned.last().map(|o| k8s::name(&o.metadata))
+                    == Some(k8s::name(&last.metadata)) =>
+            {
+                Revision {
+                    name: k8s::name(&last.metadata).to_string(),
+                    template: None,
+                }
+            }
+            Some(older) => {
+                // Rollback: reuse the equal revision with the next revision number.
+                let mut r = (***older).clone();
+                r.revision = Some(max_rev + 1);
+                api.update(ACTOR, r).map_err(|_| ())?;
+                Revision {
+                    name: k8s::name(&older.metadata).to_string(),
+                    template: None,
+                }
+            }
+            None => {
+                let rev = ControllerRevision {
+                    metadata: ObjectMeta {
+                        name: Some(name.clone()),
+                        namespace: Some(ns.clone()),
+                        labels: Some({
+                            let mut l = set
+                                .spec
+                                .template
+                                .metadata
+                                .as_ref()
+                                .and_then(|m| m.labels.clone())
+                                .unwrap_or_default();
+                            l.insert(
+                                HASH_LABEL.to_string(),
+                                name.rsplit('-').next().unwrap_or("").to_string(),
+                            );
+                            l
+                        }),
+                        owner_references: Some(vec![k8s::controller_ref(
+                            "apps/v1",
+                            "StatefulSet",
+                            &set.metadata,
+                        )]),
+                        ..Default::default()
+                    },
+                    data: RawExtension(data.clone()),
+                    revision: Some(max_rev + 1),
+                };
+                match api.create(ACTOR, rev) {
+                    Ok(_) => {}
+                    Err(e) if e.is(Reason::AlreadyExists) => {
+                        let existing = api.try_get::<ControllerRevision>(&ns, &name).ok_or(())?;
+                        if existing.data.0 != data {
+                            return Err(()); // hash collision: upstream bumps collisionCount
+                        }
+                    }
+                    Err(_) => return Err(()),
+                }
+                Revision {
+                    name,
+                    template: None,
+                }
+            }
+        };
+        let current_name = set
+            .status
+            .as_ref()
+            .and_then(|s| s.current_revision.clone())
+            .unwrap_or_default();
+        let current = match owned
+            .iter()
+            .find(|r| k8s::name(&r.metadata) == current_name)
+        {
+            Some(r) if current_name != update.name => {
+                let template = r
+                    .data
+                    .0
+                    .pointer("/spec/template")
+                    .cloned()
+                    .and_then(|t| serde_json::from_value(t).ok());
+                Revision {
+                    name: current_name,
+                    template,
+                }
+            }
+            _ => update.clone(),
+        };
+        Ok((current, update))
+    }
+
+    fn truncate_history(
+        &mut self,
+        api: &mut ApiServer,
+        set: &StatefulSet,
+        status: &StatefulSetStatus,
+        slots: &[Option<Shared<Pod>>],
+        condemned: &[(i32, Shared<Pod>)],
+    ) -> Result<(), ()> {
+        let limit = set.spec.revision_history_limit.unwrap_or(10).max(0) as usize;
+        let uid = k8s::uid(&set.metadata);
+        let mut live: BTreeSet<String> = [
+            status.current_revision.clone(),
+            status.update_revision.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        for p in slots.iter().flatten().chain(condemned.iter().map(|c| &c.1)) {
+            if let Some(h) = k8s::label(&p.metadata, REVISION_LABEL) {
+                live.insert(h.to_string());
+            }
+        }
+        let everything = Selector::everything();
+        let mut history: Vec<Shared<ControllerRevision>> = self
+            .revisions
+            .list(k8s::namespace(&set.metadata), &everything)
+            .filter(|r| k8s::controller_of(&r.metadata).is_some_and(|o| o.uid == uid))
+            .filter(|r| !live.contains(k8s::name(&r.metadata)))
+            .cloned()
+            .collect();
+        history.sort_by_key(|r| r.revision.unwrap_or(0));
+        while history.len() > limit {
+            let r = history.remove(0);
+            let m = &r.metadata;
+            match api.delete::<ControllerRevision>(
+                ACTOR,
+                k8s::namespace(m),
+                k8s::name(m),
+                &DeleteOptions::default(),
+            ) {
+                Ok(_) => {}
+                Err(e) if e.is(Reason::NotFound) => {}
+                Err(_) => return Err(()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A revision as the sync uses it: its name, and the template when it is not the live one.
+#[derive(Clone, Debug)]
+struct Revision {
+    name: String,
+    template: Option<PodTemplateSpec>,
+}
+
+fn rev_name(r: &Revision) -> &str {
+    &r.name
+}
+
+/// `ControllerRevision.data`: the strategic-merge patch `{"spec":{"template":...,"$patch":"replace"}}`.
+pub fn revision_data(template: &PodTemplateSpec) -> Value {
+    let mut t = serde_json::to_value(template).expect("templates serialize");
+    if let Value::Object(m) = &mut t {
+        m.insert("$patch".into(), Value::String("replace".into()));
+    }
+    json!({ "spec": { "template": t } })
+}
+
+/// `HashControllerRevision`: FNV-1a 32 over the data (plus the collision count), safe-encoded.
+/// The bytes differ from Go's JSON, so names differ from a real cluster's; equality does not.
+pub fn template_hash(data: &Value, collision_count: i32) -> String {
+    let mut bytes = serde_json::to_vec(data).expect("values serialize");
+    if collision_count > 0 {
+        bytes.extend(collision_count.to_string().bytes());
+    }
+    let h = bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    safe_encode(&h.to_string())
+}
+
+/// `rand.SafeEncodeString`: map each byte onto an alphabet without vowels.
+pub fn safe_encode(s: &str) -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    s.bytes()
+        .map(|c| ALPHABET[c as usize % ALPHABET.len()] as char)
+        .collect()
+}
+
+/// `newVersionedStatefulSetPod`: the pod for one ordinal at one revision.
+fn new_pod(set: &StatefulSet, ordinal: i32, rev: &Revision) -> Pod {
+    let template = rev.template.as_ref().unwrap_or(&set.spec.template);
+    let name = format!("{}-{}", k8s::name(&set.metadata), ordinal);
+    let tmeta = template.metadata.clone().unwrap_or_default();
+    let mut labels = tmeta.labels.unwrap_or_default();
+    labels.insert(REVISION_LABEL.to_string(), rev.name.clone());
+    labels.insert(POD_NAME_LABEL.to_string(), name.clone());
+    labels.insert(POD_INDEX_LABEL.to_string(), ordinal.to_string());
+    let mut spec = template.spec.clone().unwrap_or_default();
+    spec.hostname = Some(name.clone());
+    spec.subdomain = set.spec.service_name.clone();
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(name),
+            namespace: set.metadata.namespace.clone(),
+            labels: Some(labels),
+            annotations: tmeta.annotations,
+            owner_references: Some(vec![k8s::controller_ref(
+                "apps/v1",
+                "StatefulSet",
+                &set.metadata,
+            )]),
+            ..Default::default()
+        },
+        spec: Some(spec),
+        status: None,
+    }
+}
+
+/// `podutil.IsPodAvailable` on the controller's clock.
+pub fn is_available(pod: &Pod, min_ready_s: i32, now_ms: u64) -> bool {
+    if !k8s::is_running_and_ready(pod) {
+        return false;
+    }
+    if min_ready_s <= 0 {
+        return true;
+    }
+    k8s::ready_since(pod).is_some_and(|t| from_time(t) + min_ready_s as u64 * 1000 <= now_ms)
+}
+
+/// `computeReplicaStatus` (k8s-semantics §3.8).
+fn compute_status<'a>(
+    set: &StatefulSet,
+    pods: impl Iterator<Item = &'a Shared<Pod>>,
+    current: &Revision,
+    update: &Revision,
+    min_ready_s: i32,
+    now_ms: u64,
+) -> StatefulSetStatus {
+    let mut s = StatefulSetStatus {
+        observed_generation: set.metadata.generation,
+        current_revision: Some(current.name.clone()),
+        update_revision: Some(update.name.clone()),
+        collision_count: set.status.as_ref().and_then(|s| s.collision_count),
+        ..Default::default()
+    };
+    let (mut ready, mut available, mut cur, mut upd) = (0, 0, 0, 0);
+    for p in pods {
+        if !k8s::phase(p).is_empty() {
+            s.replicas += 1;
+        }
+        if k8s::is_running_and_ready(p) {
+            ready += 1;
+            if is_available(p, min_ready_s, now_ms) {
+                available += 1;
+            }
+        }
+        if !k8s::is_terminating(&p.metadata) {
+            let h = k8s::label(&p.metadata, REVISION_LABEL);
+            if h == Some(current.name.as_str()) {
+                cur += 1;
+            }
+            if h == Some(update.name.as_str()) {
+                upd += 1;
+            }
+        }
+    }
+    s.ready_replicas = Some(ready);
+    s.available_replicas = Some(available);
+    s.current_replicas = Some(cur);
+    s.updated_replicas = Some(upd);
+    s.conditions = set.status.as_ref().and_then(|s| s.conditions.clone());
+    s
+}
+
+/// `inconsistentStatus`: write only when something the controller owns differs.
+fn inconsistent_status(old: Option<&StatefulSetStatus>, new: &StatefulSetStatus) -> bool {
+    let Some(old) = old else { return true };
+    new.observed_generation.unwrap_or(0) > old.observed_generation.unwrap_or(0)
+        || old.replicas != new.replicas
+        || old.current_replicas.unwrap_or(0) != new.current_replicas.unwrap_or(0)
+        || old.ready_replicas.unwrap_or(0) != new.ready_replicas.unwrap_or(0)
+        || old.updated_replicas.unwrap_or(0) != new.updated_replicas.unwrap_or(0)
+        || old.current_revision != new.current_revision
+        || old.available_replicas.unwrap_or(0) != new.available_replicas.unwrap_or(0)
+        || old.update_revision != new.update_revision
+}

@@ -1,0 +1,76 @@
+//! The eviction subresource (`pods/<name>/eviction`; kubernetes
+//! `pkg/registry/core/pod/storage/eviction.go`, k8s-semantics §5.2).
+//!
+//! Simplification (docs/fidelity.md): there is no disruption controller; a PDB's healthy count
+//! and allowed disruptions are computed from the live pods at eviction time, and a pod already
+//! being evicted is not healthy, which stands in for `disruptedPods`.
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use lws::k8s;
+
+use super::{ApiError, ApiResult, ApiServer, DeleteOptions, Deleted, KindId, Reason, Selector};
+
+impl ApiServer {
+    pub fn evict(&mut self, actor: &str, namespace: &str, name: &str) -> ApiResult<Deleted<Pod>> {
+        let key = (namespace.to_string(), name.to_string());
+        let Some(pod) = self.try_get::<Pod>(namespace, name) else {
+            return self.fail(
+                actor,
+                "evict",
+                KindId::Pod,
+                &key,
+                super::not_found(KindId::Pod, name),
+            );
+        };
+        let opts = DeleteOptions::default();
+        // canIgnorePDB: pending, finished or already terminating pods are deleted outright.
+        let phase = k8s::phase(&pod);
+        if matches!(phase, "Pending" | "Succeeded" | "Failed") || k8s::is_terminating(&pod.metadata)
+        {
+            return self.delete::<Pod>(actor, namespace, name, &opts);
+        }
+        let labels = pod.metadata.labels.as_ref();
+        let pdbs: Vec<_> = self
+            .list::<PodDisruptionBudget>(Some(namespace), &Selector::everything())
+            .into_iter()
+            .filter(|b| {
+                // A nil or empty PDB selector matches nothing here.
+                let sel = b.spec.as_ref().and_then(|s| s.selector.as_ref());
+                let empty =
+                    sel.is_none_or(|s| s.match_labels.is_none() && s.match_expressions.is_none());
+                !empty && Selector::from_label_selector(sel).is_ok_and(|s| s.matches(labels))
+            })
+            .collect();
+        if pdbs.len() > 1 {
+            let e = ApiError::new(Reason::InternalError, "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.");
+            return self.fail(actor, "evict", KindId::Pod, &key, e);
+        }
+        if let Some(pdb) = pdbs.first() {
+            let spec = pdb.spec.clone().unwrap_or_default();
+            let sel = Selector::from_label_selector(spec.selector.as_ref())
+                .unwrap_or_else(|_| Selector::nothing());
+            let matched = self.list::<Pod>(Some(namespace), &sel);
+            let expected = matched.len() as i32;
+            let healthy = matched
+                .iter()
+                .filter(|p| k8s::is_running_and_ready(p) && !k8s::is_terminating(&p.metadata))
+                .count() as i32;
+            let desired = if let Some(min) = &spec.min_available {
+                k8s::scaled_value(min, expected, true).unwrap_or(expected)
+            } else if let Some(max) = &spec.max_unavailable {
+                expected - k8s::scaled_value(max, expected, true).unwrap_or(0)
+            } else {
+                expected
+            };
+            if healthy - desired <= 0 {
+                let e = ApiError::new(
+                    Reason::TooManyRequests,
+                    "Cannot evict pod as it would violate the pod's disruption budget.",
+                );
+                return self.fail(actor, "evict", KindId::Pod, &key, e);
+            }
+        }
+        self.delete::<Pod>(actor, namespace, name, &opts)
+    }
+}

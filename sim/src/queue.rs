@@ -1,0 +1,126 @@
+//! A work queue as client-go's delaying, rate-limited queue behaves (k8s-semantics §7.4):
+//! one pending entry per key, the earliest due time wins, per-key exponential backoff
+//! 5 ms * 2^failures capped at 1000 s, and `forget` resets it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::api::Key;
+
+pub const BACKOFF_BASE_MS: u64 = 5;
+pub const BACKOFF_MAX_MS: u64 = 1_000_000;
+
+#[derive(Default, Debug)]
+pub struct WorkQueue {
+    due_by_key: BTreeMap<Key, u64>,
+    order: BTreeSet<(u64, u64, Key)>,
+    seq: u64,
+    failures: BTreeMap<Key, u32>,
+}
+
+impl WorkQueue {
+    pub fn add(&mut self, key: Key, now_ms: u64) {
+        self.add_after(key, now_ms);
+    }
+
+    /// `AddAfter`: keep the earlier of the existing and the new due time.
+    pub fn add_after(&mut self, key: Key, at_ms: u64) {
+        if let Some(&due) = self.due_by_key.get(&key) {
+            if due <= at_ms {
+                return;
+            }
+            self.order.retain(|(_, _, k)| k != &key);
+        }
+        self.seq += 1;
+        self.order.insert((at_ms, self.seq, key.clone()));
+        self.due_by_key.insert(key, at_ms);
+    }
+
+    /// `AddRateLimited` with `ItemExponentialFailureRateLimiter(5ms, 1000s)`.
+    pub fn add_rate_limited(&mut self, key: Key, now_ms: u64) {
+        let n = self.failures.entry(key.clone()).or_insert(0);
+        let delay = BACKOFF_BASE_MS
+            .saturating_mul(1u64 << (*n).min(40))
+            .min(BACKOFF_MAX_MS);
+        *n += 1;
+        self.add_after(key, now_ms + delay);
+    }
+
+    pub fn forget(&mut self, key: &Key) {
+        self.failures.remove(key);
+    }
+
+    pub fn failures(&self, key: &Key) -> u32 {
+        self.failures.get(key).copied().unwrap_or(0)
+    }
+
+    pub fn next_due_ms(&self) -> Option<u64> {
+        self.order.first().map(|(at, _, _)| *at)
+    }
+
+    /// The earliest key due at `now_ms`, FIFO among equal due times.
+    pub fn pop_due(&mut self, now_ms: u64) -> Option<Key> {
+        let (at, _, _) = self.order.first()?;
+        if *at > now_ms {
+            return None;
+        }
+        let (_, _, key) = self.order.pop_first()?;
+        self.due_by_key.remove(&key);
+        Some(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    pub fn clear(&mut self) {
+        *self = WorkQueue::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn k(n: &str) -> Key {
+        ("default".into(), n.into())
+    }
+
+    #[test]
+    fn dedups_and_keeps_earliest() {
+        let mut q = WorkQueue::default();
+        q.add_after(k("a"), 100);
+        q.add_after(k("a"), 50);
+        q.add_after(k("a"), 70);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q.next_due_ms(), Some(50));
+        assert_eq!(q.pop_due(49), None);
+        assert_eq!(q.pop_due(50), Some(k("a")));
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps_and_forget_resets() {
+        let mut q = WorkQueue::default();
+        let mut delays = Vec::new();
+        for _ in 0..3 {
+            q.add_rate_limited(k("a"), 0);
+            delays.push(q.next_due_ms().unwrap());
+            q.pop_due(u64::MAX);
+        }
+        assert_eq!(delays, vec![5, 10, 20]);
+        for _ in 0..40 {
+            q.add_rate_limited(k("a"), 0);
+            q.pop_due(u64::MAX);
+        }
+        q.add_rate_limited(k("a"), 0);
+        assert_eq!(q.next_due_ms(), Some(BACKOFF_MAX_MS));
+        q.pop_due(u64::MAX);
+        q.forget(&k("a"));
+        q.add_rate_limited(k("a"), 0);
+        assert_eq!(q.next_due_ms(), Some(5));
+    }
+}

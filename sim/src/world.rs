@@ -1,0 +1,408 @@
+//! The deterministic world: the kernel (one clock, one event queue, one RNG), the API server and
+//! the Kubernetes actors, and the fault verbs that scenarios and the fuzzer share.
+//!
+//! The loop is closed: the next thing to happen is either the head of the event queue (external
+//! events: faults and scenario steps) or the earliest `next_wakeup_ms` of an actor (a watch event
+//! becoming visible, a timer). Ties go to queued events first, then actors in `ActorId` order.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::Pod;
+
+use crate::actors::drain::{DrainOutcome, Drainer};
+use crate::actors::gc::GarbageCollector;
+use crate::actors::kubelet::Kubelet;
+use crate::actors::nodes::{register_node, NodeLifecycle};
+use crate::actors::scheduler::Scheduler;
+use crate::actors::statefulset::StatefulSetController;
+use crate::api::{ApiServer, DeleteOptions, FeatureGates};
+use crate::rng::SimRng;
+
+/// The cluster a run simulates. Defaults are realistic: pods take 20-60 s to become Ready.
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    /// Kubernetes minor version (1.x): picks feature-gate defaults and timings.
+    pub kubernetes_minor: u32,
+    /// Overrides the version default of `MaxUnavailableStatefulSet` when set.
+    pub max_unavailable_statefulset: Option<bool>,
+    pub node_count: u32,
+    pub pods_per_node: u32,
+    pub node_labels: BTreeMap<String, String>,
+    /// Bound -> Ready, uniform in the inclusive range.
+    pub pod_startup_ms: (u64, u64),
+    /// Deletion -> containers stopped (capped by the grace period).
+    pub pod_termination_ms: (u64, u64),
+    /// Watch delivery lag, drawn once per informer.
+    pub watch_lag_ms: (u64, u64),
+    /// Extra lag of the garbage collector's metadata informers.
+    pub gc_lag_ms: (u64, u64),
+    /// Terminated instance -> Node object deleted by the cloud controller.
+    pub node_delete_delay_ms: u64,
+    /// Replacement requested -> new Node registered.
+    pub node_join_delay_ms: u64,
+    /// Upstream's integration harness: no StatefulSet controller, scheduler or kubelet; tests
+    /// mark pods ready by hand (lws-bugs-and-tests §2.0).
+    pub manual: bool,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig {
+            kubernetes_minor: 29,
+            max_unavailable_statefulset: None,
+            node_count: 8,
+            pods_per_node: 4,
+            node_labels: BTreeMap::new(),
+            pod_startup_ms: (20_000, 60_000),
+            pod_termination_ms: (1_000, 10_000),
+            watch_lag_ms: (5, 50),
+            gc_lag_ms: (100, 1_000),
+            node_delete_delay_ms: 30_000,
+            node_join_delay_ms: 120_000,
+            manual: false,
+        }
+    }
+}
+
+impl ClusterConfig {
+    pub fn gates(&self) -> FeatureGates {
+        let mut g = FeatureGates::for_minor(self.kubernetes_minor);
+        if let Some(v) = self.max_unavailable_statefulset {
+            g.max_unavailable_statefulset = v;
+        }
+        g
+    }
+
+    /// `--node-monitor-grace-period`: 40 s before 1.32, 50 s from 1.32 (PR #126287).
+    pub fn node_monitor_grace_ms(&self) -> u64 {
+        if self.kubernetes_minor >= 32 {
+            50_000
+        } else {
+            40_000
+        }
+    }
+
+    pub fn node_name(index: u32) -> String {
+        format!("node-{index}")
+    }
+}
+
+/// The machines under the nodes: what is physically alive. Only the kubelet and the node
+/// lifecycle controller's failure detection look here; everything else sees the API.
+#[derive(Debug, Default)]
+pub struct Infra {
+    alive: BTreeSet<String>,
+}
+
+impl Infra {
+    pub fn is_alive(&self, node: &str) -> bool {
+        self.alive.contains(node)
+    }
+
+    pub fn add_machine(&mut self, node: &str) {
+        self.alive.insert(node.to_string());
+    }
+
+    pub fn kill(&mut self, node: &str) -> bool {
+        self.alive.remove(node)
+    }
+}
+
+/// Everything that can happen from outside the actors. One closed enum: "what can trigger work?"
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Event {
+    Cordon(String),
+    Uncordon(String),
+    DrainNode { node: String, replace: bool },
+    FailNode(String),
+    CrashContainer { namespace: String, pod: String },
+    DeletePod { namespace: String, pod: String },
+}
+
+/// Which actor runs; the order breaks ties at equal times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ActorId {
+    StatefulSet,
+    Scheduler,
+    Kubelet,
+    NodeLifecycle,
+    Drain,
+    GarbageCollector,
+}
+
+pub struct World {
+    pub now_ms: u64,
+    pub api: ApiServer,
+    pub rng: SimRng,
+    pub config: ClusterConfig,
+    pub infra: Infra,
+    queue: BTreeMap<(u64, u64), Event>,
+    seq: u64,
+    pub event_count: u64,
+    pub statefulsets: Option<StatefulSetController>,
+    pub scheduler: Option<Scheduler>,
+    pub kubelet: Option<Kubelet>,
+    pub nodes: NodeLifecycle,
+    pub drain: Drainer,
+    pub gc: GarbageCollector,
+    replacement_count: u32,
+}
+
+impl World {
+    pub fn new(seed: u64, config: ClusterConfig) -> World {
+        let mut api = ApiServer::new(seed, config.gates());
+        let mut rng = SimRng::labelled(seed, "world");
+        let mut infra = Infra::default();
+        for i in 0..config.node_count {
+            let name = ClusterConfig::node_name(i);
+            infra.add_machine(&name);
+            register_node(&mut api, &name, &config, 0);
+        }
+        let lag = |r: &mut SimRng, range: (u64, u64)| r.range_inclusive(range.0, range.1);
+        let (statefulsets, scheduler, kubelet) = if config.manual {
+            (None, None, None)
+        } else {
+            let sts_lag = lag(&mut rng, config.watch_lag_ms);
+            let sched_lag = lag(&mut rng, config.watch_lag_ms);
+            let kubelet_lag = lag(&mut rng, config.watch_lag_ms);
+            (
+                Some(StatefulSetController::new(&api, sts_lag)),
+                Some(Scheduler::new(&api, sched_lag)),
+                Some(Kubelet::new(&api, kubelet_lag)),
+            )
+        };
+        let gc_lag = lag(&mut rng, config.gc_lag_ms);
+        let gc = GarbageCollector::new(&api, gc_lag);
+        World {
+            now_ms: 0,
+            api,
+            rng,
+            config,
+            infra,
+            queue: BTreeMap::new(),
+            seq: 0,
+            event_count: 0,
+            statefulsets,
+            scheduler,
+            kubelet,
+            nodes: NodeLifecycle::default(),
+            drain: Drainer::default(),
+            gc,
+            replacement_count: 0,
+        }
+    }
+
+    /// Queue an external event at `at_ms` (not before now).
+    pub fn schedule(&mut self, at_ms: u64, event: Event) {
+        self.seq += 1;
+        self.queue.insert((at_ms.max(self.now_ms), self.seq), event);
+    }
+
+    fn next_actor(&self) -> Option<(u64, ActorId)> {
+        let api = &self.api;
+        let candidates = [
+            (
+                ActorId::StatefulSet,
+                self.statefulsets
+                    .as_ref()
+                    .and_then(|a| a.next_wakeup_ms(api)),
+            ),
+            (
+                ActorId::Scheduler,
+                self.scheduler.as_ref().and_then(|a| a.next_wakeup_ms(api)),
+            ),
+            (
+                ActorId::Kubelet,
+                self.kubelet.as_ref().and_then(|a| a.next_wakeup_ms(api)),
+            ),
+            (ActorId::NodeLifecycle, self.nodes.next_wakeup_ms()),
+            (ActorId::Drain, self.drain.next_wakeup_ms()),
+            (ActorId::GarbageCollector, self.gc.next_wakeup_ms(api)),
+        ];
+        candidates
+            .into_iter()
+            .filter_map(|(id, t)| t.map(|t| (t.max(self.now_ms), id)))
+            .min()
+    }
+
+    /// When the next thing happens, if anything is pending.
+    pub fn next_time_ms(&self) -> Option<u64> {
+        let q = self.queue.keys().next().map(|k| k.0);
+        [q, self.next_actor().map(|a| a.0)]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Run the next event or actor step if it is due at or before `deadline_ms`.
+    pub fn step(&mut self, deadline_ms: u64) -> bool {
+        let queued = self.queue.keys().next().copied();
+        let actor = self.next_actor();
+        let run_queued = match (queued, actor) {
+            (Some((tq, _)), Some((ta, _))) => tq <= ta,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return false,
+        };
+        let at = if run_queued {
+            queued.map(|q| q.0)
+        } else {
+            actor.map(|a| a.0)
+        }
+        .expect("some");
+        if at > deadline_ms {
+            return false;
+        }
+        assert!(at >= self.now_ms, "time went back: {} -> {at}", self.now_ms);
+        self.now_ms = at;
+        self.api.set_now(at);
+        self.event_count += 1;
+        if run_queued {
+            let key = queued.expect("queued");
+            let event = self.queue.remove(&key).expect("present");
+            self.handle(event);
+        } else {
+            self.run_actor(actor.expect("actor").1);
+        }
+        true
+    }
+
+    /// Run everything due up to `deadline_ms`, then set the clock to it.
+    pub fn run_until(&mut self, deadline_ms: u64) {
+        while self.step(deadline_ms) {}
+        if deadline_ms > self.now_ms && deadline_ms != u64::MAX {
+            self.now_ms = deadline_ms;
+            self.api.set_now(deadline_ms);
+        }
+    }
+
+    /// Run until `done` holds (checked after every event) or `timeout_ms` passes. Returns whether
+    /// it held.
+    pub fn run_until_pred(
+        &mut self,
+        timeout_ms: u64,
+        mut done: impl FnMut(&World) -> bool,
+    ) -> bool {
+        let deadline = self.now_ms + timeout_ms;
+        loop {
+            if done(self) {
+                return true;
+            }
+            if !self.step(deadline) {
+                self.run_until(deadline);
+                return done(self);
+            }
+        }
+    }
+
+    fn run_actor(&mut self, id: ActorId) {
+        let now = self.now_ms;
+        match id {
+            ActorId::StatefulSet => {
+                if let Some(a) = self.statefulsets.as_mut() {
+                    a.step(&mut self.api, now);
+                }
+            }
+            ActorId::Scheduler => {
+                if let Some(a) = self.scheduler.as_mut() {
+                    a.step(&mut self.api, now);
+                }
+            }
+            ActorId::Kubelet => {
+                if let Some(a) = self.kubelet.as_mut() {
+                    a.step(&mut self.api, &mut self.rng, &self.infra, &self.config, now);
+                }
+            }
+            ActorId::NodeLifecycle => {
+                self.nodes
+                    .step(&mut self.api, &mut self.infra, &self.config, now)
+            }
+            ActorId::Drain => {
+                for outcome in self.drain.step(&mut self.api, &self.infra, now) {
+                    if let DrainOutcome::TerminateInstance(node) = outcome {
+                        self.terminate_instance(&node, true);
+                    }
+                }
+            }
+            ActorId::GarbageCollector => self.gc.step(&mut self.api, now),
+        }
+    }
+
+    fn handle(&mut self, event: Event) {
+        let now = self.now_ms;
+        match event {
+            Event::Cordon(node) | Event::Uncordon(node)
+                if self
+                    .api
+                    .try_get::<k8s_openapi::api::core::v1::Node>("", &node)
+                    .is_none() =>
+            {
+                self.api
+                    .trace_external("fault", "cordon", "Node", &node, "error=NotFound".into());
+            }
+            Event::Cordon(node) => {
+                self.api
+                    .trace_external("fault", "cordon", "Node", &node, String::new());
+                let patch = serde_json::json!({"spec": {"unschedulable": true}});
+                let _ = self
+                    .api
+                    .merge_patch::<k8s_openapi::api::core::v1::Node>("kubectl", "", &node, &patch);
+            }
+            Event::Uncordon(node) => {
+                self.api
+                    .trace_external("fault", "uncordon", "Node", &node, String::new());
+                let patch = serde_json::json!({"spec": {"unschedulable": null}});
+                let _ = self
+                    .api
+                    .merge_patch::<k8s_openapi::api::core::v1::Node>("kubectl", "", &node, &patch);
+            }
+            Event::DrainNode { node, replace } => {
+                self.api.trace_external(
+                    "fault",
+                    "drainNode",
+                    "Node",
+                    &node,
+                    format!("replace={replace}"),
+                );
+                self.drain.start(&node, replace, now);
+            }
+            Event::FailNode(node) => {
+                self.api
+                    .trace_external("fault", "failNode", "Node", &node, String::new());
+                if self.infra.kill(&node) {
+                    self.nodes.machine_failed(&node, &self.config, now);
+                }
+            }
+            Event::CrashContainer { namespace, pod } => {
+                self.api
+                    .trace_external("fault", "crashContainer", "Pod", &pod, String::new());
+                if let Some(k) = self.kubelet.as_mut() {
+                    k.crash_container(&mut self.api, &namespace, &pod, now);
+                }
+            }
+            Event::DeletePod { namespace, pod } => {
+                self.api
+                    .trace_external("fault", "deletePod", "Pod", &pod, String::new());
+                let _ =
+                    self.api
+                        .delete::<Pod>("kubectl", &namespace, &pod, &DeleteOptions::default());
+            }
+        }
+    }
+
+    /// The instance behind `node` is terminated: the kubelet stops, the cloud controller deletes
+    /// the Node, and with `replace` a new node joins.
+    fn terminate_instance(&mut self, node: &str, replace: bool) {
+        let now = self.now_ms;
+        self.api
+            .trace_external("cloud", "terminateInstance", "Node", node, String::new());
+        self.infra.kill(node);
+        self.nodes.machine_failed(node, &self.config, now);
+        self.nodes.instance_terminated(node, &self.config, now);
+        if replace {
+            let name = format!("node-r{}", self.replacement_count);
+            self.replacement_count += 1;
+            self.nodes.schedule_join(&name, &self.config, now);
+        }
+    }
+}

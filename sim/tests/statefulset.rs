@@ -1,0 +1,352 @@
+//! A plain StatefulSet (no LWS) rolling from one template to another in the world
+//! (k8s-semantics §3.6; kubernetes `stateful_set_control.go`).
+
+use k8s_openapi::api::apps::v1::{
+    RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
+};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use lws_sim::api::Selector;
+use lws_sim::world::{ClusterConfig, World};
+
+fn sts(name: &str, replicas: i32, image: &str) -> StatefulSet {
+    let labels = [("app".to_string(), name.to_string())]
+        .into_iter()
+        .collect();
+    StatefulSet {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: StatefulSetSpec {
+            replicas: Some(replicas),
+            selector: LabelSelector {
+                match_labels: Some(labels),
+                ..Default::default()
+            },
+            service_name: Some(name.into()),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some([("app".to_string(), name.to_string())].into()),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "c".into(),
+                        image: Some(image.into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        },
+        status: None,
+    }
+}
+
+fn world(minor: u32) -> World {
+    World::new(
+        1,
+        ClusterConfig {
+            kubernetes_minor: minor,
+            node_count: 4,
+            pods_per_node: 8,
+            ..Default::default()
+        },
+    )
+}
+
+fn all_ready(w: &World, name: &str, n: usize, image: &str) -> bool {
+    let pods = w
+        .api
+        .list::<Pod>(Some("default"), &Selector::labels([("app", name)]));
+    pods.len() == n
+        && pods.iter().all(|p| {
+            lws::k8s::is_running_and_ready(p)
+                && p.metadata.deletion_timestamp.is_none()
+                && p.spec.as_ref().unwrap().containers[0].image.as_deref() == Some(image)
+        })
+}
+
+fn set_image(w: &mut World, name: &str, image: &str) {
+    let cur = w.api.get::<StatefulSet>("default", name).unwrap();
+    let mut s = (*cur).clone();
+    s.spec.template.spec.as_mut().unwrap().containers[0].image = Some(image.into());
+    w.api.update("user", s).unwrap();
+}
+
+/// (time, pod name) of every pod deletion by the StatefulSet controller, in order.
+fn controller_deletes(w: &World) -> Vec<(u64, String)> {
+    w.api
+        .trace
+        .filter("delete", "Pod")
+        .filter(|e| e.actor == "statefulset-controller")
+        .map(|e| (e.at_ms, e.name.clone()))
+        .collect()
+}
+
+fn roll(minor: u32, strategy: StatefulSetUpdateStrategy) -> World {
+    let mut w = world(minor);
+    let mut s = sts("web", 5, "v1");
+    s.spec.pod_management_policy = Some("Parallel".into());
+    s.spec.update_strategy = Some(strategy);
+    w.api.create("user", s).unwrap();
+    assert!(
+        w.run_until_pred(600_000, |w| all_ready(w, "web", 5, "v1")),
+        "initial pods never became ready"
+    );
+    set_image(&mut w, "web", "v2");
+    w
+}
+
+#[test]
+fn gate_off_replaces_one_pod_at_a_time_highest_ordinal_first() {
+    let mut w = roll(
+        29,
+        StatefulSetUpdateStrategy {
+            type_: Some("RollingUpdate".into()),
+            rolling_update: None,
+        },
+    );
+    let t0 = w.now_ms;
+    assert!(
+        w.run_until_pred(3_600_000, |w| all_ready(w, "web", 5, "v2")),
+        "rollout did not finish"
+    );
+    let deletes = controller_deletes(&w);
+    let names: Vec<&str> = deletes.iter().map(|d| d.1.as_str()).collect();
+    assert_eq!(names, ["web-4", "web-3", "web-2", "web-1", "web-0"]);
+    // Each deletion waits for the replacement above it to start (20-60 s start-up).
+    for pair in deletes.windows(2) {
+        assert!(
+            pair[1].0 - pair[0].0 >= 20_000,
+            "deletes too close: {pair:?}"
+        );
+    }
+    assert!(deletes[0].0 >= t0);
+    w.run_until(w.now_ms + 60_000);
+    // currentRevision catches up with updateRevision once everything is updated and ready.
+    let set = w.api.get::<StatefulSet>("default", "web").unwrap();
+    let st = set.status.as_ref().unwrap();
+    assert_eq!(st.current_revision, st.update_revision);
+    assert_eq!(st.updated_replicas, Some(5));
+}
+
+#[test]
+fn maxunavailable_is_dropped_with_the_gate_off() {
+    let ru = RollingUpdateStatefulSetStrategy {
+        max_unavailable: Some(IntOrString::Int(2)),
+        partition: None,
+    };
+    let w = roll(
+        29,
+        StatefulSetUpdateStrategy {
+            type_: Some("RollingUpdate".into()),
+            rolling_update: Some(ru),
+        },
+    );
+    let set = w.api.get::<StatefulSet>("default", "web").unwrap();
+    let ru = set
+        .spec
+        .update_strategy
+        .as_ref()
+        .unwrap()
+        .rolling_update
+        .as_ref()
+        .unwrap();
+    assert_eq!(ru.max_unavailable, None, "dropStatefulSetDisabledFields");
+}
+
+#[test]
+fn gate_on_with_maxunavailable_2_replaces_two_at_a_time() {
+    let ru = RollingUpdateStatefulSetStrategy {
+        max_unavailable: Some(IntOrString::Int(2)),
+        partition: None,
+    };
+    let mut w = roll(
+        35,
+        StatefulSetUpdateStrategy {
+            type_: Some("RollingUpdate".into()),
+            rolling_update: Some(ru),
+        },
+    );
+    let mut max_unready = 0;
+    assert!(w.run_until_pred(3_600_000, |w| {
+        let pods = w
+            .api
+            .list::<Pod>(Some("default"), &Selector::labels([("app", "web")]));
+        let ready = pods
+            .iter()
+            .filter(|p| {
+                lws::k8s::is_running_and_ready(p) && p.metadata.deletion_timestamp.is_none()
+            })
+            .count();
+        max_unready = max_unready.max(5 - ready);
+        all_ready(w, "web", 5, "v2")
+    }));
+    assert_eq!(
+        max_unready, 2,
+        "never more than maxUnavailable pods down, and the budget is used"
+    );
+    let deletes = controller_deletes(&w);
+    let names: Vec<&str> = deletes.iter().map(|d| d.1.as_str()).collect();
+    assert_eq!(names, ["web-4", "web-3", "web-2", "web-1", "web-0"]);
+    // web-4 and web-3 go in the same sync; the next pair only after a replacement is available.
+    assert_eq!(deletes[0].0, deletes[1].0);
+    assert!(deletes[2].0 > deletes[1].0 + 20_000);
+}
+
+#[test]
+fn partition_3_updates_only_ordinals_3_and_4() {
+    let ru = RollingUpdateStatefulSetStrategy {
+        max_unavailable: None,
+        partition: Some(3),
+    };
+    let mut w = roll(
+        29,
+        StatefulSetUpdateStrategy {
+            type_: Some("RollingUpdate".into()),
+            rolling_update: Some(ru),
+        },
+    );
+    w.run_until(w.now_ms + 3_600_000);
+    let names: Vec<String> = controller_deletes(&w).into_iter().map(|d| d.1).collect();
+    assert_eq!(names, ["web-4", "web-3"]);
+    let image = |n: &str| {
+        w.api
+            .get::<Pod>("default", n)
+            .unwrap()
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0]
+            .image
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(
+        [
+            image("web-0"),
+            image("web-1"),
+            image("web-2"),
+            image("web-3"),
+            image("web-4")
+        ],
+        ["v1", "v1", "v1", "v2", "v2"]
+    );
+    // With a partition, currentRevision never advances.
+    let set = w.api.get::<StatefulSet>("default", "web").unwrap();
+    let st = set.status.as_ref().unwrap();
+    assert_ne!(st.current_revision, st.update_revision);
+}
+
+#[test]
+fn on_delete_changes_nothing_until_a_pod_is_deleted() {
+    let mut w = roll(
+        29,
+        StatefulSetUpdateStrategy {
+            type_: Some("OnDelete".into()),
+            rolling_update: None,
+        },
+    );
+    w.run_until(w.now_ms + 3_600_000);
+    assert!(controller_deletes(&w).is_empty());
+    assert!(all_ready(&w, "web", 5, "v1"));
+    w.schedule(
+        w.now_ms,
+        lws_sim::world::Event::DeletePod {
+            namespace: "default".into(),
+            pod: "web-2".into(),
+        },
+    );
+    w.run_until(w.now_ms + 600_000);
+    let image = |n: &str| {
+        w.api
+            .get::<Pod>("default", n)
+            .unwrap()
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0]
+            .image
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(
+        image("web-2"),
+        "v2",
+        "a deleted pod comes back at the update revision"
+    );
+    assert_eq!(image("web-1"), "v1");
+}
+
+#[test]
+fn ordered_ready_creates_pods_one_by_one_in_order() {
+    let mut w = world(29);
+    w.api.create("user", sts("db", 3, "v1")).unwrap();
+    assert!(w.run_until_pred(600_000, |w| all_ready(w, "db", 3, "v1")));
+    let creates: Vec<(u64, String)> = w
+        .api
+        .trace
+        .filter("create", "Pod")
+        .map(|e| (e.at_ms, e.name.clone()))
+        .collect();
+    let names: Vec<&str> = creates.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(names, ["db-0", "db-1", "db-2"]);
+    assert!(
+        creates[1].0 >= creates[0].0 + 20_000,
+        "db-1 waits for db-0 to be ready"
+    );
+}
+
+#[test]
+fn scale_down_removes_highest_ordinals_and_ordinals_start_shifts_names() {
+    let mut w = world(29);
+    let mut s = sts("w", 3, "v1");
+    s.spec.pod_management_policy = Some("Parallel".into());
+    s.spec.ordinals = Some(k8s_openapi::api::apps::v1::StatefulSetOrdinals { start: Some(1) });
+    w.api.create("user", s).unwrap();
+    assert!(w.run_until_pred(600_000, |w| all_ready(w, "w", 3, "v1")));
+    let mut names: Vec<String> = w
+        .api
+        .list::<Pod>(Some("default"), &Selector::labels([("app", "w")]))
+        .iter()
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["w-1", "w-2", "w-3"]);
+    let cur = w.api.get::<StatefulSet>("default", "w").unwrap();
+    let mut s = (*cur).clone();
+    s.spec.replicas = Some(1);
+    w.api.update("user", s).unwrap();
+    assert!(w.run_until_pred(600_000, |w| all_ready(w, "w", 1, "v1")));
+    assert!(w.api.try_get::<Pod>("default", "w-1").is_some());
+}
+
+#[test]
+fn min_ready_seconds_delays_available_replicas() {
+    let mut w = world(29);
+    let mut s = sts("m", 1, "v1");
+    s.spec.min_ready_seconds = Some(30);
+    w.api.create("user", s).unwrap();
+    assert!(w.run_until_pred(600_000, |w| all_ready(w, "m", 1, "v1")));
+    let ready_at = w.now_ms;
+    let status = |w: &World| {
+        w.api
+            .get::<StatefulSet>("default", "m")
+            .unwrap()
+            .status
+            .clone()
+            .unwrap_or_default()
+    };
+    assert!(w.run_until_pred(60_000, |w| status(w).ready_replicas == Some(1)));
+    assert_eq!(status(&w).available_replicas, Some(0));
+    assert!(w.run_until_pred(60_000, |w| status(&w).available_replicas == Some(1)));
+    assert!(
+        w.now_ms >= ready_at + 30_000,
+        "available only after minReadySeconds"
+    );
+}
