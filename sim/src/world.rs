@@ -130,6 +130,9 @@ pub enum ActorId {
     GarbageCollector,
 }
 
+/// More steps than this at one simulated instant is a livelock, not progress.
+pub const STEPS_AT_INSTANT_MAX: u64 = 100_000;
+
 pub struct World {
     pub now_ms: u64,
     pub api: ApiServer,
@@ -139,6 +142,8 @@ pub struct World {
     queue: BTreeMap<(u64, u64), Event>,
     seq: u64,
     pub event_count: u64,
+    /// Consecutive steps at one instant: a bound that turns a livelock into a report.
+    steps_at_instant: u64,
     pub statefulsets: Option<StatefulSetController>,
     pub scheduler: Option<Scheduler>,
     pub kubelet: Option<Kubelet>,
@@ -173,6 +178,7 @@ impl World {
         };
         let gc_lag = lag(&mut rng, config.gc_lag_ms);
         let gc = GarbageCollector::new(&api, gc_lag);
+        let nodes = NodeLifecycle::new(&api);
         World {
             now_ms: 0,
             api,
@@ -182,10 +188,11 @@ impl World {
             queue: BTreeMap::new(),
             seq: 0,
             event_count: 0,
+            steps_at_instant: 0,
             statefulsets,
             scheduler,
             kubelet,
-            nodes: NodeLifecycle::default(),
+            nodes,
             drain: Drainer::default(),
             gc,
             replacement_count: 0,
@@ -215,7 +222,7 @@ impl World {
                 ActorId::Kubelet,
                 self.kubelet.as_ref().and_then(|a| a.next_wakeup_ms(api)),
             ),
-            (ActorId::NodeLifecycle, self.nodes.next_wakeup_ms()),
+            (ActorId::NodeLifecycle, self.nodes.next_wakeup_ms(api)),
             (ActorId::Drain, self.drain.next_wakeup_ms()),
             (ActorId::GarbageCollector, self.gc.next_wakeup_ms(api)),
         ];
@@ -254,6 +261,18 @@ impl World {
             return false;
         }
         assert!(at >= self.now_ms, "time went back: {} -> {at}", self.now_ms);
+        self.steps_at_instant = if at == self.now_ms {
+            self.steps_at_instant + 1
+        } else {
+            0
+        };
+        assert!(
+            self.steps_at_instant < STEPS_AT_INSTANT_MAX,
+            "livelock: {} steps at t={}ms without time advancing (next: {:?})",
+            self.steps_at_instant,
+            at,
+            if run_queued { None } else { actor }
+        );
         self.now_ms = at;
         self.api.set_now(at);
         self.event_count += 1;

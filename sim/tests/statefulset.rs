@@ -344,7 +344,7 @@ fn min_ready_seconds_delays_available_replicas() {
     };
     assert!(w.run_until_pred(60_000, |w| status(w).ready_replicas == Some(1)));
     assert_eq!(status(&w).available_replicas, Some(0));
-    assert!(w.run_until_pred(60_000, |w| status(&w).available_replicas == Some(1)));
+    assert!(w.run_until_pred(60_000, |w| status(w).available_replicas == Some(1)));
     assert!(
         w.now_ms >= ready_at + 30_000,
         "available only after minReadySeconds"

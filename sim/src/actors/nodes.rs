@@ -11,7 +11,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lws::k8s;
 use serde_json::json;
 
-use crate::api::{set_pod_condition, ApiServer, DeleteOptions, Selector};
+use crate::api::{set_pod_condition, ApiServer, DeleteOptions, EventType, Selector};
+use crate::informer::Informer;
 use crate::time::to_time;
 use crate::world::{ClusterConfig, Infra};
 
@@ -30,8 +31,9 @@ enum Timer {
     PodGcTick,
 }
 
-#[derive(Default)]
 pub struct NodeLifecycle {
+    /// Node deletions arm PodGC (which otherwise would tick every 20 s for nothing).
+    nodes: Informer<Node>,
     timers: BTreeSet<(u64, u64, Timer)>,
     seq: u64,
     /// Pods on a missing Node, with the time PodGC first saw them (quarantine).
@@ -40,8 +42,24 @@ pub struct NodeLifecycle {
 }
 
 impl NodeLifecycle {
-    pub fn next_wakeup_ms(&self) -> Option<u64> {
-        self.timers.first().map(|t| t.0)
+    pub fn new(api: &ApiServer) -> NodeLifecycle {
+        NodeLifecycle {
+            nodes: Informer::start(api, 0),
+            timers: BTreeSet::new(),
+            seq: 0,
+            orphans: BTreeMap::new(),
+            podgc_armed: false,
+        }
+    }
+
+    pub fn next_wakeup_ms(&self, api: &ApiServer) -> Option<u64> {
+        [
+            self.timers.first().map(|t| t.0),
+            self.nodes.next_due_ms(api),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     fn at(&mut self, at_ms: u64, t: Timer) {
@@ -80,6 +98,15 @@ impl NodeLifecycle {
         cfg: &ClusterConfig,
         now_ms: u64,
     ) {
+        let node_deleted = self
+            .nodes
+            .poll(api, now_ms)
+            .iter()
+            .any(|d| d.ty == EventType::Deleted);
+        if node_deleted && !self.podgc_armed {
+            self.podgc_armed = true;
+            self.at(now_ms + PODGC_TICK_MS, Timer::PodGcTick);
+        }
         while let Some(first) = self.timers.first() {
             if first.0 > now_ms {
                 break;
@@ -90,10 +117,6 @@ impl NodeLifecycle {
                 Timer::TaintEvict(node) => evict_by_taint(api, &node),
                 Timer::DeleteNode(node) => {
                     let _ = api.delete::<Node>(CLOUD, "", &node, &DeleteOptions::default());
-                    if !self.podgc_armed {
-                        self.podgc_armed = true;
-                        self.at(now_ms + PODGC_TICK_MS, Timer::PodGcTick);
-                    }
                 }
                 Timer::Join(node) => {
                     infra.add_machine(&node);

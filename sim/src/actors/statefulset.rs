@@ -159,7 +159,7 @@ impl StatefulSetController {
                 condemned.push((ord, pod.clone()));
             }
         }
-        condemned.sort_by(|a, b| b.0.cmp(&a.0));
+        condemned.sort_by_key(|c| std::cmp::Reverse(c.0));
 
         let available = |p: &Pod| is_available(p, min_ready_s, now_ms);
         let mut status = compute_status(

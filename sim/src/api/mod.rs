@@ -451,10 +451,8 @@ impl ApiServer {
             return self.fail(actor, verb, K::ID, &key, not_found(K::ID, &key.1));
         };
         match obj.meta().resource_version.as_deref() {
-            Some(rv) if !rv.is_empty() => {
-                if Some(rv) != old.meta().resource_version.as_deref() {
-                    return self.fail(actor, verb, K::ID, &key, conflict(K::ID, &key.1));
-                }
+            Some(rv) if !rv.is_empty() && Some(rv) != old.meta().resource_version.as_deref() => {
+                return self.fail(actor, verb, K::ID, &key, conflict(K::ID, &key.1));
             }
             // Unconditional update: fine for built-ins, 422 for custom resources
             // (apiextensions strategy.go L268-271).
@@ -680,15 +678,15 @@ impl ApiServer {
         // Propagation finalizers (store.go shouldOrphanDependents / ...InForeground).
         let finalizers = new.meta_mut().finalizers.get_or_insert_with(Vec::new);
         match opts.propagation {
-            Some(Propagation::Foreground) if !already_deleting => {
-                if !finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) {
-                    finalizers.push(FINALIZER_FOREGROUND.to_string());
-                }
+            Some(Propagation::Foreground)
+                if !already_deleting && !finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) =>
+            {
+                finalizers.push(FINALIZER_FOREGROUND.to_string());
             }
-            Some(Propagation::Orphan) if !already_deleting => {
-                if !finalizers.iter().any(|f| f == FINALIZER_ORPHAN) {
-                    finalizers.push(FINALIZER_ORPHAN.to_string());
-                }
+            Some(Propagation::Orphan)
+                if !already_deleting && !finalizers.iter().any(|f| f == FINALIZER_ORPHAN) =>
+            {
+                finalizers.push(FINALIZER_ORPHAN.to_string());
             }
             _ => {}
         }

@@ -1,1 +1,533 @@
+//! API server semantics, each test naming the upstream behaviour it checks (k8s-semantics §1-2).
 
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetStatus};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use lws::api::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerSetStatus};
+use serde_json::json;
+
+use super::*;
+
+fn api() -> ApiServer {
+    ApiServer::new(1, FeatureGates::for_minor(29))
+}
+
+fn meta(name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.into()),
+        namespace: Some("default".into()),
+        ..Default::default()
+    }
+}
+
+fn sts(name: &str, image: &str) -> StatefulSet {
+    StatefulSet {
+        metadata: meta(name),
+        spec: StatefulSetSpec {
+            selector: LabelSelector {
+                match_labels: Some([("app".to_string(), name.to_string())].into()),
+                ..Default::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some([("app".to_string(), name.to_string())].into()),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "c".into(),
+                        image: Some(image.into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        },
+        status: None,
+    }
+}
+
+fn pod(name: &str) -> Pod {
+    Pod {
+        metadata: meta(name),
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "c".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+fn lws(name: &str) -> LeaderWorkerSet {
+    LeaderWorkerSet {
+        metadata: meta(name),
+        spec: LeaderWorkerSetSpec::default(),
+        ..Default::default()
+    }
+}
+
+fn rv<K: Kind>(o: &K) -> u64 {
+    o.meta()
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn create_sets_system_fields_and_one_global_resource_version() {
+    // rest.FillObjectMetaSystemFields; one etcd revision counter for all kinds (§1.1-1.2).
+    let mut a = api();
+    let s = a.create("t", sts("a", "v1")).unwrap();
+    let p = a.create("t", pod("p")).unwrap();
+    assert!(s.metadata.uid.is_some());
+    assert_ne!(s.metadata.uid, p.metadata.uid);
+    assert!(s.metadata.creation_timestamp.is_some());
+    assert_eq!(s.metadata.generation, Some(1));
+    assert_eq!(rv(&*p), rv(&*s) + 1);
+    // Create cannot set status; pods start Pending.
+    assert_eq!(lws::k8s::phase(&p), "Pending");
+}
+
+#[test]
+fn create_of_an_existing_name_is_409_already_exists() {
+    let mut a = api();
+    a.create("t", pod("p")).unwrap();
+    let e = a.create("t", pod("p")).unwrap_err();
+    assert_eq!((e.code, e.reason), (409, Reason::AlreadyExists));
+}
+
+#[test]
+fn generate_name_draws_a_suffix() {
+    let mut a = api();
+    let mut p = pod("");
+    p.metadata.name = None;
+    p.metadata.generate_name = Some("job-".into());
+    let created = a.create("t", p).unwrap();
+    let name = created.metadata.name.clone().unwrap();
+    assert!(name.starts_with("job-") && name.len() == 9, "{name}");
+}
+
+#[test]
+fn no_op_update_consumes_no_resource_version_and_emits_no_event() {
+    // etcd3 store GuaranteedUpdate skips identical writes (§1.1; pitfall 9.3.2).
+    let mut a = api();
+    let s = a.create("t", sts("a", "v1")).unwrap();
+    let log_len = a.statefulsets.log().len();
+    let again = a.update("t", (*s).clone()).unwrap();
+    assert_eq!(rv(&*again), rv(&*s));
+    assert_eq!(a.resource_version(), rv(&*s));
+    assert_eq!(a.statefulsets.log().len(), log_len);
+}
+
+#[test]
+fn generation_bumps_on_spec_changes_only() {
+    // statefulset strategy: +1 iff spec differs; status and metadata never bump it (§1.3).
+    let mut a = api();
+    let s = a.create("t", sts("a", "v1")).unwrap();
+    let mut m = (*s).clone();
+    m.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
+    let m = a.update("t", m).unwrap();
+    assert_eq!(m.metadata.generation, Some(1));
+    let mut st = (*m).clone();
+    st.status = Some(StatefulSetStatus {
+        replicas: 3,
+        ..Default::default()
+    });
+    let st = a.update_status("t", st).unwrap();
+    assert_eq!(st.metadata.generation, Some(1));
+    let mut sp = (*st).clone();
+    sp.spec.replicas = Some(7); // any spec field counts, not only the template
+    let sp = a.update("t", sp).unwrap();
+    assert_eq!(sp.metadata.generation, Some(2));
+}
+
+#[test]
+fn main_endpoint_ignores_status_and_status_endpoint_ignores_spec() {
+    let mut a = api();
+    let s = a.create("t", sts("a", "v1")).unwrap();
+    let mut both = (*s).clone();
+    both.spec.replicas = Some(4);
+    both.status = Some(StatefulSetStatus {
+        replicas: 9,
+        ..Default::default()
+    });
+    let via_main = a.update("t", both.clone()).unwrap();
+    assert_eq!(via_main.spec.replicas, Some(4));
+    assert_eq!(via_main.status.as_ref().map(|s| s.replicas), None);
+    let mut both = (*via_main).clone();
+    both.spec.replicas = Some(1);
+    both.status = Some(StatefulSetStatus {
+        replicas: 9,
+        ..Default::default()
+    });
+    let via_status = a.update_status("t", both).unwrap();
+    assert_eq!(via_status.spec.replicas, Some(4));
+    assert_eq!(via_status.status.as_ref().unwrap().replicas, 9);
+}
+
+#[test]
+fn stale_resource_version_is_409_conflict() {
+    let mut a = api();
+    let s = a.create("t", sts("a", "v1")).unwrap();
+    let mut first = (*s).clone();
+    first.spec.replicas = Some(2);
+    a.update("t", first).unwrap();
+    let mut stale = (*s).clone();
+    stale.spec.replicas = Some(3);
+    let e = a.update("t", stale).unwrap_err();
+    assert_eq!((e.code, e.reason), (409, Reason::Conflict));
+}
+
+#[test]
+fn unconditional_update_is_allowed_for_builtins_but_422_for_the_lws_crd() {
+    // AllowUnconditionalUpdate: true for StatefulSet, false for CRs (§1.4).
+    let mut a = api();
+    let s = a.create("t", sts("a", "v1")).unwrap();
+    let mut u = (*s).clone();
+    u.metadata.resource_version = None;
+    u.spec.replicas = Some(2);
+    assert!(a.update("t", u).is_ok());
+    let l = a.create("t", lws("l")).unwrap();
+    let mut u = (*l).clone();
+    u.metadata.resource_version = None;
+    u.spec.replicas = Some(2);
+    let e = a.update("t", u).unwrap_err();
+    assert_eq!((e.code, e.reason), (422, Reason::Invalid));
+}
+
+#[test]
+fn lws_generation_ignores_status_writes() {
+    // CRD with status subresource: generation follows non-metadata, non-status changes.
+    let mut a = api();
+    let l = a.create("t", lws("l")).unwrap();
+    let mut s = (*l).clone();
+    s.status = Some(LeaderWorkerSetStatus {
+        ready_replicas: 1,
+        ..Default::default()
+    });
+    let s = a.update_status("t", s).unwrap();
+    assert_eq!(s.metadata.generation, Some(1));
+    let mut u = (*s).clone();
+    u.spec.replicas = Some(3);
+    assert_eq!(a.update("t", u).unwrap().metadata.generation, Some(2));
+}
+
+#[test]
+fn missing_objects_are_404() {
+    let mut a = api();
+    assert_eq!(a.get::<Pod>("default", "nope").unwrap_err().code, 404);
+    assert_eq!(
+        a.update("t", pod("nope")).unwrap_err().reason,
+        Reason::NotFound
+    );
+    let e = a
+        .delete::<Pod>("t", "default", "nope", &DeleteOptions::default())
+        .unwrap_err();
+    assert_eq!(e.reason, Reason::NotFound);
+}
+
+#[test]
+fn list_filters_by_label_selector_and_namespace_in_key_order() {
+    let mut a = api();
+    for (ns, name, app) in [
+        ("default", "b", "x"),
+        ("default", "a", "x"),
+        ("other", "c", "x"),
+        ("default", "d", "y"),
+    ] {
+        let mut p = pod(name);
+        p.metadata.namespace = Some(ns.into());
+        p.metadata.labels = Some([("app".to_string(), app.to_string())].into());
+        a.create("t", p).unwrap();
+    }
+    let names = |v: Vec<Shared<Pod>>| {
+        v.iter()
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(a.list::<Pod>(Some("default"), &Selector::labels([("app", "x")]))),
+        ["a", "b"]
+    );
+    assert_eq!(
+        names(a.list::<Pod>(None, &Selector::labels([("app", "x")]))),
+        ["a", "b", "c"]
+    );
+}
+
+#[test]
+fn graceful_pod_deletion_keeps_the_pod_terminating_until_the_final_delete() {
+    // pod strategy CheckGracefulDelete: deletionTimestamp = now + grace, MODIFIED (§1.5).
+    let mut a = api();
+    let p = a.create("t", pod("p")).unwrap();
+    a.bind("sched", "default", "p", "node-0").unwrap();
+    a.set_now(1_000);
+    let d = a
+        .delete::<Pod>("t", "default", "p", &DeleteOptions::default())
+        .unwrap();
+    let Deleted::Terminating(t) = d else {
+        panic!("a bound pod must terminate gracefully")
+    };
+    assert_eq!(
+        crate::time::from_time(t.metadata.deletion_timestamp.as_ref().unwrap()),
+        31_000
+    );
+    assert_eq!(a.pods.log().last().unwrap().ty, EventType::Modified);
+    // The kubelet's final delete: grace 0 with a UID precondition.
+    let wrong = DeleteOptions {
+        grace_period_seconds: Some(0),
+        precondition_uid: Some("x".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        a.delete::<Pod>("k", "default", "p", &wrong)
+            .unwrap_err()
+            .reason,
+        Reason::Conflict
+    );
+    let right = DeleteOptions {
+        grace_period_seconds: Some(0),
+        precondition_uid: p.metadata.uid.clone(),
+        ..Default::default()
+    };
+    assert!(matches!(
+        a.delete::<Pod>("k", "default", "p", &right).unwrap(),
+        Deleted::Gone(_)
+    ));
+    assert_eq!(a.pods.log().last().unwrap().ty, EventType::Deleted);
+}
+
+#[test]
+fn unscheduled_pods_are_deleted_at_once() {
+    let mut a = api();
+    a.create("t", pod("p")).unwrap();
+    assert!(matches!(
+        a.delete::<Pod>("t", "default", "p", &DeleteOptions::default())
+            .unwrap(),
+        Deleted::Gone(_)
+    ));
+}
+
+#[test]
+fn finalizers_block_removal_and_cannot_be_added_while_deleting() {
+    let mut a = api();
+    let mut s = sts("a", "v1");
+    s.metadata.finalizers = Some(vec!["example.com/hold".into()]);
+    a.create("t", s).unwrap();
+    let Deleted::Terminating(t) = a
+        .delete::<StatefulSet>("t", "default", "a", &DeleteOptions::default())
+        .unwrap()
+    else {
+        panic!("finalizer must block removal");
+    };
+    assert_eq!(
+        t.metadata.generation,
+        Some(2),
+        "first deletionTimestamp bumps generation"
+    );
+    let mut add = (*t).clone();
+    add.metadata
+        .finalizers
+        .as_mut()
+        .unwrap()
+        .push("more".into());
+    assert_eq!(a.update("t", add).unwrap_err().reason, Reason::Invalid);
+    let mut clear = (*t).clone();
+    clear.metadata.finalizers = None;
+    a.update("t", clear).unwrap();
+    assert!(
+        a.try_get::<StatefulSet>("default", "a").is_none(),
+        "removing the last finalizer removes it"
+    );
+}
+
+#[test]
+fn propagation_policies_add_gc_finalizers() {
+    let mut a = api();
+    a.create("t", sts("f", "v1")).unwrap();
+    a.create("t", sts("o", "v1")).unwrap();
+    a.create("t", sts("b", "v1")).unwrap();
+    let fg = DeleteOptions {
+        propagation: Some(Propagation::Foreground),
+        ..Default::default()
+    };
+    let or = DeleteOptions {
+        propagation: Some(Propagation::Orphan),
+        ..Default::default()
+    };
+    let Deleted::Terminating(f) = a.delete::<StatefulSet>("t", "default", "f", &fg).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        f.metadata.finalizers,
+        Some(vec![FINALIZER_FOREGROUND.to_string()])
+    );
+    let Deleted::Terminating(o) = a.delete::<StatefulSet>("t", "default", "o", &or).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        o.metadata.finalizers,
+        Some(vec![FINALIZER_ORPHAN.to_string()])
+    );
+    assert!(matches!(
+        a.delete::<StatefulSet>("t", "default", "b", &DeleteOptions::default())
+            .unwrap(),
+        Deleted::Gone(_)
+    ));
+}
+
+#[test]
+fn apply_creates_then_identical_apply_is_a_no_op_and_a_changed_template_bumps_generation() {
+    // Server-side apply with force (§1.9 points 3-6).
+    let mut a = api();
+    let created = a.apply("lws", &sts("a", "v1"), true).unwrap();
+    assert_eq!(created.metadata.generation, Some(1));
+    let same = a.apply("lws", &sts("a", "v1"), true).unwrap();
+    assert_eq!(rv(&*same), rv(&*created), "identical apply must not write");
+    let changed = a.apply("lws", &sts("a", "v2"), true).unwrap();
+    assert_eq!(changed.metadata.generation, Some(2));
+    assert!(rv(&*changed) > rv(&*created));
+}
+
+#[test]
+fn apply_removes_fields_the_manager_stopped_sending_but_keeps_other_managers_fields() {
+    let mut a = api();
+    let mut first = sts("a", "v1");
+    first.metadata.labels = Some([("owned".to_string(), "1".to_string())].into());
+    a.apply("lws", &first, true).unwrap();
+    a.merge_patch::<StatefulSet>(
+        "kubectl",
+        "default",
+        "a",
+        &json!({"metadata": {"annotations": {"note": "x"}}}),
+    )
+    .unwrap();
+    let after = a.apply("lws", &sts("a", "v1"), true).unwrap();
+    assert_eq!(
+        after.metadata.labels, None,
+        "dropped from the intent, so removed"
+    );
+    assert_eq!(
+        after.metadata.annotations.as_ref().unwrap()["note"],
+        "x",
+        "never owned by lws"
+    );
+}
+
+#[test]
+fn apply_without_force_conflicts_with_another_managers_field() {
+    let mut a = api();
+    a.apply("alice", &sts("a", "v1"), true).unwrap();
+    let e = a.apply("bob", &sts("a", "v2"), false).unwrap_err();
+    assert_eq!((e.code, e.reason), (409, Reason::Conflict));
+    assert!(e.message.contains("alice"));
+    let forced = a.apply("bob", &sts("a", "v2"), true).unwrap();
+    assert_eq!(
+        forced.spec.template.spec.as_ref().unwrap().containers[0]
+            .image
+            .as_deref(),
+        Some("v2")
+    );
+}
+
+#[test]
+fn merge_patch_has_no_conflict_unless_it_carries_a_resource_version() {
+    let mut a = api();
+    let s = a.create("t", sts("a", "v1")).unwrap();
+    a.merge_patch::<StatefulSet>("t", "default", "a", &json!({"spec": {"replicas": 2}}))
+        .unwrap();
+    let stale = json!({"metadata": {"resourceVersion": s.metadata.resource_version}, "spec": {"replicas": 3}});
+    let e = a
+        .merge_patch::<StatefulSet>("t", "default", "a", &stale)
+        .unwrap_err();
+    assert_eq!(e.reason, Reason::Conflict);
+}
+
+#[test]
+fn admission_runs_mutating_before_validating_and_rejects_with_422() {
+    let mut a = api();
+    a.add_mutating_hook::<LeaderWorkerSet>("default", |l, _| {
+        l.spec.replicas.get_or_insert(1);
+        Ok(())
+    });
+    a.add_validating_hook::<LeaderWorkerSet>("validate", |l, _| {
+        if l.spec.replicas == Some(1) {
+            Ok(())
+        } else {
+            Err("replicas must be 1".into())
+        }
+    });
+    let created = a.create("t", lws("a")).unwrap();
+    assert_eq!(
+        created.spec.replicas,
+        Some(1),
+        "validator saw the mutated object"
+    );
+    let mut bad = lws("b");
+    bad.spec.replicas = Some(5);
+    let e = a.create("t", bad).unwrap_err();
+    assert_eq!(e.code, 422);
+    assert!(e.message.contains("replicas must be 1"));
+}
+
+#[test]
+fn statefulset_max_unavailable_zero_is_rejected_when_the_gate_is_on() {
+    // LWS #776: a copied maxUnavailable of 0 fails StatefulSet validation.
+    let mut a = ApiServer::new(1, FeatureGates::for_minor(35));
+    let mut s = sts("a", "v1");
+    s.spec.update_strategy = Some(k8s_openapi::api::apps::v1::StatefulSetUpdateStrategy {
+        type_: Some("RollingUpdate".into()),
+        rolling_update: Some(
+            k8s_openapi::api::apps::v1::RollingUpdateStatefulSetStrategy {
+                max_unavailable: Some(
+                    k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(0),
+                ),
+                partition: None,
+            },
+        ),
+    });
+    assert_eq!(a.create("t", s).unwrap_err().reason, Reason::Invalid);
+}
+
+#[test]
+fn watch_log_is_in_resource_version_order_and_deleted_carries_last_state() {
+    let mut a = api();
+    a.create("t", pod("p")).unwrap();
+    a.merge_patch::<Pod>(
+        "t",
+        "default",
+        "p",
+        &json!({"metadata": {"labels": {"a": "b"}}}),
+    )
+    .unwrap();
+    a.delete::<Pod>("t", "default", "p", &DeleteOptions::default())
+        .unwrap();
+    let log = a.pods.log();
+    let types: Vec<EventType> = log.iter().map(|e| e.ty).collect();
+    assert_eq!(
+        types,
+        [EventType::Added, EventType::Modified, EventType::Deleted]
+    );
+    assert!(log.windows(2).all(|w| w[0].rv < w[1].rv));
+    assert_eq!(log[2].obj.metadata.labels.as_ref().unwrap()["a"], "b");
+}
+
+#[test]
+fn injected_errors_fail_the_next_matching_call_only() {
+    let mut a = api();
+    a.inject_error(InjectedError {
+        actor: Some("ctl".into()),
+        verb: Some("create".into()),
+        kind: Some(KindId::Pod),
+        error: ApiError::new(Reason::InternalError, "boom"),
+    });
+    assert!(a.create("other", pod("x")).is_ok());
+    assert_eq!(a.create("ctl", pod("y")).unwrap_err().code, 500);
+    assert!(a.create("ctl", pod("y")).is_ok());
+}

@@ -1,0 +1,395 @@
+//! Garbage collection, drain, node failure and determinism in the world (k8s-semantics §4-6).
+
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
+use k8s_openapi::api::core::v1::{Container, Node, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use lws::k8s;
+use lws_sim::api::{DeleteOptions, Propagation, Selector};
+use lws_sim::world::{ClusterConfig, Event, World};
+
+fn sts(name: &str, replicas: i32) -> StatefulSet {
+    let labels: std::collections::BTreeMap<String, String> =
+        [("app".to_string(), name.to_string())].into();
+    StatefulSet {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: StatefulSetSpec {
+            replicas: Some(replicas),
+            pod_management_policy: Some("Parallel".into()),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..Default::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..Default::default()
+                }),
+                spec: Some(PodSpec {
+                    containers: vec![Container {
+                        name: "c".into(),
+                        image: Some("v1".into()),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+            },
+            ..Default::default()
+        },
+        status: None,
+    }
+}
+
+fn world(seed: u64) -> World {
+    World::new(
+        seed,
+        ClusterConfig {
+            node_count: 3,
+            pods_per_node: 4,
+            ..Default::default()
+        },
+    )
+}
+
+fn pods(w: &World, app: &str) -> Vec<std::sync::Arc<Pod>> {
+    w.api
+        .list::<Pod>(Some("default"), &Selector::labels([("app", app)]))
+}
+
+fn ready(w: &World, app: &str, n: usize) -> bool {
+    let p = pods(w, app);
+    p.len() == n
+        && p.iter()
+            .all(|p| k8s::is_running_and_ready(p) && p.metadata.deletion_timestamp.is_none())
+}
+
+fn start(seed: u64, replicas: i32) -> World {
+    let mut w = world(seed);
+    w.api.create("user", sts("web", replicas)).unwrap();
+    assert!(w.run_until_pred(600_000, |w| ready(w, "web", replicas as usize)));
+    w
+}
+
+#[test]
+fn background_deletion_removes_the_owner_first_then_dependents_asynchronously() {
+    let mut w = start(1, 3);
+    w.api
+        .delete::<StatefulSet>("user", "default", "web", &DeleteOptions::default())
+        .unwrap();
+    let gone_at = w.now_ms;
+    assert!(
+        w.api.try_get::<StatefulSet>("default", "web").is_none(),
+        "owner removed at once"
+    );
+    assert_eq!(pods(&w, "web").len(), 3, "GC has not acted synchronously");
+    assert!(w.run_until_pred(600_000, |w| pods(w, "web").is_empty()));
+    let gc_deletes: Vec<u64> = w
+        .api
+        .trace
+        .filter("delete", "Pod")
+        .filter(|e| e.actor == "garbage-collector")
+        .map(|e| e.at_ms)
+        .collect();
+    assert_eq!(gc_deletes.len(), 3, "the GC deleted every pod");
+    assert!(
+        gc_deletes.iter().all(|&t| t > gone_at),
+        "after the owner was gone"
+    );
+    assert!(w
+        .api
+        .list::<k8s_openapi::api::apps::v1::ControllerRevision>(None, &Selector::everything())
+        .is_empty());
+}
+
+#[test]
+fn foreground_deletion_removes_dependents_before_the_owner() {
+    let mut w = start(2, 3);
+    let fg = DeleteOptions {
+        propagation: Some(Propagation::Foreground),
+        ..Default::default()
+    };
+    w.api
+        .delete::<StatefulSet>("user", "default", "web", &fg)
+        .unwrap();
+    let set = w.api.get::<StatefulSet>("default", "web").unwrap();
+    assert!(set.metadata.deletion_timestamp.is_some());
+    assert!(w.run_until_pred(600_000, |w| w
+        .api
+        .try_get::<StatefulSet>("default", "web")
+        .is_none()));
+    assert!(
+        pods(&w, "web").is_empty(),
+        "every pod was gone before the owner"
+    );
+    let last_pod_gone = w
+        .api
+        .trace
+        .entries
+        .iter()
+        .filter(|e| e.kind == "Pod" && e.detail == "gone")
+        .map(|e| e.rv)
+        .max()
+        .unwrap();
+    let owner_gone = w
+        .api
+        .trace
+        .entries
+        .iter()
+        .find(|e| e.kind == "StatefulSet" && e.detail == "gone")
+        .unwrap()
+        .rv;
+    assert!(owner_gone > last_pod_gone);
+}
+
+#[test]
+fn orphan_deletion_keeps_dependents_and_strips_their_owner_refs() {
+    let mut w = start(3, 2);
+    let or = DeleteOptions {
+        propagation: Some(Propagation::Orphan),
+        ..Default::default()
+    };
+    w.api
+        .delete::<StatefulSet>("user", "default", "web", &or)
+        .unwrap();
+    assert!(w.run_until_pred(600_000, |w| w
+        .api
+        .try_get::<StatefulSet>("default", "web")
+        .is_none()));
+    w.run_until(w.now_ms + 60_000);
+    let p = pods(&w, "web");
+    assert_eq!(p.len(), 2);
+    assert!(p.iter().all(|p| p
+        .metadata
+        .owner_references
+        .as_ref()
+        .is_none_or(|o| o.is_empty())));
+}
+
+#[test]
+fn drain_evicts_every_pod_and_the_statefulset_reschedules_them_elsewhere() {
+    let mut w = start(4, 4);
+    let node = k8s::node_name(&pods(&w, "web")[0]).to_string();
+    let on_node: Vec<String> = pods(&w, "web")
+        .iter()
+        .filter(|p| k8s::node_name(p) == node)
+        .map(|p| p.metadata.name.clone().unwrap())
+        .collect();
+    assert!(!on_node.is_empty());
+    w.schedule(
+        w.now_ms,
+        Event::DrainNode {
+            node: node.clone(),
+            replace: false,
+        },
+    );
+    assert!(w.run_until_pred(900_000, |w| ready(w, "web", 4)
+        && pods(w, "web").iter().all(|p| k8s::node_name(p) != node)));
+    let n = w.api.get::<Node>("", &node).unwrap();
+    assert_eq!(
+        n.spec.as_ref().unwrap().unschedulable,
+        Some(true),
+        "cordoned"
+    );
+    let evicted: Vec<String> = w
+        .api
+        .trace
+        .filter("delete", "Pod")
+        .filter(|e| e.actor == "kubectl-drain")
+        .map(|e| e.name.clone())
+        .collect();
+    let mut expect = on_node.clone();
+    expect.sort();
+    let mut got = evicted.clone();
+    got.sort();
+    assert_eq!(got, expect, "evicted through the eviction API, all at once");
+}
+
+#[test]
+fn drain_respects_a_pod_disruption_budget_and_retries_after_429() {
+    let mut w = start(5, 3);
+    let pdb = PodDisruptionBudget {
+        metadata: ObjectMeta {
+            name: Some("web".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: Some(PodDisruptionBudgetSpec {
+            min_available: Some(IntOrString::Int(3)),
+            selector: Some(LabelSelector {
+                match_labels: Some([("app".to_string(), "web".to_string())].into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    };
+    w.api.create("user", pdb).unwrap();
+    let node = k8s::node_name(&pods(&w, "web")[0]).to_string();
+    w.schedule(
+        w.now_ms,
+        Event::DrainNode {
+            node,
+            replace: false,
+        },
+    );
+    w.run_until(w.now_ms + 30_000);
+    let refused = w
+        .api
+        .trace
+        .entries
+        .iter()
+        .filter(|e| e.verb == "evict" && e.detail == "error=TooManyRequests")
+        .count();
+    assert!(refused >= 5, "429 retried every 5 s: {refused}");
+    assert!(ready(&w, "web", 3), "the budget held: nothing evicted");
+}
+
+#[test]
+fn node_failure_marks_pods_not_ready_then_evicts_after_300s_and_podgc_frees_them_after_node_deletion(
+) {
+    let mut w = start(6, 4);
+    let node = k8s::node_name(&pods(&w, "web")[0]).to_string();
+    let victim = pods(&w, "web")
+        .iter()
+        .find(|p| k8s::node_name(p) == node)
+        .unwrap()
+        .metadata
+        .name
+        .clone()
+        .unwrap();
+    let t0 = w.now_ms;
+    w.schedule(t0, Event::FailNode(node.clone()));
+    // 1.29: node-monitor-grace-period 40 s.
+    w.run_until(t0 + 39_000);
+    assert!(k8s::is_ready(
+        &w.api.get::<Pod>("default", &victim).unwrap()
+    ));
+    w.run_until(t0 + 41_000);
+    assert!(
+        !k8s::is_ready(&w.api.get::<Pod>("default", &victim).unwrap()),
+        "MarkPodsNotReady"
+    );
+    w.run_until(t0 + 40_000 + 299_000);
+    assert!(w
+        .api
+        .get::<Pod>("default", &victim)
+        .unwrap()
+        .metadata
+        .deletion_timestamp
+        .is_none());
+    w.run_until(t0 + 40_000 + 301_000);
+    let p = w.api.get::<Pod>("default", &victim).unwrap();
+    assert!(
+        p.metadata.deletion_timestamp.is_some(),
+        "taint eviction at 300 s"
+    );
+    // The kubelet is dead: the pod stays Terminating and the slot stays blocked.
+    w.run_until(w.now_ms + 3_600_000);
+    assert_eq!(
+        w.api.get::<Pod>("default", &victim).unwrap().metadata.uid,
+        p.metadata.uid
+    );
+    // The Node object is deleted: PodGC force-deletes after its 40 s quarantine.
+    let node_deleted_at = w.now_ms;
+    w.api
+        .delete::<Node>("cloud", "", &node, &DeleteOptions::default())
+        .unwrap();
+    assert!(w.run_until_pred(600_000, |w| ready(w, "web", 4)));
+    let freed = w
+        .api
+        .trace
+        .filter("delete", "Pod")
+        .find(|e| e.actor == "pod-garbage-collector" && e.name == victim)
+        .unwrap();
+    assert!(
+        freed.at_ms >= node_deleted_at + 40_000,
+        "PodGC quarantine of 40 s"
+    );
+    assert!(
+        freed.at_ms <= node_deleted_at + 80_000,
+        "within two 20 s ticks of the quarantine"
+    );
+    assert!(pods(&w, "web").iter().all(|p| k8s::node_name(p) != node));
+}
+
+#[test]
+fn node_replacement_drains_terminates_and_a_new_node_joins() {
+    let mut w = start(7, 4);
+    let node = k8s::node_name(&pods(&w, "web")[0]).to_string();
+    w.schedule(
+        w.now_ms,
+        Event::DrainNode {
+            node: node.clone(),
+            replace: true,
+        },
+    );
+    assert!(w.run_until_pred(1_800_000, |w| w
+        .api
+        .try_get::<Node>("", "node-r0")
+        .is_some()
+        && w.api.try_get::<Node>("", &node).is_none()));
+    assert!(ready(&w, "web", 4));
+}
+
+#[test]
+fn crashed_container_restarts_in_place() {
+    let mut w = start(8, 1);
+    let uid = pods(&w, "web")[0].metadata.uid.clone();
+    w.schedule(
+        w.now_ms,
+        Event::CrashContainer {
+            namespace: "default".into(),
+            pod: "web-0".into(),
+        },
+    );
+    w.run_until(w.now_ms + 1);
+    let p = w.api.get::<Pod>("default", "web-0").unwrap();
+    assert!(!k8s::is_ready(&p));
+    assert_eq!(k8s::phase(&p), "Running");
+    assert_eq!(
+        p.status
+            .as_ref()
+            .unwrap()
+            .container_statuses
+            .as_ref()
+            .unwrap()[0]
+            .restart_count,
+        1
+    );
+    assert!(w.run_until_pred(60_000, |w| ready(w, "web", 1)));
+    assert_eq!(pods(&w, "web")[0].metadata.uid, uid, "same pod object");
+}
+
+fn scripted_run(seed: u64) -> (u64, usize, Vec<u64>) {
+    let mut w = start(seed, 4);
+    w.schedule(
+        w.now_ms + 10_000,
+        Event::DeletePod {
+            namespace: "default".into(),
+            pod: "web-1".into(),
+        },
+    );
+    w.run_until(w.now_ms + 600_000);
+    let creates = w
+        .api
+        .trace
+        .filter("update-status", "Pod")
+        .map(|e| e.at_ms)
+        .collect();
+    (w.api.trace.hash(), w.api.trace.entries.len(), creates)
+}
+
+#[test]
+fn same_seed_same_trace_hash_and_a_different_seed_changes_the_delays() {
+    let a = scripted_run(42);
+    let b = scripted_run(42);
+    assert_eq!(a, b);
+    let c = scripted_run(43);
+    assert_ne!(a.0, c.0);
+    assert_ne!(a.2, c.2, "start-up delays are drawn from the seed");
+}
