@@ -451,8 +451,11 @@ impl ApiServer {
             return self.fail(actor, verb, K::ID, &key, not_found(K::ID, &key.1));
         };
         match obj.meta().resource_version.as_deref() {
-            Some(rv) if !rv.is_empty() && Some(rv) != old.meta().resource_version.as_deref() => {
-                return self.fail(actor, verb, K::ID, &key, conflict(K::ID, &key.1));
+            Some(rv) if !rv.is_empty() => {
+                let stale = Some(rv) != old.meta().resource_version.as_deref();
+                if stale {
+                    return self.fail(actor, verb, K::ID, &key, conflict(K::ID, &key.1));
+                }
             }
             // Unconditional update: fine for built-ins, 422 for custom resources
             // (apiextensions strategy.go L268-271).
