@@ -2,6 +2,7 @@
 
 pub mod actors;
 pub mod api;
+pub mod controller;
 pub mod informer;
 pub mod queue;
 pub mod rng;

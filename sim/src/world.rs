@@ -16,6 +16,7 @@ use crate::actors::nodes::{register_node, NodeLifecycle};
 use crate::actors::scheduler::Scheduler;
 use crate::actors::statefulset::StatefulSetController;
 use crate::api::{ApiServer, DeleteOptions, FeatureGates};
+use crate::controller::{ControllerConfig, ControllerRuntime};
 use crate::rng::SimRng;
 
 /// The cluster a run simulates. Defaults are realistic: pods take 20-60 s to become Ready.
@@ -113,15 +114,30 @@ impl Infra {
 pub enum Event {
     Cordon(String),
     Uncordon(String),
-    DrainNode { node: String, replace: bool },
+    DrainNode {
+        node: String,
+        replace: bool,
+    },
     FailNode(String),
-    CrashContainer { namespace: String, pod: String },
-    DeletePod { namespace: String, pod: String },
+    CrashContainer {
+        namespace: String,
+        pod: String,
+    },
+    DeletePod {
+        namespace: String,
+        pod: String,
+    },
+    KillController,
+    /// Crash the controller right after its N-th API write from now.
+    KillControllerAfterWrites(u64),
+    /// Fire every informer's resync now.
+    Resync,
 }
 
 /// Which actor runs; the order breaks ties at equal times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ActorId {
+    Controller,
     StatefulSet,
     Scheduler,
     Kubelet,
@@ -150,6 +166,8 @@ pub struct World {
     pub nodes: NodeLifecycle,
     pub drain: Drainer,
     pub gc: GarbageCollector,
+    /// The LWS controller pod, once installed.
+    pub controller: Option<ControllerRuntime>,
     replacement_count: u32,
 }
 
@@ -195,8 +213,14 @@ impl World {
             nodes,
             drain: Drainer::default(),
             gc,
+            controller: None,
             replacement_count: 0,
         }
+    }
+
+    /// Install the LWS controller (its webhooks and its pod) running `config.profile`.
+    pub fn install_controller(&mut self, config: ControllerConfig) {
+        self.controller = Some(ControllerRuntime::new(config, &mut self.api));
     }
 
     /// Queue an external event at `at_ms` (not before now).
@@ -208,6 +232,10 @@ impl World {
     fn next_actor(&self) -> Option<(u64, ActorId)> {
         let api = &self.api;
         let candidates = [
+            (
+                ActorId::Controller,
+                self.controller.as_ref().and_then(|a| a.next_wakeup_ms(api)),
+            ),
             (
                 ActorId::StatefulSet,
                 self.statefulsets
@@ -317,6 +345,11 @@ impl World {
     fn run_actor(&mut self, id: ActorId) {
         let now = self.now_ms;
         match id {
+            ActorId::Controller => {
+                if let Some(c) = self.controller.as_mut() {
+                    c.step(&mut self.api, &mut self.rng);
+                }
+            }
             ActorId::StatefulSet => {
                 if let Some(a) = self.statefulsets.as_mut() {
                     a.step(&mut self.api, now);
@@ -397,6 +430,30 @@ impl World {
                     .trace_external("fault", "crashContainer", "Pod", &pod, String::new());
                 if let Some(k) = self.kubelet.as_mut() {
                     k.crash_container(&mut self.api, &namespace, &pod, now);
+                }
+            }
+            Event::KillController => {
+                if let Some(c) = self.controller.as_mut() {
+                    c.kill(&mut self.api, &mut self.rng);
+                }
+            }
+            Event::KillControllerAfterWrites(n) => {
+                self.api.trace_external(
+                    "fault",
+                    "killControllerAfterWrites",
+                    "Pod",
+                    "",
+                    format!("writes={n}"),
+                );
+                if let Some(c) = self.controller.as_mut() {
+                    c.kill_after_writes(n);
+                }
+            }
+            Event::Resync => {
+                self.api
+                    .trace_external("fault", "resync", "", "", String::new());
+                if let Some(c) = self.controller.as_mut() {
+                    c.resync_now(&self.api);
                 }
             }
             Event::DeletePod { namespace, pod } => {

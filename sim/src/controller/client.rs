@@ -1,0 +1,241 @@
+//! `SimClient`: the `lws::client::Client` the ported reconcilers run against in the world.
+//!
+//! Reads are served at once from the manager's shared informer caches (controller-runtime's
+//! cache-backed client). A write suspends the reconcile: the future parks the request in the
+//! `Exchange` and returns `Pending`; the runtime performs it against the API server after the
+//! sampled API latency, stores the response and polls again. Dropping the future is a crash.
+
+use std::any::Any;
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use lws::api::LeaderWorkerSet;
+use lws::client::{Client, Error, Propagation, Reason, Resource, Result};
+
+use crate::api::{KindId, Selector};
+use crate::informer::Informer;
+
+pub type AnyObject = Arc<dyn Any + Send + Sync>;
+
+/// The manager's shared informers: one per kind, as controller-runtime's cache has.
+pub struct Caches {
+    pub lws: Informer<LeaderWorkerSet>,
+    pub statefulsets: Informer<StatefulSet>,
+    pub pods: Informer<Pod>,
+    pub services: Informer<Service>,
+    pub nodes: Informer<Node>,
+}
+
+impl Caches {
+    fn get(&self, kind: KindId, ns: &str, name: &str) -> Option<AnyObject> {
+        fn any<K: Any + Send + Sync>(o: &Arc<K>) -> AnyObject {
+            o.clone()
+        }
+        match kind {
+            KindId::LeaderWorkerSet => self.lws.get(ns, name).map(any),
+            KindId::StatefulSet => self.statefulsets.get(ns, name).map(any),
+            KindId::Pod => self.pods.get(ns, name).map(any),
+            KindId::Service => self.services.get(ns, name).map(any),
+            KindId::Node => self.nodes.get("", name).map(any),
+            _ => None,
+        }
+    }
+
+    fn list(&self, kind: KindId, ns: &str, sel: &Selector) -> Vec<AnyObject> {
+        fn collect<'a, K: Any + Send + Sync>(
+            it: impl Iterator<Item = &'a Arc<K>>,
+        ) -> Vec<AnyObject> {
+            it.map(|o| o.clone() as AnyObject).collect()
+        }
+        match kind {
+            KindId::LeaderWorkerSet => collect(self.lws.list(ns, sel)),
+            KindId::StatefulSet => collect(self.statefulsets.list(ns, sel)),
+            KindId::Pod => collect(self.pods.list(ns, sel)),
+            KindId::Service => collect(self.services.list(ns, sel)),
+            KindId::Node => collect(self.nodes.list("", sel)),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A write the reconcile is waiting on.
+pub struct WriteOp {
+    pub verb: &'static str,
+    pub kind: KindId,
+    pub namespace: String,
+    pub name: String,
+    pub object: Option<Box<dyn Any>>,
+    pub patch: Option<serde_json::Value>,
+    pub field_manager: String,
+    pub force: bool,
+    pub propagation: Option<Propagation>,
+}
+
+/// The mailbox between one in-flight reconcile and the runtime.
+pub struct Exchange {
+    pub caches: Rc<RefCell<Caches>>,
+    pub pending: Option<WriteOp>,
+    pub response: Option<Result<Option<AnyObject>>>,
+    /// Kubernetes Events the reconciler recorded (kept out of the trace hash).
+    pub events: Vec<String>,
+}
+
+#[derive(Clone)]
+pub struct SimClient {
+    pub exchange: Rc<RefCell<Exchange>>,
+}
+
+fn kind_of<K: Resource>() -> KindId {
+    KindId::parse(K::KIND).expect("every Resource kind is a stored kind")
+}
+
+fn downcast<K: Resource>(o: AnyObject) -> Arc<K> {
+    o.downcast::<K>()
+        .unwrap_or_else(|_| panic!("response of the wrong kind for {}", K::KIND))
+}
+
+struct WriteFuture {
+    exchange: Rc<RefCell<Exchange>>,
+    op: Option<WriteOp>,
+}
+
+impl Future for WriteFuture {
+    type Output = Result<Option<AnyObject>>;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Some(op) = self.op.take() {
+            let mut ex = self.exchange.borrow_mut();
+            assert!(ex.pending.is_none(), "one write at a time per reconcile");
+            ex.pending = Some(op);
+            return Poll::Pending;
+        }
+        match self.exchange.borrow_mut().response.take() {
+            Some(r) => Poll::Ready(r),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl SimClient {
+    fn write(&self, op: WriteOp) -> WriteFuture {
+        WriteFuture {
+            exchange: self.exchange.clone(),
+            op: Some(op),
+        }
+    }
+
+    fn op<K: Resource>(verb: &'static str, namespace: &str, name: &str) -> WriteOp {
+        WriteOp {
+            verb,
+            kind: kind_of::<K>(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            object: None,
+            patch: None,
+            field_manager: String::new(),
+            force: false,
+            propagation: None,
+        }
+    }
+
+    fn op_with<K: Resource>(verb: &'static str, obj: K) -> WriteOp {
+        let ns = obj
+            .meta()
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".into());
+        let name = obj.meta().name.clone().unwrap_or_default();
+        let mut op = Self::op::<K>(verb, &ns, &name);
+        op.object = Some(Box::new(obj));
+        op
+    }
+
+    async fn write_object<K: Resource>(&self, op: WriteOp) -> Result<Arc<K>> {
+        let obj = self
+            .write(op)
+            .await?
+            .ok_or_else(|| Error::internal("write returned no object"))?;
+        Ok(downcast(obj))
+    }
+}
+
+impl Client for SimClient {
+    async fn get<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>> {
+        let ex = self.exchange.borrow();
+        let found = ex.caches.borrow().get(kind_of::<K>(), namespace, name);
+        match found {
+            Some(o) => Ok(downcast(o)),
+            None => Err(Error::new(
+                Reason::NotFound,
+                format!("{} {name:?} not found", K::KIND),
+            )),
+        }
+    }
+
+    async fn list<K: Resource>(
+        &self,
+        namespace: &str,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<Arc<K>>> {
+        let sel = Selector::labels(labels.iter().copied());
+        let ex = self.exchange.borrow();
+        let items = ex.caches.borrow().list(kind_of::<K>(), namespace, &sel);
+        Ok(items.into_iter().map(downcast).collect())
+    }
+
+    async fn create<K: Resource>(&self, obj: K) -> Result<Arc<K>> {
+        self.write_object(Self::op_with("create", obj)).await
+    }
+
+    async fn update<K: Resource>(&self, obj: K) -> Result<Arc<K>> {
+        self.write_object(Self::op_with("update", obj)).await
+    }
+
+    async fn update_status<K: Resource>(&self, obj: K) -> Result<Arc<K>> {
+        self.write_object(Self::op_with("update-status", obj)).await
+    }
+
+    async fn merge_patch<K: Resource>(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: serde_json::Value,
+    ) -> Result<Arc<K>> {
+        let mut op = Self::op::<K>("patch", namespace, name);
+        op.patch = Some(patch);
+        self.write_object(op).await
+    }
+
+    async fn apply<K: Resource>(&self, obj: K, field_manager: &str, force: bool) -> Result<Arc<K>> {
+        let mut op = Self::op_with("apply", obj);
+        op.field_manager = field_manager.to_string();
+        op.force = force;
+        self.write_object(op).await
+    }
+
+    async fn delete<K: Resource>(
+        &self,
+        namespace: &str,
+        name: &str,
+        propagation: Option<Propagation>,
+    ) -> Result<()> {
+        let mut op = Self::op::<K>("delete", namespace, name);
+        op.propagation = propagation;
+        self.write(op).await.map(|_| ())
+    }
+
+    fn event(&self, object: &ObjectMeta, type_: &str, reason: &str, message: &str) {
+        let name = object.name.as_deref().unwrap_or("");
+        self.exchange
+            .borrow_mut()
+            .events
+            .push(format!("{type_} {reason} {name}: {message}"));
+    }
+}

@@ -1,0 +1,755 @@
+//! A model of controller-runtime running the ported LWS controllers (k8s-semantics §7).
+//!
+//! The controller *pod* runs one manager: shared informer caches fed from the watch logs with
+//! their own lag, a work queue per controller (dedup, earliest-due wins, 5 ms..1000 s backoff),
+//! one in-flight reconcile per controller (`MaxConcurrentReconciles = 1`), event handlers wired as
+//! upstream's `SetupWithManager`, the 10 h resync, and Lease leader election. Killing the pod
+//! drops all of it; a new pod waits out the old lease, lists everything and reconciles it all.
+
+pub mod client;
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use lws::api::{keys, LeaderWorkerSet};
+use lws::client::{Action, Reason as ClientReason};
+use lws::k8s;
+use lws::profile::{Flags, Profile};
+
+use crate::api::{
+    self, ApiError, ApiServer, DeleteOptions, Deleted, Key, Kind, KindId, Operation, Reason,
+};
+use crate::informer::{Delta, Informer};
+use crate::queue::WorkQueue;
+use crate::rng::SimRng;
+use crate::time::to_time;
+use client::{AnyObject, Caches, Exchange, SimClient, WriteOp};
+
+pub const LWS_ACTOR: &str = "lws-controller";
+pub const POD_ACTOR: &str = "pod-controller";
+pub const LEASE_NAME: &str = "b8b2488c.x-k8s.io";
+pub const LEASE_NAMESPACE: &str = "lws-system";
+
+#[derive(Clone, Debug)]
+pub struct ControllerConfig {
+    pub profile: Profile,
+    /// controller-runtime `SyncPeriod` (default 10 h), jittered x U[0.9, 1.1) per informer.
+    pub sync_period_ms: u64,
+    pub api_latency_ms: (u64, u64),
+    pub watch_lag_ms: (u64, u64),
+    /// Kill -> the replacement pod's manager starts (container restart or new pod).
+    pub restart_delay_ms: (u64, u64),
+    /// Leader election: lease 15 s, retry 2 s x U[1, 2.2) (client-go leaderelection, lws cmd/main.go).
+    pub lease_duration_ms: u64,
+    pub retry_period_ms: u64,
+}
+
+impl ControllerConfig {
+    pub fn new(profile: Profile) -> ControllerConfig {
+        ControllerConfig {
+            profile,
+            sync_period_ms: 36_000_000,
+            api_latency_ms: (2, 20),
+            watch_lag_ms: (5, 50),
+            restart_delay_ms: (1_000, 5_000),
+            lease_duration_ms: 15_000,
+            retry_period_ms: 2_000,
+        }
+    }
+}
+
+/// Register the release's webhooks on the API server. They are served by the controller pod, so
+/// while it is down, calls fail (`failurePolicy: Fail`).
+pub fn register_webhooks(api: &mut ApiServer, flags: &Flags, serving: Rc<Cell<bool>>) {
+    let down = |s: &Rc<Cell<bool>>| -> Result<(), String> {
+        if s.get() {
+            Ok(())
+        } else {
+            Err("failed calling webhook: connect: connection refused".into())
+        }
+    };
+    let (f, s) = (flags.clone(), serving.clone());
+    api.add_mutating_hook::<LeaderWorkerSet>("mleaderworkerset.kb.io", move |l, _| {
+        down(&s)?;
+        lws::webhook::default_lws(l, &f);
+        Ok(())
+    });
+    let (f, s) = (flags.clone(), serving.clone());
+    api.add_validating_hook::<LeaderWorkerSet>("vleaderworkerset.kb.io", move |l, old| {
+        down(&s)?;
+        lws::webhook::validate_lws(l, old, &f)
+    });
+    let (f, s) = (flags.clone(), serving);
+    api.add_mutating_hook::<Pod>("mpod.kb.io", move |p, op| {
+        // objectSelector: only pods with the LWS name label reach the webhook.
+        if k8s::label(&p.metadata, keys::SET_NAME).is_none() {
+            return Ok(());
+        }
+        down(&s)?;
+        let _ = op == Operation::Create; // CREATE and UPDATE in V3/FX; every step is idempotent.
+        lws::webhook::default_pod(p, &f)
+    });
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Which {
+    Lws,
+    Pod,
+}
+
+struct InFlight {
+    key: Key,
+    future: Pin<Box<dyn Future<Output = lws::client::Result<Action>>>>,
+    exchange: Rc<RefCell<Exchange>>,
+    /// When the parked write completes.
+    write_due_ms: Option<u64>,
+}
+
+struct Worker {
+    which: Which,
+    queue: WorkQueue,
+    inflight: Option<InFlight>,
+}
+
+impl Worker {
+    fn actor(&self) -> &'static str {
+        match self.which {
+            Which::Lws => LWS_ACTOR,
+            Which::Pod => POD_ACTOR,
+        }
+    }
+
+    fn next_wakeup_ms(&self) -> Option<u64> {
+        match &self.inflight {
+            Some(f) => f.write_due_ms,
+            None => self.queue.next_due_ms(),
+        }
+    }
+}
+
+enum Phase {
+    /// Trying to acquire the lease; `observed` is when this candidate first saw the current record.
+    Electing {
+        observed: Option<(u64, String)>,
+        next_try_ms: u64,
+    },
+    Leading {
+        caches: Rc<RefCell<Caches>>,
+        resync: Vec<(u64, u64, KindId)>,
+        workers: Box<[Worker; 2]>,
+    },
+}
+
+/// One controller pod's manager.
+struct Manager {
+    identity: String,
+    phase: Phase,
+}
+
+pub struct ControllerRuntime {
+    pub config: ControllerConfig,
+    manager: Option<Manager>,
+    pub webhook_serving: Rc<Cell<bool>>,
+    restart_at_ms: Option<u64>,
+    pod_count: u32,
+    /// Crash right after this many more controller writes (`killController: {afterWrites: N}`).
+    kill_after_writes: Option<u64>,
+    pub writes: u64,
+    pub restarts: u32,
+    /// Events recorded by the reconcilers: "at_ms message".
+    pub events: Vec<String>,
+    /// Reconciles started, per controller, for benches and tests.
+    pub reconciles: [u64; 2],
+}
+
+impl ControllerRuntime {
+    pub fn new(config: ControllerConfig, api: &mut ApiServer) -> ControllerRuntime {
+        let serving = Rc::new(Cell::new(true));
+        register_webhooks(api, &config.profile.flags, serving.clone());
+        ControllerRuntime {
+            config,
+            manager: None,
+            webhook_serving: serving,
+            restart_at_ms: Some(api.now_ms()),
+            pod_count: 0,
+            kill_after_writes: None,
+            writes: 0,
+            restarts: 0,
+            events: Vec::new(),
+            reconciles: [0, 0],
+        }
+    }
+
+    pub fn is_leading(&self) -> bool {
+        matches!(
+            self.manager.as_ref().map(|m| &m.phase),
+            Some(Phase::Leading { .. })
+        )
+    }
+
+    pub fn next_wakeup_ms(&self, api: &ApiServer) -> Option<u64> {
+        let Some(m) = &self.manager else {
+            return self.restart_at_ms;
+        };
+        match &m.phase {
+            Phase::Electing { next_try_ms, .. } => Some(*next_try_ms),
+            Phase::Leading {
+                caches,
+                resync,
+                workers,
+            } => {
+                let c = caches.borrow();
+                [
+                    c.lws.next_due_ms(api),
+                    c.statefulsets.next_due_ms(api),
+                    c.pods.next_due_ms(api),
+                    c.services.next_due_ms(api),
+                    c.nodes.next_due_ms(api),
+                    resync.iter().map(|r| r.0).min(),
+                    workers[0].next_wakeup_ms(),
+                    workers[1].next_wakeup_ms(),
+                ]
+                .into_iter()
+                .flatten()
+                .min()
+            }
+        }
+    }
+
+    /// Kill the controller pod now: caches, queues and in-flight reconciles are lost. The lease
+    /// is not released (LWS does not set `LeaderElectionReleaseOnCancel`).
+    pub fn kill(&mut self, api: &mut ApiServer, rng: &mut SimRng) {
+        let now = api.now_ms();
+        api.trace_external(
+            "fault",
+            "killController",
+            "Pod",
+            &self.pod_name(),
+            String::new(),
+        );
+        self.manager = None;
+        self.webhook_serving.set(false);
+        self.kill_after_writes = None;
+        self.restarts += 1;
+        let (lo, hi) = self.config.restart_delay_ms;
+        self.restart_at_ms = Some(now + rng.range_inclusive(lo, hi));
+    }
+
+    /// Crash right after the controller's `n`-th API write from now.
+    pub fn kill_after_writes(&mut self, n: u64) {
+        self.kill_after_writes = Some(n.max(1));
+    }
+
+    fn pod_name(&self) -> String {
+        format!("lws-controller-manager-{}", self.pod_count)
+    }
+
+    /// Fire every informer's resync now (the `resync` scenario step).
+    pub fn resync_now(&mut self, api: &ApiServer) {
+        let Some(Manager {
+            phase: Phase::Leading {
+                caches, workers, ..
+            },
+            ..
+        }) = &mut self.manager
+        else {
+            return;
+        };
+        let now = api.now_ms();
+        for kind in [
+            KindId::LeaderWorkerSet,
+            KindId::StatefulSet,
+            KindId::Pod,
+            KindId::Service,
+        ] {
+            resync_kind(&caches.borrow(), kind, workers, now);
+        }
+    }
+
+    pub fn step(&mut self, api: &mut ApiServer, rng: &mut SimRng) {
+        let now = api.now_ms();
+        if self.manager.is_none() {
+            if self.restart_at_ms.is_some_and(|t| t <= now) {
+                self.restart_at_ms = None;
+                self.pod_count += 1;
+                self.webhook_serving.set(true);
+                self.manager = Some(Manager {
+                    identity: self.pod_name(),
+                    phase: Phase::Electing {
+                        observed: None,
+                        next_try_ms: now,
+                    },
+                });
+            } else {
+                return;
+            }
+        }
+        let manager = self.manager.as_mut().expect("started above");
+        if let Phase::Electing {
+            observed,
+            next_try_ms,
+        } = &mut manager.phase
+        {
+            if *next_try_ms > now {
+                return;
+            }
+            if !try_acquire(
+                api,
+                &manager.identity,
+                observed,
+                self.config.lease_duration_ms,
+                now,
+            ) {
+                let jitter = 1.0 + 1.2 * rng.unit();
+                *next_try_ms = now + (self.config.retry_period_ms as f64 * jitter) as u64;
+                return;
+            }
+            manager.phase = start_leading(api, rng, &self.config, now);
+        }
+        self.run_leading(api, rng);
+    }
+
+    fn run_leading(&mut self, api: &mut ApiServer, rng: &mut SimRng) {
+        let Some(mut manager) = self.manager.take() else {
+            return;
+        };
+        let killed = self.drive(&mut manager, api, rng);
+        if !killed {
+            self.manager = Some(manager);
+        }
+    }
+
+    /// Deliver watch events and resyncs to the handlers, then run each controller's reconciles
+    /// as far as they go at this instant. Returns true when the pod was killed meanwhile.
+    fn drive(&mut self, manager: &mut Manager, api: &mut ApiServer, rng: &mut SimRng) -> bool {
+        let now = api.now_ms();
+        let Phase::Leading {
+            caches,
+            resync,
+            workers,
+        } = &mut manager.phase
+        else {
+            return false;
+        };
+        {
+            let mut c = caches.borrow_mut();
+            let lws_d = c.lws.poll(api, now);
+            let sts_d = c.statefulsets.poll(api, now);
+            let pod_d = c.pods.poll(api, now);
+            let svc_d = c.services.poll(api, now);
+            c.nodes.poll(api, now);
+            for d in &lws_d {
+                on_lws(workers, d, now);
+            }
+            for d in &sts_d {
+                on_statefulset(workers, d, now);
+            }
+            for d in &pod_d {
+                on_pod(workers, d, now);
+            }
+            for d in &svc_d {
+                on_service(workers, d, now);
+            }
+            for r in resync.iter_mut().filter(|r| r.0 <= now) {
+                resync_kind(&c, r.2, workers, now);
+                r.0 += r.1;
+            }
+        }
+        let flags = self.config.profile.flags.clone();
+        for (i, w) in workers.iter_mut().enumerate() {
+            let actor = w.actor();
+            loop {
+                // Complete a parked write that is due, then let the reconcile run on.
+                if let Some(f) = w.inflight.as_mut() {
+                    if f.write_due_ms.is_none_or(|t| t > now) {
+                        break;
+                    }
+                    let op = f
+                        .exchange
+                        .borrow_mut()
+                        .pending
+                        .take()
+                        .expect("a parked write");
+                    let result = perform(api, actor, op);
+                    f.exchange.borrow_mut().response = Some(result);
+                    f.write_due_ms = None;
+                    self.writes += 1;
+                    if let Some(n) = self.kill_after_writes.as_mut() {
+                        *n -= 1;
+                        if *n == 0 {
+                            self.kill(api, rng);
+                            return true;
+                        }
+                    }
+                } else {
+                    let Some(key) = w.queue.pop_due(now) else {
+                        break;
+                    };
+                    self.reconciles[i] += 1;
+                    w.inflight = Some(start_reconcile(w.which, key, caches.clone(), &flags, now));
+                }
+                let f = w.inflight.as_mut().expect("in flight");
+                match poll_once(f.future.as_mut()) {
+                    Poll::Ready(result) => {
+                        let f = w.inflight.take().expect("in flight");
+                        let events = std::mem::take(&mut f.exchange.borrow_mut().events);
+                        self.events
+                            .extend(events.into_iter().map(|e| format!("{now} {e}")));
+                        finish(&mut w.queue, f.key, result, now);
+                    }
+                    Poll::Pending => {
+                        assert!(
+                            f.exchange.borrow().pending.is_some(),
+                            "a reconcile may only wait on a write"
+                        );
+                        let (lo, hi) = self.config.api_latency_ms;
+                        f.write_due_ms = Some(now + rng.range_inclusive(lo, hi));
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+fn poll_once<F: Future + ?Sized>(f: Pin<&mut F>) -> Poll<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    f.poll(&mut cx)
+}
+
+fn start_reconcile(
+    which: Which,
+    key: Key,
+    caches: Rc<RefCell<Caches>>,
+    flags: &Flags,
+    now: u64,
+) -> InFlight {
+    let exchange = Rc::new(RefCell::new(Exchange {
+        caches,
+        pending: None,
+        response: None,
+        events: Vec::new(),
+    }));
+    let client = SimClient {
+        exchange: exchange.clone(),
+    };
+    let flags = flags.clone();
+    let (ns, name) = key.clone();
+    let future: Pin<Box<dyn Future<Output = lws::client::Result<Action>>>> =
+        match which {
+            Which::Lws => Box::pin(async move {
+                let ctx = lws::lws_controller::Ctx {
+                    flags: &flags,
+                    now: to_time(now),
+                };
+                lws::lws_controller::reconcile(&client, &ctx, &ns, &name).await
+            }),
+            Which::Pod => Box::pin(async move {
+                lws::pod_controller::reconcile(&client, &flags, &ns, &name).await
+            }),
+        };
+    InFlight {
+        key,
+        future,
+        exchange,
+        write_due_ms: None,
+    }
+}
+
+/// `reconcileHandler` result rules (k8s-semantics §7.3).
+fn finish(queue: &mut WorkQueue, key: Key, result: lws::client::Result<Action>, now: u64) {
+    match result {
+        Err(_) => queue.add_rate_limited(key, now),
+        Ok(a) if a.requeue_after_ms.is_some() => {
+            queue.forget(&key);
+            queue.add_after(key, now + a.requeue_after_ms.unwrap_or(0));
+        }
+        Ok(a) if a.requeue => queue.add_rate_limited(key, now),
+        Ok(_) => queue.forget(&key),
+    }
+}
+
+/// client-go `tryAcquireOrRenew`: a record held by someone else is valid until this candidate's
+/// first observation of it plus the lease duration.
+fn try_acquire(
+    api: &mut ApiServer,
+    me: &str,
+    observed: &mut Option<(u64, String)>,
+    lease_ms: u64,
+    now: u64,
+) -> bool {
+    let current = api.try_get::<Lease>(LEASE_NAMESPACE, LEASE_NAME);
+    let holder = current
+        .as_ref()
+        .and_then(|l| l.spec.as_ref())
+        .and_then(|s| s.holder_identity.clone())
+        .unwrap_or_default();
+    let record = current
+        .as_ref()
+        .and_then(|l| l.metadata.resource_version.clone())
+        .unwrap_or_default();
+    if !holder.is_empty() && holder != me {
+        match observed {
+            Some((_, rv)) if *rv == record => {}
+            _ => *observed = Some((now, record)),
+        }
+        let (since, _) = observed.as_ref().expect("set above");
+        if now < since + lease_ms {
+            return false;
+        }
+    }
+    let transitions = current
+        .as_ref()
+        .and_then(|l| l.spec.as_ref())
+        .and_then(|s| s.lease_transitions)
+        .unwrap_or(0);
+    let spec = LeaseSpec {
+        holder_identity: Some(me.to_string()),
+        lease_duration_seconds: Some((lease_ms / 1000) as i32),
+        acquire_time: Some(MicroTime(to_time(now).0)),
+        renew_time: Some(MicroTime(to_time(now).0)),
+        lease_transitions: Some(transitions + i32::from(current.is_some())),
+        ..Default::default()
+    };
+    let result = match current {
+        Some(l) => {
+            let mut l = (*l).clone();
+            l.spec = Some(spec);
+            api.update("leader-election", l).map(|_| ())
+        }
+        None => {
+            let meta = ObjectMeta {
+                name: Some(LEASE_NAME.into()),
+                namespace: Some(LEASE_NAMESPACE.into()),
+                ..Default::default()
+            };
+            api.create(
+                "leader-election",
+                Lease {
+                    metadata: meta,
+                    spec: Some(spec),
+                },
+            )
+            .map(|_| ())
+        }
+    };
+    result.is_ok()
+}
+
+/// Leadership acquired: start the informers (a consistent initial list, which hands every object
+/// to the handlers as an add) and the workers. Lease renewals are not written (docs/fidelity.md).
+fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now: u64) -> Phase {
+    let mut lag = || rng.range_inclusive(cfg.watch_lag_ms.0, cfg.watch_lag_ms.1);
+    let caches = Caches {
+        lws: Informer::start(api, lag()),
+        statefulsets: Informer::start(api, lag()),
+        pods: Informer::start(api, lag()),
+        services: Informer::start(api, lag()),
+        nodes: Informer::start(api, lag()),
+    };
+    let mut workers = [
+        Worker {
+            which: Which::Lws,
+            queue: WorkQueue::default(),
+            inflight: None,
+        },
+        Worker {
+            which: Which::Pod,
+            queue: WorkQueue::default(),
+            inflight: None,
+        },
+    ];
+    for d in caches.lws.initial_deltas() {
+        on_lws(&mut workers, &d, now);
+    }
+    for d in caches.statefulsets.initial_deltas() {
+        on_statefulset(&mut workers, &d, now);
+    }
+    for d in caches.pods.initial_deltas() {
+        on_pod(&mut workers, &d, now);
+    }
+    for d in caches.services.initial_deltas() {
+        on_service(&mut workers, &d, now);
+    }
+    // calculateResyncPeriod: SyncPeriod x U[0.9, 1.1), drawn once per informer.
+    let resync = [
+        KindId::LeaderWorkerSet,
+        KindId::StatefulSet,
+        KindId::Pod,
+        KindId::Service,
+    ]
+    .into_iter()
+    .map(|k| {
+        let period = (cfg.sync_period_ms as f64 * (0.9 + 0.2 * rng.unit())) as u64;
+        (now + period, period, k)
+    })
+    .collect();
+    Phase::Leading {
+        caches: Rc::new(RefCell::new(caches)),
+        resync,
+        workers: Box::new(workers),
+    }
+}
+
+/// A resync replays the whole cache as same-object updates to every handler (no API call).
+fn resync_kind(c: &Caches, kind: KindId, workers: &mut [Worker; 2], now: u64) {
+    fn replay<K: Kind>(inf: &Informer<K>) -> Vec<Delta<K>> {
+        inf.all()
+            .map(|o| Delta {
+                ty: api::EventType::Modified,
+                old: Some(o.clone()),
+                obj: o.clone(),
+            })
+            .collect()
+    }
+    match kind {
+        KindId::LeaderWorkerSet => replay(&c.lws).iter().for_each(|d| on_lws(workers, d, now)),
+        KindId::StatefulSet => replay(&c.statefulsets)
+            .iter()
+            .for_each(|d| on_statefulset(workers, d, now)),
+        KindId::Pod => replay(&c.pods).iter().for_each(|d| on_pod(workers, d, now)),
+        KindId::Service => replay(&c.services)
+            .iter()
+            .for_each(|d| on_service(workers, d, now)),
+        _ => {}
+    }
+}
+
+fn ns_of(meta: &ObjectMeta) -> String {
+    k8s::namespace(meta).to_string()
+}
+
+/// Both the old and the new object of an update, as controller-runtime handlers see them.
+fn versions<K: Kind>(d: &Delta<K>) -> Vec<&K> {
+    let mut v = vec![&*d.obj];
+    if let Some(old) = &d.old {
+        if !std::sync::Arc::ptr_eq(old, &d.obj) {
+            v.push(&**old);
+        }
+    }
+    v
+}
+
+/// `EnqueueRequestForOwner(OnlyControllerOwner)`: by owner kind and name, UID ignored.
+fn controller_owner(meta: &ObjectMeta, kind: &str) -> Option<Key> {
+    k8s::controller_of(meta)
+        .filter(|o| o.kind == kind)
+        .map(|o| (ns_of(meta), o.name.clone()))
+}
+
+/// LWS controller: `For(LeaderWorkerSet)` (V3 lwsc:159-174).
+fn on_lws(workers: &mut [Worker; 2], d: &Delta<LeaderWorkerSet>, now: u64) {
+    workers[0].queue.add(api::key_of(&*d.obj), now);
+}
+
+/// LWS controller: `Owns(StatefulSet)` and `Watches(StatefulSet, by name label)`; pod controller:
+/// `Owns(StatefulSet)` behind the has-name-label filter (V3 lwsc:159-174, podc:305-319).
+fn on_statefulset(workers: &mut [Worker; 2], d: &Delta<StatefulSet>, now: u64) {
+    for s in versions(d) {
+        if let Some(k) = controller_owner(&s.metadata, "LeaderWorkerSet") {
+            workers[0].queue.add(k, now);
+        }
+        if let Some(name) = k8s::label(&s.metadata, keys::SET_NAME) {
+            workers[0]
+                .queue
+                .add((ns_of(&s.metadata), name.to_string()), now);
+            if let Some(k) = controller_owner(&s.metadata, "Pod") {
+                workers[1].queue.add(k, now);
+            }
+        }
+    }
+}
+
+/// Pod controller: `For(Pod)` behind the has-name-label filter.
+fn on_pod(workers: &mut [Worker; 2], d: &Delta<Pod>, now: u64) {
+    if k8s::label(&d.obj.metadata, keys::SET_NAME).is_some() {
+        workers[1].queue.add(api::key_of(&*d.obj), now);
+    }
+}
+
+/// LWS controller: `Owns(Service)`.
+fn on_service(workers: &mut [Worker; 2], d: &Delta<Service>, now: u64) {
+    for s in versions(d) {
+        if let Some(k) = controller_owner(&s.metadata, "LeaderWorkerSet") {
+            workers[0].queue.add(k, now);
+        }
+    }
+}
+
+fn to_client_error(e: ApiError) -> lws::client::Error {
+    let reason = match e.reason {
+        Reason::NotFound => ClientReason::NotFound,
+        Reason::AlreadyExists => ClientReason::AlreadyExists,
+        Reason::Conflict => ClientReason::Conflict,
+        Reason::Invalid => ClientReason::Invalid,
+        Reason::TooManyRequests => ClientReason::TooManyRequests,
+        Reason::InternalError => ClientReason::InternalError,
+        Reason::Timeout => ClientReason::Timeout,
+    };
+    lws::client::Error::new(reason, e.message)
+}
+
+/// Carry out a parked write against the API server.
+fn perform(
+    api: &mut ApiServer,
+    actor: &str,
+    op: WriteOp,
+) -> lws::client::Result<Option<AnyObject>> {
+    fn typed<K: Kind + Send + Sync>(
+        api: &mut ApiServer,
+        actor: &str,
+        op: WriteOp,
+    ) -> Result<Option<AnyObject>, ApiError> {
+        let obj = || -> K {
+            *op.object
+                .expect("write carries an object")
+                .downcast::<K>()
+                .expect("object of the op's kind")
+        };
+        let any = |r: Result<std::sync::Arc<K>, ApiError>| r.map(|o| Some(o as AnyObject));
+        match op.verb {
+            "create" => any(api.create(actor, obj())),
+            "update" => any(api.update(actor, obj())),
+            "update-status" => any(api.update_status(actor, obj())),
+            "patch" => any(api.merge_patch(
+                actor,
+                &op.namespace,
+                &op.name,
+                op.patch.as_ref().expect("patch body"),
+            )),
+            "apply" => any(api.apply(&op.field_manager, &obj(), op.force)),
+            "delete" => {
+                let propagation = op.propagation.map(|p| match p {
+                    lws::client::Propagation::Background => api::Propagation::Background,
+                    lws::client::Propagation::Foreground => api::Propagation::Foreground,
+                    lws::client::Propagation::Orphan => api::Propagation::Orphan,
+                });
+                let opts = DeleteOptions {
+                    propagation,
+                    ..Default::default()
+                };
+                api.delete::<K>(actor, &op.namespace, &op.name, &opts)
+                    .map(|d| match d {
+                        Deleted::Gone(o) | Deleted::Terminating(o) => Some(o as AnyObject),
+                    })
+            }
+            other => unreachable!("unknown verb {other}"),
+        }
+    }
+    let result = match op.kind {
+        KindId::LeaderWorkerSet => typed::<LeaderWorkerSet>(api, actor, op),
+        KindId::StatefulSet => typed::<StatefulSet>(api, actor, op),
+        KindId::Pod => typed::<Pod>(api, actor, op),
+        KindId::Service => typed::<Service>(api, actor, op),
+        KindId::Node => typed::<Node>(api, actor, op),
+        other => unreachable!("the LWS controllers do not write {other}"),
+    };
+    result.map_err(to_client_error)
+}

@@ -1,0 +1,271 @@
+//! The ported LWS controllers running in the world (issue: controllers identical to production).
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use lws::api::{
+    keys, LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, RollingUpdateConfiguration,
+    RolloutStrategy,
+};
+use lws::k8s;
+use lws::profile::Profile;
+use lws_sim::api::Selector;
+use lws_sim::controller::ControllerConfig;
+use lws_sim::world::{ClusterConfig, Event, World};
+
+fn template(image: &str) -> PodTemplateSpec {
+    PodTemplateSpec {
+        metadata: None,
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "vllm".into(),
+                image: Some(image.into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+    }
+}
+
+fn lws(replicas: i32, size: i32, image: &str) -> LeaderWorkerSet {
+    LeaderWorkerSet {
+        metadata: ObjectMeta {
+            name: Some("vllm".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: LeaderWorkerSetSpec {
+            replicas: Some(replicas),
+            leader_worker_template: LeaderWorkerTemplate {
+                worker_template: template(image),
+                size: Some(size),
+                ..Default::default()
+            },
+            rollout_strategy: Some(RolloutStrategy {
+                type_: "RollingUpdate".into(),
+                rolling_update_configuration: Some(RollingUpdateConfiguration {
+                    max_unavailable: Some(IntOrString::Int(1)),
+                    max_surge: Some(IntOrString::Int(0)),
+                    partition: None,
+                }),
+            }),
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn world(profile: &str, seed: u64) -> World {
+    let mut w = World::new(
+        seed,
+        ClusterConfig {
+            node_count: 8,
+            pods_per_node: 4,
+            ..Default::default()
+        },
+    );
+    w.install_controller(ControllerConfig::new(Profile::parse(profile).unwrap()));
+    w
+}
+
+fn available(w: &World) -> bool {
+    let Some(l) = w.api.try_get::<LeaderWorkerSet>("default", "vllm") else {
+        return false;
+    };
+    let conds = l
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    conds
+        .iter()
+        .any(|c| c.type_ == "Available" && c.status == "True")
+        && l.metadata.generation
+            == l.status
+                .as_ref()
+                .map(|_| l.metadata.generation)
+                .unwrap_or_default()
+}
+
+fn image_of(w: &World, pod: &str) -> Option<String> {
+    w.api
+        .try_get::<Pod>("default", pod)
+        .and_then(|p| p.spec.as_ref().unwrap().containers[0].image.clone())
+}
+
+fn all_pods_on(w: &World, image: &str, n: usize) -> bool {
+    let pods = w.api.list::<Pod>(
+        Some("default"),
+        &Selector::labels([(keys::SET_NAME, "vllm")]),
+    );
+    pods.len() == n
+        && pods.iter().all(|p| {
+            k8s::is_running_and_ready(p)
+                && p.metadata.deletion_timestamp.is_none()
+                && p.spec.as_ref().unwrap().containers[0].image.as_deref() == Some(image)
+        })
+}
+
+fn set_image(w: &mut World, image: &str) {
+    let cur = w.api.get::<LeaderWorkerSet>("default", "vllm").unwrap();
+    let mut l = (*cur).clone();
+    l.spec.leader_worker_template.worker_template = template(image);
+    w.api.update("user", l).unwrap();
+}
+
+fn start(profile: &str, seed: u64) -> World {
+    let mut w = world(profile, seed);
+    w.api.create("user", lws(4, 3, "v1")).unwrap();
+    assert!(
+        w.run_until_pred(1_800_000, |w| available(w) && all_pods_on(w, "v1", 12)),
+        "never became available"
+    );
+    w
+}
+
+/// Leader pod deletions by the StatefulSet controller: (time, group index).
+fn leader_deletes(w: &World) -> Vec<(u64, String)> {
+    w.api
+        .trace
+        .filter("delete", "Pod")
+        .filter(|e| e.actor == "statefulset-controller" && e.name.matches('-').count() == 1)
+        .map(|e| (e.at_ms, e.name.clone()))
+        .collect()
+}
+
+#[test]
+fn v041_creates_an_available_lws_and_rolls_group_by_group_from_the_top() {
+    let mut w = start("v0.4.1", 1);
+    let sts = w.api.get::<StatefulSet>("default", "vllm").unwrap();
+    assert_eq!(sts.spec.replicas, Some(4));
+    for i in 0..4 {
+        let worker = w
+            .api
+            .get::<StatefulSet>("default", &format!("vllm-{i}"))
+            .unwrap();
+        assert_eq!(worker.spec.replicas, Some(2));
+        assert_eq!(k8s::controller_of(&worker.metadata).unwrap().kind, "Pod");
+    }
+    let t0 = w.now_ms;
+    let deletes_before = leader_deletes(&w).len();
+    set_image(&mut w, "v2");
+    assert!(
+        w.run_until_pred(7_200_000, |w| available(w) && all_pods_on(w, "v2", 12)),
+        "rollout did not finish"
+    );
+    let deletes: Vec<(u64, String)> = leader_deletes(&w)
+        .into_iter()
+        .skip(deletes_before)
+        .collect();
+    let names: Vec<&str> = deletes.iter().map(|d| d.1.as_str()).collect();
+    assert_eq!(
+        names,
+        ["vllm-3", "vllm-2", "vllm-1", "vllm-0"],
+        "from the highest index down"
+    );
+    assert!(deletes[0].0 >= t0);
+    // maxUnavailable 1: each next group only after the previous one is back (pods take >= 20 s).
+    for pair in deletes.windows(2) {
+        assert!(pair[1].0 >= pair[0].0 + 20_000, "{pair:?}");
+    }
+    // The partition walked 3, 2, 1, 0 on the leader StatefulSet.
+    let partitions: Vec<i32> = w
+        .api
+        .statefulsets
+        .log()
+        .iter()
+        .filter(|e| e.obj.metadata.name.as_deref() == Some("vllm") && e.at_ms >= t0)
+        .filter_map(|e| {
+            e.obj
+                .spec
+                .update_strategy
+                .as_ref()?
+                .rolling_update
+                .as_ref()?
+                .partition
+        })
+        .collect();
+    let mut walk = partitions.clone();
+    walk.dedup();
+    assert_eq!(walk, [4, 3, 2, 1, 0], "partition sequence {partitions:?}");
+}
+
+/// Restart the controller while group 3 is updating; count worker StatefulSet template writes.
+fn restart_mid_rollout(profile: &str) -> (World, Vec<String>) {
+    let mut w = start(profile, 7);
+    set_image(&mut w, "v2");
+    // Wait until group 3's leader has been replaced, then kill the controller.
+    assert!(w.run_until_pred(600_000, |w| image_of(w, "vllm-3").as_deref() == Some("v2")));
+    let t_kill = w.now_ms;
+    w.schedule(t_kill, Event::KillController);
+    w.run_until(t_kill + 120_000);
+    let rewritten: Vec<String> = w
+        .api
+        .trace
+        .entries
+        .iter()
+        .filter(|e| {
+            e.at_ms >= t_kill && e.kind == "StatefulSet" && e.verb == "apply" && e.name != "vllm"
+        })
+        .map(|e| e.name.clone())
+        .collect();
+    (w, rewritten)
+}
+
+#[test]
+fn v030_restart_mid_rollout_rewrites_every_groups_workers_at_once_and_v041_does_not() {
+    let (w, rewritten) = restart_mid_rollout("v0.3.0");
+    let mut groups = rewritten.clone();
+    groups.sort();
+    groups.dedup();
+    assert_eq!(
+        groups,
+        ["vllm-0", "vllm-1", "vllm-2"],
+        "the restart re-applied the old groups' worker sts"
+    );
+    // Their workers now run the new image under the old leaders: the seed outage.
+    let mut mixed = 0;
+    for g in 0..3 {
+        if image_of(&w, &format!("vllm-{g}")).as_deref() == Some("v1")
+            && image_of(&w, &format!("vllm-{g}-2")).as_deref() == Some("v2")
+        {
+            mixed += 1;
+        }
+    }
+    assert!(mixed >= 2, "old leaders with new workers in {mixed} groups");
+
+    let (w, rewritten) = restart_mid_rollout("v0.4.1");
+    assert!(
+        rewritten.is_empty(),
+        "v0.4.1 never rewrites a worker sts: {rewritten:?}"
+    );
+    for g in 0..3 {
+        assert_eq!(
+            image_of(&w, &format!("vllm-{g}-2")).as_deref(),
+            image_of(&w, &format!("vllm-{g}")).as_deref()
+        );
+    }
+}
+
+#[test]
+fn a_restarted_controller_waits_for_the_old_lease() {
+    let mut w = start("v0.4.1", 3);
+    let t_kill = w.now_ms;
+    w.schedule(t_kill, Event::KillController);
+    w.run_until(t_kill + 60_000);
+    let acquired: Vec<u64> = w
+        .api
+        .trace
+        .entries
+        .iter()
+        .filter(|e| e.kind == "Lease" && e.at_ms >= t_kill)
+        .map(|e| e.at_ms)
+        .collect();
+    assert_eq!(acquired.len(), 1);
+    assert!(
+        acquired[0] >= t_kill + 15_000 + 1_000,
+        "lease 15 s after first observation, plus the restart delay"
+    );
+    assert!(acquired[0] <= t_kill + 15_000 + 5_000 + 4_400);
+}

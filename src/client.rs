@@ -1,0 +1,162 @@
+//! The `Client` the reconcilers are written against: controller-runtime's client, as LWS uses it.
+//! Reads come from the controller's (possibly stale) cache; writes go to the API server.
+//!
+//! Every method is `async`: each call is a point at which the caller may be suspended while the
+//! world runs other actors, fails the call, or kills the controller (the future is then dropped).
+//! The simulator drives these futures on a deterministic executor; nothing here knows about it.
+
+use std::fmt;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
+use k8s_openapi::api::core::v1::{Node, Pod, Service};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::api::LeaderWorkerSet;
+
+/// An object kind the reconcilers read or write.
+pub trait Resource:
+    Clone + PartialEq + Serialize + DeserializeOwned + fmt::Debug + Send + Sync + 'static
+{
+    const KIND: &'static str;
+    const API_VERSION: &'static str;
+    fn meta(&self) -> &ObjectMeta;
+    fn meta_mut(&mut self) -> &mut ObjectMeta;
+}
+
+macro_rules! resource {
+    ($ty:ty, $kind:literal, $version:expr) => {
+        impl Resource for $ty {
+            const KIND: &'static str = $kind;
+            const API_VERSION: &'static str = $version;
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+
+resource!(LeaderWorkerSet, "LeaderWorkerSet", crate::api::API_VERSION);
+resource!(StatefulSet, "StatefulSet", "apps/v1");
+resource!(ControllerRevision, "ControllerRevision", "apps/v1");
+resource!(Pod, "Pod", "v1");
+resource!(Service, "Service", "v1");
+resource!(Node, "Node", "v1");
+
+/// `metav1.StatusReason` of a failed call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    NotFound,
+    AlreadyExists,
+    Conflict,
+    Invalid,
+    TooManyRequests,
+    InternalError,
+    Timeout,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    pub reason: Reason,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(reason: Reason, message: impl Into<String>) -> Error {
+        Error {
+            reason,
+            message: message.into(),
+        }
+    }
+
+    /// An error of the reconciler's own (not from the API): requeued with back-off.
+    pub fn internal(message: impl Into<String>) -> Error {
+        Error::new(Reason::InternalError, message)
+    }
+
+    pub fn is_not_found(&self) -> bool {
+        self.reason == Reason::NotFound
+    }
+
+    pub fn is_already_exists(&self) -> bool {
+        self.reason == Reason::AlreadyExists
+    }
+
+    pub fn is_conflict(&self) -> bool {
+        self.reason == Reason::Conflict
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}: {}", self.reason, self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Propagation {
+    Background,
+    Foreground,
+    Orphan,
+}
+
+/// What a reconcile asks of its queue (controller-runtime `reconcile.Result`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Action {
+    pub requeue_after_ms: Option<u64>,
+    /// Deprecated `Requeue: true`: a rate-limited requeue.
+    pub requeue: bool,
+}
+
+impl Action {
+    pub fn done() -> Action {
+        Action::default()
+    }
+
+    pub fn requeue_after(ms: u64) -> Action {
+        Action {
+            requeue_after_ms: Some(ms),
+            requeue: false,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+#[allow(async_fn_in_trait)]
+pub trait Client {
+    /// From the cache: NotFound when the cache does not hold it.
+    async fn get<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>>;
+    /// From the cache, objects carrying every given label, in name order.
+    async fn list<K: Resource>(
+        &self,
+        namespace: &str,
+        labels: &[(&str, &str)],
+    ) -> Result<Vec<Arc<K>>>;
+    async fn create<K: Resource>(&self, obj: K) -> Result<Arc<K>>;
+    async fn update<K: Resource>(&self, obj: K) -> Result<Arc<K>>;
+    async fn update_status<K: Resource>(&self, obj: K) -> Result<Arc<K>>;
+    async fn merge_patch<K: Resource>(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: serde_json::Value,
+    ) -> Result<Arc<K>>;
+    /// Server-side apply with an explicit field manager and force flag.
+    async fn apply<K: Resource>(&self, obj: K, field_manager: &str, force: bool) -> Result<Arc<K>>;
+    async fn delete<K: Resource>(
+        &self,
+        namespace: &str,
+        name: &str,
+        propagation: Option<Propagation>,
+    ) -> Result<()>;
+    /// `record.EventRecorder.Eventf`: not an API write the reconcilers depend on.
+    fn event(&self, object: &ObjectMeta, type_: &str, reason: &str, message: &str);
+}

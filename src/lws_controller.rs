@@ -1,0 +1,438 @@
+//! The LeaderWorkerSet reconciler, v0.3.0 and v0.4.1 (lws `pkg/controllers/leaderworkerset_controller.go`
+//! at v0.3.0 = V3 and at 84da957 = FX; lws-spec §2). One call of `reconcile` is one reconcile of
+//! one key; every `Client` call inside it is a point where the world may interleave.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::{
+    RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
+};
+use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Service, ServiceSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use crate::api::{keys, LeaderWorkerSet, LeaderWorkerSetStatus};
+use crate::client::{Action, Client, Error, Resource, Result};
+use crate::hash::template_hash;
+use crate::k8s;
+use crate::profile::{Flags, StatusSource, WorkerStsReady};
+use crate::rollout::{self, GroupStatus, Knobs, LeaderSts};
+
+pub const FIELD_MANAGER: &str = "lws";
+
+/// What a reconcile needs besides the client: the release's flags and the time to stamp on
+/// conditions (passed in: the reconcilers read no clock).
+pub struct Ctx<'a> {
+    pub flags: &'a Flags,
+    pub now: Time,
+}
+
+pub async fn reconcile<C: Client>(
+    c: &C,
+    ctx: &Ctx<'_>,
+    namespace: &str,
+    name: &str,
+) -> Result<Action> {
+    let lws = match c.get::<LeaderWorkerSet>(namespace, name).await {
+        Ok(l) => l,
+        Err(e) if e.is_not_found() => return Ok(Action::done()),
+        Err(e) => return Err(e),
+    };
+    let hash = template_hash(&lws, ctx.flags.network_config);
+    let (partition, replicas) = rolling_update_parameters(c, ctx, &lws, &hash).await?;
+    let sts = leader_statefulset(&lws, &hash, partition, replicas, ctx.flags);
+    c.apply(sts, FIELD_MANAGER, true).await?;
+    if subdomain_policy(&lws, ctx.flags) != "UniquePerReplica" {
+        create_headless_service_if_missing(c, &lws).await?;
+    }
+    update_status(c, ctx, &lws, &hash).await?;
+    Ok(Action::done())
+}
+
+fn subdomain_policy(lws: &LeaderWorkerSet, flags: &Flags) -> String {
+    if !flags.network_config {
+        return "Shared".into();
+    }
+    lws.spec
+        .network_config
+        .as_ref()
+        .and_then(|n| n.subdomain_policy.clone())
+        .unwrap_or_else(|| "Shared".into())
+}
+
+/// The scaled knobs: MS rounded up and clamped to R, MU rounded down (V3 lwsc:231-239, 286).
+pub fn knobs(lws: &LeaderWorkerSet) -> Result<Knobs> {
+    let r = lws.replicas();
+    let ru = lws.rolling_update();
+    let ms = ru.max_surge.unwrap_or(IntOrString::Int(0));
+    let mu = ru.max_unavailable.unwrap_or(IntOrString::Int(1));
+    let ms = k8s::scaled_value(&ms, r, true)
+        .map_err(Error::internal)?
+        .max(0)
+        .min(r);
+    let mu = k8s::scaled_value(&mu, r, false).map_err(Error::internal)?;
+    Ok(Knobs {
+        replicas: r,
+        max_unavailable: mu,
+        max_surge: ms,
+    })
+}
+
+async fn rolling_update_parameters<C: Client>(
+    c: &C,
+    ctx: &Ctx<'_>,
+    lws: &LeaderWorkerSet,
+    hash: &str,
+) -> Result<(i32, i32)> {
+    let k = knobs(lws)?;
+    let sts = match c.get::<StatefulSet>(lws.namespace(), lws.name()).await {
+        Ok(s) => Some(s),
+        Err(e) if e.is_not_found() => None,
+        Err(e) => return Err(e),
+    };
+    let view = sts.as_deref().map(leader_view);
+    if let Some(r) = rollout::early_parameters(&k, view.as_ref(), hash) {
+        return Ok(r);
+    }
+    let view = view.expect("case 1 covers a missing sts");
+    let states = ready_and_updated(c, ctx, lws, hash, view.replicas).await?;
+    rollout::late_parameters(&k, &view, &states).map_err(Error::internal)
+}
+
+fn leader_view(sts: &StatefulSet) -> LeaderSts {
+    LeaderSts {
+        replicas: sts.spec.replicas.unwrap_or(1),
+        partition: sts
+            .spec
+            .update_strategy
+            .as_ref()
+            .and_then(|s| s.rolling_update.as_ref())
+            .and_then(|r| r.partition)
+            .unwrap_or(0),
+        hash: k8s::label(&sts.metadata, keys::TEMPLATE_REVISION_HASH)
+            .unwrap_or("")
+            .to_string(),
+        replicas_annotation: k8s::annotation(&sts.metadata, keys::REPLICAS).map(str::to_string),
+    }
+}
+
+/// `StatefulsetReady` (V3 stsu:48-51), or availability with PR #705.
+pub fn statefulset_ready(sts: &StatefulSet, readiness: WorkerStsReady) -> bool {
+    let st = sts.status.clone().unwrap_or_default();
+    let counted = match readiness {
+        WorkerStsReady::Exists => st.replicas,
+        WorkerStsReady::Available => st.available_replicas.unwrap_or(0),
+    };
+    sts.spec.replicas.unwrap_or(1) == counted && st.current_revision == st.update_revision
+}
+
+/// Place objects by their group-index label into `[0, len)`; others are dropped (V3 utils:49-67).
+fn by_group_index<K: Resource>(objects: Vec<Arc<K>>, len: i32) -> Vec<Option<Arc<K>>> {
+    let mut out = vec![None; len.max(0) as usize];
+    for o in objects {
+        let index = k8s::label(o.meta(), keys::GROUP_INDEX).and_then(|v| v.parse::<i32>().ok());
+        if let Some(i) = index.filter(|i| (0..len).contains(i)) {
+            out[i as usize] = Some(o);
+        }
+    }
+    out
+}
+
+/// `iterateReplicas`: ready-and-updated per group index in `[0, S)` (V3 lwsc:481-543).
+async fn ready_and_updated<C: Client>(
+    c: &C,
+    ctx: &Ctx<'_>,
+    lws: &LeaderWorkerSet,
+    hash: &str,
+    s: i32,
+) -> Result<Vec<bool>> {
+    let name = lws.name();
+    let pods = c
+        .list::<Pod>(
+            lws.namespace(),
+            &[(keys::SET_NAME, name), (keys::WORKER_INDEX, "0")],
+        )
+        .await?;
+    let sets = c
+        .list::<StatefulSet>(lws.namespace(), &[(keys::SET_NAME, name)])
+        .await?;
+    let pods = by_group_index(pods, s);
+    let sets = by_group_index(sets, s);
+    let no_worker_sts = ctx.flags.size_one_skips_worker_sts && lws.size() == 1;
+    Ok((0..s as usize)
+        .map(|i| {
+            let want = format!("{name}-{i}");
+            let Some(pod) = &pods[i] else { return false };
+            let pod_ok = k8s::name(&pod.metadata) == want
+                && k8s::label(&pod.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash)
+                && k8s::is_running_and_ready(pod);
+            if no_worker_sts {
+                return pod_ok;
+            }
+            let Some(sts) = &sets[i] else { return false };
+            pod_ok
+                && k8s::name(&sts.metadata) == want
+                && k8s::label(&sts.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash)
+                && statefulset_ready(sts, ctx.flags.worker_sts_ready)
+        })
+        .collect())
+}
+
+/// `constructLeaderStatefulSetApplyConfiguration` (V3 lwsc:538-600; FX adds the subdomain
+/// policy annotation).
+pub fn leader_statefulset(
+    lws: &LeaderWorkerSet,
+    hash: &str,
+    partition: i32,
+    replicas: i32,
+    flags: &Flags,
+) -> StatefulSet {
+    let name = lws.name().to_string();
+    let mut template: PodTemplateSpec = lws.leader_template().clone();
+    let tmeta = template.metadata.get_or_insert_with(ObjectMeta::default);
+    let labels = tmeta.labels.get_or_insert_with(BTreeMap::new);
+    labels.insert(keys::WORKER_INDEX.into(), "0".into());
+    labels.insert(keys::SET_NAME.into(), name.clone());
+    labels.insert(keys::TEMPLATE_REVISION_HASH.into(), hash.to_string());
+    let annotations = tmeta.annotations.get_or_insert_with(BTreeMap::new);
+    annotations.insert(keys::SIZE.into(), lws.size().to_string());
+    add_topology_annotations(lws, annotations);
+    if subdomain_policy(lws, flags) == "UniquePerReplica" {
+        annotations.insert(keys::SUBDOMAIN_POLICY.into(), "UniquePerReplica".into());
+    }
+    StatefulSet {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: Some(lws.namespace().to_string()),
+            labels: Some(
+                [
+                    (keys::SET_NAME.to_string(), name.clone()),
+                    (keys::TEMPLATE_REVISION_HASH.to_string(), hash.to_string()),
+                ]
+                .into(),
+            ),
+            annotations: Some([(keys::REPLICAS.to_string(), lws.replicas().to_string())].into()),
+            owner_references: Some(vec![k8s::controller_ref(
+                crate::api::API_VERSION,
+                crate::api::KIND,
+                &lws.metadata,
+            )]),
+            ..Default::default()
+        },
+        spec: StatefulSetSpec {
+            replicas: Some(replicas),
+            pod_management_policy: Some("Parallel".into()),
+            service_name: Some(name.clone()),
+            selector: LabelSelector {
+                match_labels: Some(
+                    [
+                        (keys::SET_NAME.to_string(), name),
+                        (keys::WORKER_INDEX.to_string(), "0".to_string()),
+                    ]
+                    .into(),
+                ),
+                match_expressions: None,
+            },
+            update_strategy: Some(StatefulSetUpdateStrategy {
+                type_: Some("RollingUpdate".into()),
+                rolling_update: Some(RollingUpdateStatefulSetStrategy {
+                    partition: Some(partition),
+                    // Copied verbatim from the LWS in V3 and FX (lws-spec §2.4; B13).
+                    max_unavailable: lws.rolling_update().max_unavailable,
+                }),
+            }),
+            template,
+            ..Default::default()
+        },
+        status: None,
+    }
+}
+
+/// The exclusive-topology annotations copied from the LWS metadata to pod templates.
+pub fn add_topology_annotations(lws: &LeaderWorkerSet, annotations: &mut BTreeMap<String, String>) {
+    if let Some(t) =
+        k8s::annotation(&lws.metadata, keys::EXCLUSIVE_TOPOLOGY).filter(|t| !t.is_empty())
+    {
+        annotations.insert(keys::EXCLUSIVE_TOPOLOGY.into(), t.to_string());
+    }
+    if let Some(sgs) = lws
+        .spec
+        .leader_worker_template
+        .sub_group_policy
+        .as_ref()
+        .and_then(|p| p.sub_group_size)
+    {
+        annotations.insert(keys::SUBGROUP_SIZE.into(), sgs.to_string());
+        if let Some(t) = k8s::annotation(&lws.metadata, keys::SUBGROUP_EXCLUSIVE_TOPOLOGY) {
+            annotations.insert(keys::SUBGROUP_EXCLUSIVE_TOPOLOGY.into(), t.to_string());
+        }
+    }
+}
+
+/// The shared headless Service, created when missing and never updated (V3 lwsc:124-156).
+async fn create_headless_service_if_missing<C: Client>(c: &C, lws: &LeaderWorkerSet) -> Result<()> {
+    match c.get::<Service>(lws.namespace(), lws.name()).await {
+        Ok(_) => return Ok(()),
+        Err(e) if e.is_not_found() => {}
+        Err(e) => return Err(e),
+    }
+    let svc = headless_service(
+        lws.name(),
+        lws.namespace(),
+        [(keys::SET_NAME, lws.name())],
+        k8s::controller_ref(crate::api::API_VERSION, crate::api::KIND, &lws.metadata),
+    );
+    c.create(svc).await.map(|_| ()).inspect_err(|e| {
+        c.event(
+            &lws.metadata,
+            "Warning",
+            "FailedCreate",
+            &format!("Failed to create headless service: {e}"),
+        );
+    })
+}
+
+pub fn headless_service<'a>(
+    name: &str,
+    namespace: &str,
+    selector: impl IntoIterator<Item = (&'a str, &'a str)>,
+    owner: k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference,
+) -> Service {
+    Service {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some(namespace.into()),
+            owner_references: Some(vec![owner]),
+            ..Default::default()
+        },
+        spec: Some(ServiceSpec {
+            cluster_ip: Some("None".into()),
+            selector: Some(
+                selector
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            publish_not_ready_addresses: Some(true),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+/// `updateStatus` + `updateConditions`: one `Status().Update` when anything changed, built on
+/// the LWS read at the start of the reconcile (a stale one gets a Conflict).
+async fn update_status<C: Client>(
+    c: &C,
+    ctx: &Ctx<'_>,
+    lws: &Arc<LeaderWorkerSet>,
+    hash: &str,
+) -> Result<()> {
+    let sts = c.get::<StatefulSet>(lws.namespace(), lws.name()).await?;
+    let mut status = lws.status.clone().unwrap_or_default();
+    let before = status.clone();
+    status.replicas = sts.status.as_ref().map(|s| s.replicas).unwrap_or(0);
+    if status.hpa_pod_selector.as_deref().unwrap_or("").is_empty() {
+        status.hpa_pod_selector = Some(format!(
+            "{}={},{}=0",
+            keys::SET_NAME,
+            lws.name(),
+            keys::WORKER_INDEX
+        ));
+    }
+    let groups = group_statuses(c, ctx, lws, hash).await?;
+    let summary = rollout::summarize(&groups, lws.replicas());
+    status.ready_replicas = summary.ready_replicas;
+    status.updated_replicas = summary.updated_replicas;
+    let wanted = summary
+        .conditions
+        .iter()
+        .map(|t| rollout::condition(t, ctx.now.clone()))
+        .collect();
+    let conditions_changed = rollout::set_conditions(&mut status.conditions, wanted);
+    if conditions_changed {
+        let first = status
+            .conditions
+            .iter()
+            .find(|c| c.type_ == summary.conditions[0])
+            .map(|c| (c.reason.clone(), c.message.clone()));
+        if let Some((reason, message)) = first {
+            let msg = format!(
+                "{message}, with {} groups ready of total {} groups",
+                summary.ready_non_burst,
+                lws.replicas()
+            );
+            c.event(&lws.metadata, "Normal", &reason, &msg);
+        }
+    }
+    if status == before {
+        return Ok(());
+    }
+    let mut updated: LeaderWorkerSet = (**lws).clone();
+    updated.status = Some(LeaderWorkerSetStatus { ..status });
+    c.update_status(updated).await.map(|_| ())
+}
+
+/// Per-group readiness for the status, from worker StatefulSets (V3) or leader pods (FX).
+async fn group_statuses<C: Client>(
+    c: &C,
+    ctx: &Ctx<'_>,
+    lws: &LeaderWorkerSet,
+    hash: &str,
+) -> Result<Vec<GroupStatus>> {
+    let ns = lws.namespace();
+    let name = lws.name();
+    let readiness = ctx.flags.worker_sts_ready;
+    let mut out = Vec::new();
+    match ctx.flags.status_source {
+        StatusSource::WorkerSts => {
+            for sts in c.list::<StatefulSet>(ns, &[(keys::SET_NAME, name)]).await? {
+                if k8s::name(&sts.metadata) == name {
+                    continue;
+                }
+                let index = group_index(&sts.metadata)?;
+                let leader = c.get::<Pod>(ns, k8s::name(&sts.metadata)).await?;
+                out.push(GroupStatus {
+                    index,
+                    ready: statefulset_ready(&sts, readiness) && k8s::is_running_and_ready(&leader),
+                    updated: k8s::label(&sts.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash)
+                        && k8s::label(&leader.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash),
+                });
+            }
+        }
+        StatusSource::LeaderPods => {
+            let no_worker_sts = ctx.flags.size_one_skips_worker_sts && lws.size() == 1;
+            for pod in c
+                .list::<Pod>(ns, &[(keys::SET_NAME, name), (keys::WORKER_INDEX, "0")])
+                .await?
+            {
+                let index = group_index(&pod.metadata)?;
+                let pod_updated =
+                    k8s::label(&pod.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash);
+                if no_worker_sts {
+                    out.push(GroupStatus {
+                        index,
+                        ready: k8s::is_running_and_ready(&pod),
+                        updated: pod_updated,
+                    });
+                    continue;
+                }
+                let sts = c.get::<StatefulSet>(ns, k8s::name(&pod.metadata)).await?;
+                out.push(GroupStatus {
+                    index,
+                    ready: k8s::is_running_and_ready(&pod) && statefulset_ready(&sts, readiness),
+                    updated: pod_updated
+                        && k8s::label(&sts.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn group_index(meta: &ObjectMeta) -> Result<i32> {
+    let v = k8s::label(meta, keys::GROUP_INDEX).unwrap_or("");
+    v.parse()
+        .map_err(|_| Error::internal(format!("strconv.Atoi: parsing {v:?}: invalid syntax")))
+}

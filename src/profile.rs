@@ -1,0 +1,263 @@
+//! Releases as named sets of behaviour flags. A reconciler is named `PROFILE[,flag=value...]`,
+//! for example `v0.3.0,worker-update-strategy=OnDelete`. Every flag names the upstream change that
+//! introduced it (kubernetes-sigs/lws; lws-spec §0 and docs/fidelity.md).
+
+use std::fmt;
+
+/// How the pod controller writes a group's worker StatefulSet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerStsWrite {
+    /// v0.3.0: forced server-side apply on every leader-pod reconcile (the seed bug, #225).
+    Apply,
+    /// v0.4.1: create only when missing (PR #229, commit 84da957, cherry-picked as 58c0ac6).
+    Create,
+}
+
+/// What counts as a "ready" worker StatefulSet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerStsReady {
+    /// v0.3.0..v0.8: `spec.replicas == status.replicas` (pods merely exist; bug B14).
+    Exists,
+    /// v0.9.0+: `spec.replicas == status.availableReplicas` (PR #705, commit 7a4e3c1).
+    Available,
+}
+
+/// Which objects `updateConditions` iterates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusSource {
+    /// v0.3.0: worker StatefulSets; a missing leader pod is an error (lwsc:337-424).
+    WorkerSts,
+    /// v0.4.0+: leader pods; a missing worker StatefulSet is an error (FX lwsc:315-400).
+    LeaderPods,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flags {
+    pub worker_sts_write: WorkerStsWrite,
+    /// The workaround proposed in #225: `OnDelete` on worker StatefulSets. Not an upstream release.
+    pub worker_update_strategy_on_delete: bool,
+    pub worker_sts_ready: WorkerStsReady,
+    pub status_source: StatusSource,
+    /// v0.4.0 (#180): no worker StatefulSet for size 1; v0.3.0 creates one with 0 replicas.
+    pub size_one_skips_worker_sts: bool,
+    /// v0.4.0 (#215): default restartPolicy `RecreateGroupOnPodRestart`, `Default` becomes `None`.
+    pub restart_policy_default_recreate: bool,
+    /// v0.4.0 (#150, #212): `networkConfig.subdomainPolicy` defaulted to `Shared` and part of the
+    /// template hash; `LWS_GROUP_SIZE` env; LWS env values override the user's.
+    pub network_config: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Profile {
+    pub name: String,
+    pub flags: Flags,
+}
+
+pub const RELEASES: [&str; 2] = ["v0.3.0", "v0.4.1"];
+
+struct FlagSpec {
+    name: &'static str,
+    values: &'static [&'static str],
+    upstream: &'static str,
+}
+
+const FLAGS: &[FlagSpec] = &[
+    FlagSpec {
+        name: "worker-sts-write",
+        values: &["apply", "create"],
+        upstream: "PR #229 (84da957)",
+    },
+    FlagSpec {
+        name: "worker-update-strategy",
+        values: &["RollingUpdate", "OnDelete"],
+        upstream: "workaround in issue #225",
+    },
+    FlagSpec {
+        name: "worker-sts-ready",
+        values: &["exists", "available"],
+        upstream: "PR #705 (7a4e3c1)",
+    },
+    FlagSpec {
+        name: "status-source",
+        values: &["worker-sts", "leader-pods"],
+        upstream: "v0.4.0 (FX lwsc:315-400)",
+    },
+    FlagSpec {
+        name: "size-one-worker-sts",
+        values: &["create", "skip"],
+        upstream: "v0.4.0 (FX podc:110-113)",
+    },
+    FlagSpec {
+        name: "restart-policy-default",
+        values: &["Default", "RecreateGroupOnPodRestart"],
+        upstream: "v0.4.0 (FX lwswh:54-86)",
+    },
+    FlagSpec {
+        name: "network-config",
+        values: &["off", "on"],
+        upstream: "v0.4.0 (FX types:193-212)",
+    },
+];
+
+impl Flags {
+    pub fn v0_3_0() -> Flags {
+        Flags {
+            worker_sts_write: WorkerStsWrite::Apply,
+            worker_update_strategy_on_delete: false,
+            worker_sts_ready: WorkerStsReady::Exists,
+            status_source: StatusSource::WorkerSts,
+            size_one_skips_worker_sts: false,
+            restart_policy_default_recreate: false,
+            network_config: false,
+        }
+    }
+
+    pub fn v0_4_1() -> Flags {
+        Flags {
+            worker_sts_write: WorkerStsWrite::Create,
+            worker_update_strategy_on_delete: false,
+            worker_sts_ready: WorkerStsReady::Exists,
+            status_source: StatusSource::LeaderPods,
+            size_one_skips_worker_sts: true,
+            restart_policy_default_recreate: true,
+            network_config: true,
+        }
+    }
+
+    fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let spec = FLAGS.iter().find(|f| f.name == name).ok_or_else(|| {
+            let names: Vec<&str> = FLAGS.iter().map(|f| f.name).collect();
+            format!("unknown flag {name:?}; valid flags: {}", names.join(", "))
+        })?;
+        let index = spec
+            .values
+            .iter()
+            .position(|v| *v == value)
+            .ok_or_else(|| {
+                format!(
+                    "invalid value {value:?} for flag {name}; valid values: {}",
+                    spec.values.join(", ")
+                )
+            })?;
+        let second = index == 1;
+        match name {
+            "worker-sts-write" => {
+                self.worker_sts_write = if second {
+                    WorkerStsWrite::Create
+                } else {
+                    WorkerStsWrite::Apply
+                }
+            }
+            "worker-update-strategy" => self.worker_update_strategy_on_delete = second,
+            "worker-sts-ready" => {
+                self.worker_sts_ready = if second {
+                    WorkerStsReady::Available
+                } else {
+                    WorkerStsReady::Exists
+                }
+            }
+            "status-source" => {
+                self.status_source = if second {
+                    StatusSource::LeaderPods
+                } else {
+                    StatusSource::WorkerSts
+                }
+            }
+            "size-one-worker-sts" => self.size_one_skips_worker_sts = second,
+            "restart-policy-default" => self.restart_policy_default_recreate = second,
+            "network-config" => self.network_config = second,
+            _ => unreachable!("every FlagSpec is matched"),
+        }
+        Ok(())
+    }
+
+    /// `flag=value` pairs, in `FLAGS` order: a canonical spelling of the flag set.
+    pub fn describe(&self) -> Vec<String> {
+        let v = |b: bool, spec: &FlagSpec| spec.values[usize::from(b)];
+        FLAGS
+            .iter()
+            .map(|spec| {
+                let value = match spec.name {
+                    "worker-sts-write" => v(self.worker_sts_write == WorkerStsWrite::Create, spec),
+                    "worker-update-strategy" => v(self.worker_update_strategy_on_delete, spec),
+                    "worker-sts-ready" => {
+                        v(self.worker_sts_ready == WorkerStsReady::Available, spec)
+                    }
+                    "status-source" => v(self.status_source == StatusSource::LeaderPods, spec),
+                    "size-one-worker-sts" => v(self.size_one_skips_worker_sts, spec),
+                    "restart-policy-default" => v(self.restart_policy_default_recreate, spec),
+                    "network-config" => v(self.network_config, spec),
+                    _ => unreachable!(),
+                };
+                format!("{}={value}  ({})", spec.name, spec.upstream)
+            })
+            .collect()
+    }
+}
+
+impl Profile {
+    /// Parse `PROFILE[,flag=value...]`. Errors list the valid profiles or flags.
+    pub fn parse(spec: &str) -> Result<Profile, String> {
+        let mut parts = spec.split(',').map(str::trim);
+        let release = parts.next().unwrap_or("");
+        let mut flags = match release {
+            "v0.3.0" => Flags::v0_3_0(),
+            "v0.4.1" => Flags::v0_4_1(),
+            other => {
+                return Err(format!(
+                    "unknown reconciler profile {other:?}; valid profiles: {}",
+                    RELEASES.join(", ")
+                ))
+            }
+        };
+        for part in parts {
+            let (name, value) = part
+                .split_once('=')
+                .ok_or_else(|| format!("expected flag=value, got {part:?}"))?;
+            flags.set(name.trim(), value.trim())?;
+        }
+        Ok(Profile {
+            name: spec.to_string(),
+            flags,
+        })
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_differ_in_the_worker_sts_write() {
+        let old = Profile::parse("v0.3.0").unwrap();
+        let new = Profile::parse("v0.4.1").unwrap();
+        assert_eq!(old.flags.worker_sts_write, WorkerStsWrite::Apply);
+        assert_eq!(new.flags.worker_sts_write, WorkerStsWrite::Create);
+    }
+
+    #[test]
+    fn flags_override_the_release() {
+        let p = Profile::parse("v0.3.0, worker-update-strategy=OnDelete").unwrap();
+        assert!(p.flags.worker_update_strategy_on_delete);
+        assert_eq!(p.flags.worker_sts_write, WorkerStsWrite::Apply);
+        let p = Profile::parse("v0.4.1,worker-sts-ready=available").unwrap();
+        assert_eq!(p.flags.worker_sts_ready, WorkerStsReady::Available);
+    }
+
+    #[test]
+    fn unknown_names_list_the_valid_ones() {
+        let e = Profile::parse("v9").unwrap_err();
+        assert!(e.contains("v0.3.0, v0.4.1"), "{e}");
+        let e = Profile::parse("v0.3.0,nope=1").unwrap_err();
+        assert!(e.contains("worker-sts-write"), "{e}");
+        let e = Profile::parse("v0.3.0,worker-sts-write=maybe").unwrap_err();
+        assert!(e.contains("apply, create"), "{e}");
+        assert!(Profile::parse("v0.3.0,worker-sts-write").is_err());
+    }
+}

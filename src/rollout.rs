@@ -1,0 +1,444 @@
+//! The rolling-update arithmetic of the LWS reconciler as plain functions (v0.3.0 and v0.4.1
+//! share it: V3 lwsc:215-297 = FX lwsc:193-275; lws-spec §2.5.2), and the status conditions
+//! (V3 lwsc:337-424, 635-691; lws-spec §2.7).
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+/// `max(x, 0)`, upstream's `NonZeroValue`.
+pub fn max0(x: i32) -> i32 {
+    x.max(0)
+}
+
+/// What the LWS reconciler reads off the leader StatefulSet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaderSts {
+    /// `S`: `spec.replicas`.
+    pub replicas: i32,
+    /// `P`: `spec.updateStrategy.rollingUpdate.partition`.
+    pub partition: i32,
+    /// The template-hash label.
+    pub hash: String,
+    /// The `leaderworkerset.sigs.k8s.io/replicas` annotation, as written.
+    pub replicas_annotation: Option<String>,
+}
+
+/// The scaled rollout knobs: `R`, `MU` (floor) and `MS` (ceil, clamped to `R`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Knobs {
+    pub replicas: i32,
+    pub max_unavailable: i32,
+    pub max_surge: i32,
+}
+
+impl Knobs {
+    pub fn burst(&self) -> i32 {
+        self.replicas + self.max_surge
+    }
+
+    /// `wantReplicas(u)`: release surge groups one at a time once `u <= MS` (V3 lwsc:242-250).
+    pub fn want_replicas(&self, unready: i32) -> i32 {
+        if unready <= self.max_surge {
+            self.replicas + max0(unready - 1)
+        } else {
+            self.burst()
+        }
+    }
+}
+
+/// Cases 1-3, which need no group state: `Some((partition, replicas))` when one applies.
+pub fn early_parameters(
+    k: &Knobs,
+    sts: Option<&LeaderSts>,
+    current_hash: &str,
+) -> Option<(i32, i32)> {
+    let Some(sts) = sts else {
+        return Some((0, k.replicas));
+    };
+    if sts.hash != current_hash {
+        // A new rollout: start from the top.
+        return Some((k.replicas.min(sts.replicas), k.want_replicas(k.replicas)));
+    }
+    if sts.partition == 0 && sts.replicas == k.replicas {
+        return Some((0, k.replicas));
+    }
+    None
+}
+
+/// `C`: the run of ready-and-updated groups counted down from the highest index.
+pub fn continuous_ready(ready_and_updated: &[bool]) -> i32 {
+    ready_and_updated.iter().rev().take_while(|&&x| x).count() as i32
+}
+
+/// `U`: groups below `min(R, S)` that are not ready-and-updated.
+pub fn unready(ready_and_updated: &[bool], replicas: i32) -> i32 {
+    let n = (replicas.max(0) as usize).min(ready_and_updated.len());
+    ready_and_updated[..n].iter().filter(|&&x| !x).count() as i32
+}
+
+/// Cases 4-5, given the group states for indices `[0, S)`.
+pub fn late_parameters(
+    k: &Knobs,
+    sts: &LeaderSts,
+    ready_and_updated: &[bool],
+) -> Result<(i32, i32), String> {
+    let c = continuous_ready(ready_and_updated);
+    let u = unready(ready_and_updated, k.replicas);
+    let annotation = sts.replicas_annotation.as_deref().unwrap_or("");
+    let original: i32 = annotation
+        .parse()
+        .map_err(|_| format!("strconv.Atoi: parsing {annotation:?}: invalid syntax"))?;
+    if original != k.replicas {
+        return Ok((sts.partition.min(k.burst()), k.want_replicas(u)));
+    }
+    let step = k.max_unavailable + k.max_surge - (k.burst() - sts.replicas);
+    Ok((
+        sts.partition.min(max0(sts.replicas - step - c)),
+        k.want_replicas(u),
+    ))
+}
+
+/// `rollingUpdateParameters` in one call, for tests and callers that have the states at hand.
+pub fn rolling_update_parameters(
+    k: &Knobs,
+    sts: Option<&LeaderSts>,
+    current_hash: &str,
+    ready_and_updated: &[bool],
+) -> Result<(i32, i32), String> {
+    match early_parameters(k, sts, current_hash) {
+        Some(r) => Ok(r),
+        None => late_parameters(
+            k,
+            sts.expect("case 1 handles a missing sts"),
+            ready_and_updated,
+        ),
+    }
+}
+
+pub const AVAILABLE: &str = "Available";
+pub const PROGRESSING: &str = "Progressing";
+pub const UPGRADE_IN_PROGRESS: &str = "UpgradeInProgress";
+
+/// The condition a type stands for, with V3/FX reasons and messages.
+pub fn condition(type_: &str, now: Time) -> Condition {
+    let (reason, message) = match type_ {
+        AVAILABLE => ("AllGroupsReady", "All replicas are ready"),
+        UPGRADE_IN_PROGRESS => ("GroupsAreUpgrading", "Rolling Upgrade is in progress"),
+        _ => ("GroupsAreProgressing", "Replicas are progressing"),
+    };
+    Condition {
+        type_: type_.to_string(),
+        status: "True".into(),
+        reason: reason.into(),
+        message: message.into(),
+        last_transition_time: now,
+        observed_generation: None,
+    }
+}
+
+fn exclusive(a: &str, b: &str) -> bool {
+    matches!(
+        (a, b),
+        (AVAILABLE, PROGRESSING)
+            | (PROGRESSING, AVAILABLE)
+            | (AVAILABLE, UPGRADE_IN_PROGRESS)
+            | (UPGRADE_IN_PROGRESS, AVAILABLE)
+    )
+}
+
+/// `setCondition`: replace on a status change, append when missing, and set an exclusive True
+/// condition to False. Returns whether anything changed.
+pub fn set_condition(conditions: &mut Vec<Condition>, new: Condition) -> bool {
+    let mut found = false;
+    let mut changed = false;
+    for c in conditions.iter_mut() {
+        if c.type_ == new.type_ {
+            if c.status != new.status {
+                *c = new.clone();
+                changed = true;
+            }
+            found = true;
+        } else if exclusive(&c.type_, &new.type_) && c.status == "True" && new.status == "True" {
+            c.status = "False".into();
+            changed = true;
+        }
+    }
+    if !found {
+        conditions.push(new);
+        changed = true;
+    }
+    changed
+}
+
+/// `setConditions`: a short-circuit fold, so after the first change the rest of the list is
+/// skipped in this pass (lws-spec §2.7 "short-circuit quirk").
+pub fn set_conditions(conditions: &mut Vec<Condition>, new: Vec<Condition>) -> bool {
+    let mut changed = false;
+    for c in new {
+        changed = changed || set_condition(conditions, c);
+    }
+    changed
+}
+
+/// One group as `updateConditions` sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupStatus {
+    pub index: i32,
+    pub ready: bool,
+    pub updated: bool,
+}
+
+/// Counts and the condition types `updateConditions` asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StatusSummary {
+    pub ready_replicas: i32,
+    pub updated_replicas: i32,
+    pub ready_non_burst: i32,
+    pub conditions: Vec<&'static str>,
+}
+
+pub fn summarize(groups: &[GroupStatus], replicas: i32) -> StatusSummary {
+    let (
+        mut ready,
+        mut updated,
+        mut current_non_burst,
+        mut updated_non_burst,
+        mut updated_and_ready,
+    ) = (0, 0, 0, 0, 0);
+    let mut ready_non_burst = 0;
+    for g in groups {
+        let non_burst = g.index < replicas;
+        if non_burst {
+            current_non_burst += 1;
+        }
+        if g.ready {
+            ready += 1;
+            if non_burst {
+                ready_non_burst += 1;
+            }
+        }
+        if g.updated {
+            updated += 1;
+            if non_burst {
+                updated_non_burst += 1;
+            }
+        }
+        if g.ready && g.updated && non_burst {
+            updated_and_ready += 1;
+        }
+    }
+    let conditions = if updated_non_burst < current_non_burst {
+        vec![PROGRESSING, UPGRADE_IN_PROGRESS]
+    } else if updated_and_ready == replicas {
+        vec![AVAILABLE]
+    } else {
+        vec![PROGRESSING]
+    };
+    StatusSummary {
+        ready_replicas: ready,
+        updated_replicas: updated,
+        ready_non_burst,
+        conditions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn knobs(r: i32, mu: i32, ms: i32) -> Knobs {
+        Knobs {
+            replicas: r,
+            max_unavailable: mu,
+            max_surge: ms,
+        }
+    }
+
+    fn sts(s: i32, p: i32, hash: &str, ann: i32) -> LeaderSts {
+        LeaderSts {
+            replicas: s,
+            partition: p,
+            hash: hash.into(),
+            replicas_annotation: Some(ann.to_string()),
+        }
+    }
+
+    #[test]
+    fn worked_example_r4_mu1_ms0() {
+        // lws-spec §2.5.4, first table: 4 -> 3 -> 2 -> 1 -> 0.
+        let k = knobs(4, 1, 0);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&sts(4, 0, "old", 4)), "new", &[]),
+            Ok((4, 4))
+        );
+        let s = sts(4, 4, "new", 4);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[false; 4]),
+            Ok((3, 4))
+        );
+        let s = sts(4, 3, "new", 4);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[false, false, false, true]),
+            Ok((2, 4))
+        );
+        let s = sts(4, 2, "new", 4);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[false, false, true, true]),
+            Ok((1, 4))
+        );
+        let s = sts(4, 1, "new", 4);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[false, true, true, true]),
+            Ok((0, 4))
+        );
+        // Case 3 from then on: group readiness no longer examined.
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&sts(4, 0, "new", 4)), "new", &[false; 4]),
+            Ok((0, 4))
+        );
+    }
+
+    #[test]
+    fn worked_example_r4_mu2_ms2_v3() {
+        // lws-spec §2.5.4, second table, V3/FX column.
+        let k = knobs(4, 2, 2);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&sts(4, 0, "old", 4)), "new", &[]),
+            Ok((4, 6))
+        );
+        let s = sts(6, 4, "new", 4);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[false; 6]),
+            Ok((2, 6))
+        );
+        let s = sts(6, 2, "new", 4);
+        assert_eq!(
+            rolling_update_parameters(
+                &k,
+                Some(&s),
+                "new",
+                &[false, false, false, false, true, true]
+            ),
+            Ok((0, 6))
+        );
+        // Groups 2 and 3 ready (U=2): R + U - 1 = 5, the V3 release of one surge group at a time.
+        let s = sts(6, 0, "new", 4);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[false, false, true, true, true, true]),
+            Ok((0, 5))
+        );
+        let s = sts(5, 0, "new", 4);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[false, true, true, true, true]),
+            Ok((0, 4))
+        );
+    }
+
+    #[test]
+    fn max_unavailable_above_replicas_clamps_the_partition_at_zero() {
+        // T25 (B15 fixed before v0.3.0 by a16691b).
+        let k = knobs(4, 10, 0);
+        let s = sts(4, 4, "new", 4);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[true; 4]),
+            Ok((0, 4))
+        );
+    }
+
+    #[test]
+    fn replicas_change_takes_case_4_for_one_reconcile() {
+        // T28 step 3 (derived): P = min(5, burst 3) = 3, then case 5 gives 2.
+        let k = knobs(3, 1, 0);
+        let s = sts(3, 5, "new", 6);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[true, true, true]),
+            Ok((3, 3))
+        );
+        let s = sts(3, 3, "new", 3);
+        assert_eq!(
+            rolling_update_parameters(&k, Some(&s), "new", &[false, false, false]),
+            Ok((2, 3))
+        );
+    }
+
+    #[test]
+    fn missing_annotation_is_an_error() {
+        let k = knobs(3, 1, 0);
+        let mut s = sts(3, 2, "new", 3);
+        s.replicas_annotation = None;
+        assert!(rolling_update_parameters(&k, Some(&s), "new", &[true; 3]).is_err());
+    }
+
+    #[test]
+    fn want_replicas_v3_formula_against_upstream_unit_vectors() {
+        // TestCalculateRollingUpdateReplicas (HEAD, lws-bugs-and-tests §2.3) pins HEAD's
+        // R + max0(u - MU). V3 uses R + max0(u - 1); where MU = 1 both agree:
+        assert_eq!(knobs(4, 1, 2).want_replicas(2), 5);
+        assert_eq!(knobs(2, 1, 2).want_replicas(2), 3);
+        assert_eq!(knobs(1, 1, 1).want_replicas(1), 1);
+        assert_eq!(knobs(3, 0, 0).want_replicas(1), 3);
+        assert_eq!(knobs(1, 0, 1).want_replicas(0), 1);
+        // ...and with MU = 0 they differ: HEAD keeps the surge (2), V3 releases it (B12).
+        assert_eq!(knobs(1, 0, 1).want_replicas(1), 1);
+    }
+
+    #[test]
+    fn conditions_are_exclusive_and_short_circuit() {
+        let now = Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
+        let mut conds = Vec::new();
+        assert!(set_conditions(
+            &mut conds,
+            vec![condition(AVAILABLE, now.clone())]
+        ));
+        // Pass 1 sets Progressing and flips Available to False, skipping UpgradeInProgress.
+        assert!(set_conditions(
+            &mut conds,
+            vec![
+                condition(PROGRESSING, now.clone()),
+                condition(UPGRADE_IN_PROGRESS, now.clone())
+            ]
+        ));
+        let status =
+            |c: &Vec<Condition>, t: &str| c.iter().find(|x| x.type_ == t).map(|x| x.status.clone());
+        assert_eq!(status(&conds, AVAILABLE).as_deref(), Some("False"));
+        assert_eq!(status(&conds, UPGRADE_IN_PROGRESS), None);
+        // Pass 2 adds it.
+        assert!(set_conditions(
+            &mut conds,
+            vec![
+                condition(PROGRESSING, now.clone()),
+                condition(UPGRADE_IN_PROGRESS, now.clone())
+            ]
+        ));
+        assert_eq!(status(&conds, UPGRADE_IN_PROGRESS).as_deref(), Some("True"));
+        assert!(!set_conditions(
+            &mut conds,
+            vec![
+                condition(PROGRESSING, now.clone()),
+                condition(UPGRADE_IN_PROGRESS, now.clone())
+            ]
+        ));
+        // Available again flips both others to False (B16 fixed).
+        assert!(set_conditions(&mut conds, vec![condition(AVAILABLE, now)]));
+        assert_eq!(status(&conds, PROGRESSING).as_deref(), Some("False"));
+        assert_eq!(
+            status(&conds, UPGRADE_IN_PROGRESS).as_deref(),
+            Some("False")
+        );
+    }
+
+    #[test]
+    fn summary_counts_burst_groups_but_not_in_conditions() {
+        let g = |index, ready, updated| GroupStatus {
+            index,
+            ready,
+            updated,
+        };
+        let s = summarize(&[g(0, true, false), g(1, true, true), g(2, false, true)], 2);
+        assert_eq!((s.ready_replicas, s.updated_replicas), (2, 2));
+        assert_eq!(s.conditions, vec![PROGRESSING, UPGRADE_IN_PROGRESS]);
+        let s = summarize(&[g(0, true, true), g(1, true, true)], 2);
+        assert_eq!(s.conditions, vec![AVAILABLE]);
+        let s = summarize(&[g(0, false, true), g(1, true, true)], 2);
+        assert_eq!(s.conditions, vec![PROGRESSING]);
+    }
+}
