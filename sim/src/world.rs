@@ -41,8 +41,8 @@ pub struct ClusterConfig {
     pub node_delete_delay_ms: u64,
     /// Replacement requested -> new Node registered.
     pub node_join_delay_ms: u64,
-    /// Upstream's integration harness: no StatefulSet controller, scheduler or kubelet; tests
-    /// mark pods ready by hand (lws-bugs-and-tests §2.0).
+    /// Upstream's integration harness (envtest): no StatefulSet controller, scheduler, kubelet or
+    /// garbage collector; tests create and ready pods by hand (lws-bugs-and-tests §2.0).
     pub manual: bool,
 }
 
@@ -165,7 +165,7 @@ pub struct World {
     pub kubelet: Option<Kubelet>,
     pub nodes: NodeLifecycle,
     pub drain: Drainer,
-    pub gc: GarbageCollector,
+    pub gc: Option<GarbageCollector>,
     /// The LWS controller pod, once installed.
     pub controller: Option<ControllerRuntime>,
     replacement_count: u32,
@@ -195,7 +195,7 @@ impl World {
             )
         };
         let gc_lag = lag(&mut rng, config.gc_lag_ms);
-        let gc = GarbageCollector::new(&api, gc_lag);
+        let gc = (!config.manual).then(|| GarbageCollector::new(&api, gc_lag));
         let nodes = NodeLifecycle::new(&api);
         World {
             now_ms: 0,
@@ -252,7 +252,10 @@ impl World {
             ),
             (ActorId::NodeLifecycle, self.nodes.next_wakeup_ms(api)),
             (ActorId::Drain, self.drain.next_wakeup_ms()),
-            (ActorId::GarbageCollector, self.gc.next_wakeup_ms(api)),
+            (
+                ActorId::GarbageCollector,
+                self.gc.as_ref().and_then(|a| a.next_wakeup_ms(api)),
+            ),
         ];
         candidates
             .into_iter()
@@ -376,7 +379,11 @@ impl World {
                     }
                 }
             }
-            ActorId::GarbageCollector => self.gc.step(&mut self.api, now),
+            ActorId::GarbageCollector => {
+                if let Some(gc) = self.gc.as_mut() {
+                    gc.step(&mut self.api, now);
+                }
+            }
         }
     }
 
