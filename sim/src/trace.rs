@@ -3,6 +3,35 @@
 
 use std::fmt::Write as _;
 
+/// One trace line as written to a `--trace` file (JSON lines): a boundary type.
+#[derive(serde::Serialize)]
+pub struct TraceLine<'a> {
+    pub at_ms: u64,
+    pub actor: &'a str,
+    pub verb: &'a str,
+    pub kind: &'a str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    pub rv: u64,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub detail: &'a str,
+}
+
+impl TraceEntry {
+    pub fn json_line(&self) -> TraceLine<'_> {
+        TraceLine {
+            at_ms: self.at_ms,
+            actor: &self.actor,
+            verb: &self.verb,
+            kind: &self.kind,
+            namespace: &self.namespace,
+            name: &self.name,
+            rv: self.rv,
+            detail: &self.detail,
+        }
+    }
+}
+
 /// One traced happening. `verb` is an API verb (`create`, `update`, `delete`, ...) or the name
 /// of an external event (`fault:drainNode`, `step:apply`, ...).
 #[derive(Clone, Debug, PartialEq, Eq)]

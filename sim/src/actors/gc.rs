@@ -8,17 +8,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
-use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Node, Pod, Service};
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use lws::api::LeaderWorkerSet;
 use serde_json::json;
 
 use crate::api::{
-    ApiServer, DeleteOptions, EventType, Key, Kind, KindId, Propagation, FINALIZER_FOREGROUND,
-    FINALIZER_ORPHAN,
+    with_kind, ApiServer, DeleteOptions, EventType, Key, Kind, KindId, Propagation,
+    FINALIZER_FOREGROUND, FINALIZER_ORPHAN,
 };
 
 pub const ACTOR: &str = "garbage-collector";
@@ -270,46 +265,6 @@ impl GarbageCollector {
         };
         delete_dyn(api, node.kind, &node.key, &meta, policy);
     }
-}
-
-/// Dispatch a type-erased operation to the typed store.
-macro_rules! with_kind {
-    ($kind:expr, $k:ident => $body:expr) => {
-        match $kind {
-            KindId::LeaderWorkerSet => {
-                type $k = LeaderWorkerSet;
-                $body
-            }
-            KindId::StatefulSet => {
-                type $k = StatefulSet;
-                $body
-            }
-            KindId::ControllerRevision => {
-                type $k = ControllerRevision;
-                $body
-            }
-            KindId::Pod => {
-                type $k = Pod;
-                $body
-            }
-            KindId::Service => {
-                type $k = Service;
-                $body
-            }
-            KindId::Node => {
-                type $k = Node;
-                $body
-            }
-            KindId::Lease => {
-                type $k = Lease;
-                $body
-            }
-            KindId::PodDisruptionBudget => {
-                type $k = PodDisruptionBudget;
-                $body
-            }
-        }
-    };
 }
 
 fn live_meta(api: &ApiServer, kind: KindId, key: &Key) -> Option<ObjectMeta> {

@@ -169,3 +169,45 @@ pub fn key_of<K: Kind>(obj: &K) -> Key {
 
 /// A shared, immutable stored object. Readers get an `Arc`, never a deep copy.
 pub type Shared<K> = Arc<K>;
+
+/// Run `$body` with `$k` bound to the typed kind of a `KindId`: the one place where type-erased
+/// paths (garbage collector, scenario steps) meet the typed stores.
+macro_rules! with_kind {
+    ($kind:expr, $k:ident => $body:expr) => {
+        match $kind {
+            $crate::api::KindId::LeaderWorkerSet => {
+                type $k = ::lws::api::LeaderWorkerSet;
+                $body
+            }
+            $crate::api::KindId::StatefulSet => {
+                type $k = ::k8s_openapi::api::apps::v1::StatefulSet;
+                $body
+            }
+            $crate::api::KindId::ControllerRevision => {
+                type $k = ::k8s_openapi::api::apps::v1::ControllerRevision;
+                $body
+            }
+            $crate::api::KindId::Pod => {
+                type $k = ::k8s_openapi::api::core::v1::Pod;
+                $body
+            }
+            $crate::api::KindId::Service => {
+                type $k = ::k8s_openapi::api::core::v1::Service;
+                $body
+            }
+            $crate::api::KindId::Node => {
+                type $k = ::k8s_openapi::api::core::v1::Node;
+                $body
+            }
+            $crate::api::KindId::Lease => {
+                type $k = ::k8s_openapi::api::coordination::v1::Lease;
+                $body
+            }
+            $crate::api::KindId::PodDisruptionBudget => {
+                type $k = ::k8s_openapi::api::policy::v1::PodDisruptionBudget;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_kind;

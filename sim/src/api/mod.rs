@@ -26,6 +26,7 @@ use serde_json::Value;
 use crate::rng::SimRng;
 use crate::time::to_time;
 use crate::trace::{Trace, TraceEntry};
+pub(crate) use kinds::with_kind;
 pub use kinds::{key_of, Key, Kind, KindId, Shared};
 use patch::FieldPath;
 pub use selector::Selector;
@@ -824,8 +825,12 @@ impl ApiServer {
             }
         }
         defaults::on_update(&mut new, &old, self.gates);
-        if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update) {
-            return self.fail(actor, verb, K::ID, &key, e);
+        // Webhooks are registered for the main resource; `/status` writes skip them.
+        let status_subresource = matches!(verb, "update-status" | "patch-status");
+        if !status_subresource {
+            if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update) {
+                return self.fail(actor, verb, K::ID, &key, e);
+            }
         }
         if K::tracks_generation() && K::spec_differs(&old, &new) {
             *new.meta_mut().generation.get_or_insert(0) += 1;

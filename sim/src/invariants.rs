@@ -1,0 +1,754 @@
+//! Availability invariants, checked after every simulated event at O(change) cost: the checker
+//! reads only the watch-log entries written since its last look, keeps per-group state, and
+//! re-evaluates only the groups those entries touched.
+//!
+//! A group is judged by its pods' *specs*, not their labels: each pod's containers (minus the
+//! env the LWS webhook injects) are fingerprinted and matched against the leader and worker
+//! templates of every LWS revision seen. The seed bug put the new worker template under the old
+//! revision label, which only a spec comparison sees.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use lws::api::{keys, LeaderWorkerSet};
+use lws::k8s;
+
+use crate::api::{ApiServer, EventType, Kind};
+use crate::time::fmt_ms;
+
+pub const AVAILABILITY: &str = "availability";
+pub const GROUP_CONSISTENCY: &str = "groupConsistency";
+pub const UPDATE_ORDER: &str = "updateOrder";
+pub const SURGE_BOUND: &str = "surgeBound";
+pub const CONVERGENCE: &str = "convergence";
+pub const QUIESCENCE: &str = "quiescence";
+pub const TIMEOUT: &str = "timeout";
+pub const CHECK: &str = "check";
+
+/// Every invariant a scenario can enable by name (`timeout` and `check` are always on).
+pub const ALL: [&str; 6] = [
+    AVAILABILITY,
+    GROUP_CONSISTENCY,
+    UPDATE_ORDER,
+    SURGE_BOUND,
+    CONVERGENCE,
+    QUIESCENCE,
+];
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    pub invariant: String,
+    pub at_ms: u64,
+    pub message: String,
+    /// The objects involved (pod and StatefulSet names).
+    pub objects: Vec<String>,
+    /// The last trace lines touching those objects, oldest first.
+    pub recent: Vec<String>,
+}
+
+impl Violation {
+    /// The plain-words report: what broke, when, what, and the events that led there.
+    pub fn report(&self) -> String {
+        let mut s = format!(
+            "{} violated at t={} ({} ms): {}",
+            self.invariant,
+            fmt_ms(self.at_ms),
+            self.at_ms,
+            self.message
+        );
+        if !self.objects.is_empty() {
+            s.push_str(&format!("\n  objects: {}", self.objects.join(", ")));
+        }
+        if !self.recent.is_empty() {
+            s.push_str("\n  events that led there:");
+            for r in &self.recent {
+                s.push_str(&format!("\n    {r}"));
+            }
+        }
+        s
+    }
+}
+
+/// One LWS revision: the fingerprints of its leader and worker templates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Revision {
+    leader: u64,
+    worker: u64,
+}
+
+#[derive(Clone, Debug)]
+struct PodInfo {
+    group: i32,
+    leader: bool,
+    fingerprint: u64,
+    ready: bool,
+    terminating: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Empty,
+    /// Pods exist and none is distinguishably on the latest revision.
+    Old,
+    /// Some pod is on the latest revision, not all of them are, or not all are ready.
+    Moving,
+    /// Every pod on the latest revision and ready.
+    Done,
+}
+
+#[derive(Clone, Debug)]
+struct Group {
+    pods: BTreeSet<String>,
+    phase: Phase,
+    available: bool,
+    inconsistent: bool,
+}
+
+impl Default for Group {
+    fn default() -> Self {
+        Group {
+            pods: BTreeSet::new(),
+            phase: Phase::Empty,
+            available: false,
+            inconsistent: false,
+        }
+    }
+}
+
+pub struct Checker {
+    enabled: BTreeSet<String>,
+    namespace: String,
+    name: Option<String>,
+    lws_cursor: usize,
+    pod_cursor: usize,
+    sts_cursor: usize,
+    revisions: Vec<Revision>,
+    latest: Option<usize>,
+    pub replicas: i32,
+    size: i32,
+    max_unavailable: i32,
+    max_surge: i32,
+    pods: BTreeMap<String, PodInfo>,
+    fingerprints: BTreeMap<String, u64>,
+    groups: BTreeMap<i32, Group>,
+    first_available: bool,
+    disrupted: BTreeSet<i32>,
+    pub min_available: Option<i32>,
+    below_floor: bool,
+    over_surge: bool,
+    quiet_since: Option<u64>,
+    /// Last seen generation per StatefulSet of this LWS, to tell spec changes from status writes.
+    sts_generations: BTreeMap<String, Option<i64>>,
+    pub violations: Vec<Violation>,
+}
+
+/// A pod's containers without the env the LWS webhook injects, hashed.
+fn fingerprint(spec: Option<&PodSpec>) -> u64 {
+    let strip = |cs: &[Container]| -> Vec<Container> {
+        cs.iter()
+            .map(|c| {
+                let mut c = c.clone();
+                if let Some(env) = c.env.as_mut() {
+                    env.retain(|e| !e.name.starts_with("LWS_") && !e.name.starts_with("TPU_"));
+                    if env.is_empty() {
+                        c.env = None;
+                    }
+                }
+                c
+            })
+            .collect()
+    };
+    let (containers, init) = match spec {
+        Some(s) => (
+            strip(&s.containers),
+            strip(s.init_containers.as_deref().unwrap_or(&[])),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    let bytes = serde_json::to_vec(&(containers, init)).expect("containers encode");
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+impl Checker {
+    pub fn new(enabled: impl IntoIterator<Item = String>) -> Checker {
+        Checker {
+            enabled: enabled.into_iter().collect(),
+            namespace: String::new(),
+            name: None,
+            lws_cursor: 0,
+            pod_cursor: 0,
+            sts_cursor: 0,
+            revisions: Vec::new(),
+            latest: None,
+            replicas: 0,
+            size: 1,
+            max_unavailable: 1,
+            max_surge: 0,
+            pods: BTreeMap::new(),
+            fingerprints: BTreeMap::new(),
+            groups: BTreeMap::new(),
+            first_available: false,
+            disrupted: BTreeSet::new(),
+            min_available: None,
+            below_floor: false,
+            over_surge: false,
+            quiet_since: None,
+            sts_generations: BTreeMap::new(),
+            violations: Vec::new(),
+        }
+    }
+
+    pub fn is_enabled(&self, name: &str) -> bool {
+        self.enabled.contains(name)
+    }
+
+    /// `replicas - maxUnavailable`: the floor without disruptions.
+    pub fn floor(&self) -> i32 {
+        self.replicas - self.max_unavailable
+    }
+
+    pub fn available_groups(&self) -> i32 {
+        self.groups.values().filter(|g| g.available).count() as i32
+    }
+
+    /// Groups that lost a pod to an injected fault (engine calls this at the fault).
+    pub fn disrupt(&mut self, groups: impl IntoIterator<Item = i32>) {
+        self.disrupted.extend(groups);
+    }
+
+    /// The groups a set of pods belongs to (for faults naming pods or nodes).
+    pub fn groups_of<'a>(&self, pods: impl IntoIterator<Item = &'a str>) -> Vec<i32> {
+        pods.into_iter()
+            .filter_map(|p| self.pods.get(p).map(|i| i.group))
+            .collect()
+    }
+
+    /// A restart or resync at rest opens a window in which nothing may change.
+    pub fn open_quiet_window(&mut self, now_ms: u64) {
+        if self.rollout_complete_groups() {
+            self.quiet_since = Some(now_ms);
+        }
+    }
+
+    pub fn close_quiet_window(&mut self) {
+        self.quiet_since = None;
+    }
+
+    /// Every group below `replicas` is on the latest revision and ready, and no surge group is
+    /// left.
+    pub fn rollout_complete_groups(&self) -> bool {
+        if self.latest.is_none() {
+            return false;
+        }
+        let desired =
+            (0..self.replicas).all(|g| self.groups.get(&g).is_some_and(|g| g.phase == Phase::Done));
+        let surge_left = self.groups.iter().any(|(i, g)| {
+            *i >= self.replicas
+                && g.pods
+                    .iter()
+                    .any(|p| self.pods.get(p).is_some_and(|p| !p.terminating))
+        });
+        desired && !surge_left
+    }
+
+    /// Why the rollout is not complete, in words (for convergence and timeout reports).
+    pub fn stuck_state(&self) -> String {
+        let mut parts = Vec::new();
+        for g in 0..self.replicas {
+            let phase = self.groups.get(&g).map(|x| x.phase).unwrap_or(Phase::Empty);
+            if phase != Phase::Done {
+                let pods = self.groups.get(&g).map(|x| x.pods.len()).unwrap_or(0);
+                parts.push(format!(
+                    "group {g} is {phase:?} ({pods} of {} pods present)",
+                    self.size
+                ));
+            }
+        }
+        for (i, g) in self.groups.range(self.replicas..) {
+            if g.pods
+                .iter()
+                .any(|p| self.pods.get(p).is_some_and(|p| !p.terminating))
+            {
+                parts.push(format!("surge group {i} still exists"));
+            }
+        }
+        if parts.is_empty() {
+            "every group is on the latest revision and ready".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+
+    fn violate(&mut self, api: &ApiServer, invariant: &str, message: String, objects: Vec<String>) {
+        if !self.enabled.contains(invariant) {
+            return;
+        }
+        let recent = recent_events(api, &objects, 8);
+        self.violations.push(Violation {
+            invariant: invariant.into(),
+            at_ms: api.now_ms(),
+            message,
+            objects,
+            recent,
+        });
+    }
+
+    /// Record a violation decided outside the checker (timeout, check, convergence).
+    pub fn external(&mut self, api: &ApiServer, invariant: &str, message: String) {
+        let enabled = matches!(invariant, TIMEOUT | CHECK) || self.enabled.contains(invariant);
+        if enabled {
+            let objects = Vec::new();
+            let recent = recent_events(api, &objects, 8);
+            self.violations.push(Violation {
+                invariant: invariant.into(),
+                at_ms: api.now_ms(),
+                message,
+                objects,
+                recent,
+            });
+        }
+    }
+
+    /// Look at what changed since the last call and check the invariants it can affect.
+    pub fn observe(&mut self, api: &ApiServer) {
+        let mut dirty = BTreeSet::new();
+        self.observe_lws(api, &mut dirty);
+        let Some(name) = self.name.clone() else {
+            return;
+        };
+        self.observe_pods(api, &name, &mut dirty);
+        self.observe_statefulsets(api, &name);
+        for g in dirty {
+            self.reevaluate(api, g);
+        }
+        self.check_availability(api);
+        self.check_surge(api);
+    }
+
+    fn observe_lws(&mut self, api: &ApiServer, dirty: &mut BTreeSet<i32>) {
+        let log = LeaderWorkerSet::store(api).log();
+        while let Some(e) = log.get(self.lws_cursor) {
+            self.lws_cursor += 1;
+            let l = &e.obj;
+            if self.name.is_none() {
+                self.name = l.metadata.name.clone();
+                self.namespace = k8s::namespace(&l.metadata).to_string();
+            }
+            if l.metadata.name != self.name || e.ty == EventType::Deleted {
+                continue;
+            }
+            self.replicas = l.replicas();
+            self.size = l.size();
+            if let Ok(k) = lws::lws_controller::knobs(l) {
+                self.max_unavailable = k.max_unavailable;
+                self.max_surge = k.max_surge;
+            }
+            let rev = Revision {
+                leader: fingerprint(l.leader_template().spec.as_ref()),
+                worker: fingerprint(l.spec.leader_worker_template.worker_template.spec.as_ref()),
+            };
+            if self.latest.map(|i| self.revisions[i]) != Some(rev) {
+                let index = self
+                    .revisions
+                    .iter()
+                    .position(|r| *r == rev)
+                    .unwrap_or_else(|| {
+                        self.revisions.push(rev);
+                        self.revisions.len() - 1
+                    });
+                self.latest = Some(index);
+                // Phases are relative to the latest revision: recompute them all, silently.
+                let groups: Vec<i32> = self.groups.keys().copied().collect();
+                for g in groups {
+                    let phase = self.phase_of(g);
+                    self.groups.get_mut(&g).expect("listed").phase = phase;
+                }
+            }
+            dirty.extend(self.groups.keys().copied());
+        }
+    }
+
+    fn observe_pods(&mut self, api: &ApiServer, name: &str, dirty: &mut BTreeSet<i32>) {
+        let log = Pod::store(api).log();
+        while let Some(e) = log.get(self.pod_cursor) {
+            self.pod_cursor += 1;
+            let p = &e.obj;
+            if k8s::label(&p.metadata, keys::SET_NAME) != Some(name) {
+                continue;
+            }
+            let pod_name = k8s::name(&p.metadata).to_string();
+            let Some(group) = group_of(name, &pod_name) else {
+                continue;
+            };
+            dirty.insert(group);
+            let was_terminating = self.pods.get(&pod_name).is_some_and(|i| i.terminating);
+            if e.ty == EventType::Deleted {
+                self.pods.remove(&pod_name);
+                if let Some(g) = self.groups.get_mut(&group) {
+                    g.pods.remove(&pod_name);
+                }
+                if !was_terminating {
+                    self.quiet_violation(api, format!("pod {pod_name} was deleted"), pod_name);
+                }
+                continue;
+            }
+            let uid = k8s::uid(&p.metadata).to_string();
+            let fp = *self
+                .fingerprints
+                .entry(uid)
+                .or_insert_with(|| fingerprint(p.spec.as_ref()));
+            let terminating = k8s::is_terminating(&p.metadata);
+            if terminating && !was_terminating {
+                self.quiet_violation(api, format!("pod {pod_name} was deleted"), pod_name.clone());
+            }
+            let info = PodInfo {
+                group,
+                leader: k8s::label(&p.metadata, keys::WORKER_INDEX) == Some("0"),
+                fingerprint: fp,
+                ready: k8s::is_running_and_ready(p),
+                terminating,
+            };
+            self.pods.insert(pod_name.clone(), info);
+            self.groups.entry(group).or_default().pods.insert(pod_name);
+        }
+    }
+
+    fn observe_statefulsets(&mut self, api: &ApiServer, name: &str) {
+        let log = StatefulSet::store(api).log();
+        while let Some(e) = log.get(self.sts_cursor) {
+            self.sts_cursor += 1;
+            if k8s::label(&e.obj.metadata, keys::SET_NAME) != Some(name) {
+                continue;
+            }
+            let sts_name = k8s::name(&e.obj.metadata).to_string();
+            // A spec change bumps generation; a create or delete changes the set of specs.
+            let generation = e.obj.metadata.generation;
+            let before = match e.ty {
+                EventType::Deleted => self.sts_generations.remove(&sts_name),
+                _ => self.sts_generations.insert(sts_name.clone(), generation),
+            };
+            let changed = match e.ty {
+                EventType::Added | EventType::Deleted => true,
+                EventType::Modified => before.is_some_and(|g| g != generation),
+            };
+            if changed && self.quiet_since.is_some() {
+                self.quiet_violation(
+                    api,
+                    format!("StatefulSet {sts_name} spec changed ({:?})", e.ty),
+                    sts_name,
+                );
+            }
+        }
+    }
+
+    fn quiet_violation(&mut self, api: &ApiServer, what: String, object: String) {
+        if let Some(since) = self.quiet_since {
+            let msg = format!(
+                "{what} after a controller restart or resync at t={} with no rollout pending",
+                fmt_ms(since)
+            );
+            self.quiet_since = None; // one report per window
+            self.violate(api, QUIESCENCE, msg, vec![object]);
+        }
+    }
+
+    /// Does `p` distinguishably run the latest revision's template for its role?
+    fn is_new(&self, p: &PodInfo) -> bool {
+        let Some(latest) = self.latest else {
+            return false;
+        };
+        let role = |r: &Revision| if p.leader { r.leader } else { r.worker };
+        let fp = role(&self.revisions[latest]);
+        p.fingerprint == fp
+            && self
+                .revisions
+                .iter()
+                .enumerate()
+                .all(|(i, r)| i == latest || role(r) != fp)
+    }
+
+    fn matches_latest(&self, p: &PodInfo) -> bool {
+        let Some(latest) = self.latest else {
+            return false;
+        };
+        let r = self.revisions[latest];
+        p.fingerprint == if p.leader { r.leader } else { r.worker }
+    }
+
+    fn live_pods(&self, g: i32) -> Vec<(&String, &PodInfo)> {
+        let Some(group) = self.groups.get(&g) else {
+            return Vec::new();
+        };
+        group
+            .pods
+            .iter()
+            .filter_map(|n| self.pods.get(n).map(|i| (n, i)))
+            .filter(|(_, i)| !i.terminating)
+            .collect()
+    }
+
+    fn all_ready(&self, g: i32) -> bool {
+        let live = self.live_pods(g);
+        live.len() as i32 == self.size
+            && live.iter().filter(|(_, i)| i.leader).count() == 1
+            && live.iter().all(|(_, i)| i.ready)
+    }
+
+    fn phase_of(&self, g: i32) -> Phase {
+        let live = self.live_pods(g);
+        if live.is_empty() {
+            return Phase::Empty;
+        }
+        if self.all_ready(g) && live.iter().all(|(_, i)| self.matches_latest(i)) {
+            return Phase::Done;
+        }
+        if live.iter().any(|(_, i)| self.is_new(i)) {
+            Phase::Moving
+        } else {
+            Phase::Old
+        }
+    }
+
+    fn reevaluate(&mut self, api: &ApiServer, g: i32) {
+        let available = self.all_ready(g);
+        let phase = self.phase_of(g);
+        let before = self.groups.entry(g).or_default().clone();
+        {
+            let group = self.groups.get_mut(&g).expect("inserted");
+            group.available = available;
+            group.phase = phase;
+        }
+        if available {
+            self.disrupted.remove(&g);
+        }
+        if before.phase == Phase::Old && phase == Phase::Moving && g < self.replicas {
+            self.check_order(api, g);
+        }
+        self.check_consistency(api, g, available);
+    }
+
+    fn group_objects(&self, g: i32) -> Vec<String> {
+        self.groups
+            .get(&g)
+            .map(|x| x.pods.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// `updateOrder`: group g starts moving to the latest revision only when every group above
+    /// it is on it or moving, and at most max(1, maxUnavailable + maxSurge) groups move at once.
+    fn check_order(&mut self, api: &ApiServer, g: i32) {
+        let revision = self.latest.unwrap_or(0) + 1;
+        let behind: Vec<i32> = (g + 1..self.replicas)
+            .filter(|h| matches!(self.groups.get(h).map(|x| x.phase), Some(Phase::Old)))
+            .collect();
+        if !behind.is_empty() {
+            let msg = format!(
+                "group {g} started moving to revision {revision} while group(s) {behind:?} above it are still on an older revision"
+            );
+            let mut objects = self.group_objects(g);
+            objects.extend(behind.iter().flat_map(|h| self.group_objects(*h)));
+            self.violate(api, UPDATE_ORDER, msg, objects);
+            return;
+        }
+        let moving: Vec<i32> = (0..self.replicas)
+            .filter(|h| self.groups.get(h).is_some_and(|x| x.phase == Phase::Moving))
+            .collect();
+        let window = (self.max_unavailable + self.max_surge).max(1);
+        if moving.len() as i32 > window {
+            let others: Vec<i32> = moving.iter().copied().filter(|h| *h != g).collect();
+            let msg = format!(
+                "group {g} started moving to revision {revision} while group(s) {others:?} were still moving; at most {window} may move at once (maxUnavailable {} + maxSurge {})",
+                self.max_unavailable,
+                self.max_surge
+            );
+            let objects = moving.iter().flat_map(|h| self.group_objects(*h)).collect();
+            self.violate(api, UPDATE_ORDER, msg, objects);
+        }
+    }
+
+    /// `groupConsistency`: an all-ready group's leader and workers come from one revision.
+    fn check_consistency(&mut self, api: &ApiServer, g: i32, all_ready: bool) {
+        if !all_ready {
+            if let Some(x) = self.groups.get_mut(&g) {
+                x.inconsistent = false;
+            }
+            return;
+        }
+        let live = self.live_pods(g);
+        let leader = live
+            .iter()
+            .find(|(_, i)| i.leader)
+            .map(|(_, i)| i.fingerprint);
+        let workers: Vec<u64> = live
+            .iter()
+            .filter(|(_, i)| !i.leader)
+            .map(|(_, i)| i.fingerprint)
+            .collect();
+        let consistent = self
+            .revisions
+            .iter()
+            .any(|r| Some(r.leader) == leader && workers.iter().all(|w| *w == r.worker));
+        let was = self.groups.get(&g).is_some_and(|x| x.inconsistent);
+        if let Some(x) = self.groups.get_mut(&g) {
+            x.inconsistent = !consistent;
+        }
+        if consistent || was {
+            return;
+        }
+        let rev_of = |fp: u64, leader: bool| {
+            self.revisions
+                .iter()
+                .position(|r| {
+                    if leader {
+                        r.leader == fp
+                    } else {
+                        r.worker == fp
+                    }
+                })
+                .map(|i| format!("revision {}", i + 1))
+                .unwrap_or_else(|| "no known revision".into())
+        };
+        let leader_rev = leader.map(|fp| rev_of(fp, true)).unwrap_or_default();
+        let mut worker_revs: Vec<String> = workers.iter().map(|fp| rev_of(*fp, false)).collect();
+        worker_revs.sort();
+        worker_revs.dedup();
+        let msg = format!(
+            "group {g} is ready but mixes revisions: the leader runs the {leader_rev} leader template, the workers run the {} worker template",
+            worker_revs.join(" and ")
+        );
+        let objects = self.group_objects(g);
+        self.violate(api, GROUP_CONSISTENCY, msg, objects);
+    }
+
+    /// `availability`: once all groups have been available, never fewer than
+    /// `replicas - maxUnavailable - disrupted` available groups.
+    fn check_availability(&mut self, api: &ApiServer) {
+        let available = self.available_groups();
+        if !self.first_available {
+            if self.replicas > 0 && available >= self.replicas {
+                self.first_available = true;
+            } else {
+                return;
+            }
+        }
+        self.min_available = Some(self.min_available.map_or(available, |m| m.min(available)));
+        let floor = self.replicas - self.max_unavailable - self.disrupted.len() as i32;
+        if available >= floor {
+            self.below_floor = false;
+            return;
+        }
+        if self.below_floor {
+            return;
+        }
+        self.below_floor = true;
+        let down: Vec<i32> = (0..self.replicas)
+            .filter(|g| !self.groups.get(g).is_some_and(|x| x.available))
+            .collect();
+        let msg = format!(
+            "{available} of {} groups available, below the floor of {floor} (replicas {} - maxUnavailable {} - disrupted {}); unavailable groups: {down:?}",
+            self.replicas,
+            self.replicas,
+            self.max_unavailable,
+            self.disrupted.len()
+        );
+        let objects = down.iter().flat_map(|g| self.group_objects(*g)).collect();
+        self.violate(api, AVAILABILITY, msg, objects);
+    }
+
+    /// `surgeBound`: never more than `replicas + maxSurge` groups.
+    fn check_surge(&mut self, api: &ApiServer) {
+        let live: Vec<i32> = self
+            .groups
+            .keys()
+            .copied()
+            .filter(|g| self.live_pods(*g).iter().any(|(_, i)| i.leader))
+            .collect();
+        let bound = self.replicas + self.max_surge;
+        if (live.len() as i32) <= bound {
+            self.over_surge = false;
+            return;
+        }
+        if self.over_surge {
+            return;
+        }
+        self.over_surge = true;
+        let msg = format!(
+            "{} groups exist, more than replicas {} + maxSurge {}",
+            live.len(),
+            self.replicas,
+            self.max_surge
+        );
+        self.violate(api, SURGE_BOUND, msg, Vec::new());
+    }
+}
+
+/// `<lws>-<g>` is a leader, `<lws>-<g>-<w>` a worker of group g.
+fn group_of(lws: &str, pod: &str) -> Option<i32> {
+    let rest = pod.strip_prefix(lws)?.strip_prefix('-')?;
+    rest.split('-').next()?.parse().ok()
+}
+
+/// The last `n` trace lines naming one of `objects` (or a fault), oldest first.
+fn recent_events(api: &ApiServer, objects: &[String], n: usize) -> Vec<String> {
+    let mut out: Vec<String> = api
+        .trace
+        .entries
+        .iter()
+        .rev()
+        .filter(|e| e.actor == "fault" || objects.iter().any(|o| e.name == *o))
+        .take(n)
+        .map(|e| e.line())
+        .collect();
+    out.reverse();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_indices_parse_from_pod_names() {
+        assert_eq!(group_of("vllm", "vllm-3"), Some(3));
+        assert_eq!(group_of("vllm", "vllm-3-2"), Some(3));
+        assert_eq!(group_of("vllm", "vllmx-3"), None);
+        assert_eq!(group_of("vllm", "vllm-a"), None);
+    }
+
+    #[test]
+    fn fingerprints_ignore_injected_env_but_not_images() {
+        let c = |image: &str, env: &[&str]| Container {
+            name: "c".into(),
+            image: Some(image.into()),
+            env: Some(
+                env.iter()
+                    .map(|n| k8s_openapi::api::core::v1::EnvVar {
+                        name: n.to_string(),
+                        value: Some("x".into()),
+                        value_from: None,
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        let spec = |c: Container| PodSpec {
+            containers: vec![c],
+            ..Default::default()
+        };
+        assert_eq!(
+            fingerprint(Some(&spec(c("a", &[])))),
+            fingerprint(Some(&spec(c("a", &["LWS_LEADER_ADDRESS"]))))
+        );
+        assert_ne!(
+            fingerprint(Some(&spec(c("a", &[])))),
+            fingerprint(Some(&spec(c("b", &[]))))
+        );
+        assert_ne!(
+            fingerprint(Some(&spec(c("a", &[])))),
+            fingerprint(Some(&spec(c("a", &["USER_VAR"]))))
+        );
+    }
+}

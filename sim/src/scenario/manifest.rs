@@ -1,0 +1,290 @@
+//! Kubernetes manifests: multi-document YAML, dispatched on `kind`, checked strictly.
+//!
+//! Each document is parsed on its own, so errors carry the file's line numbers. k8s-openapi's
+//! types ignore unknown fields, so after decoding we compare the document with the object
+//! re-encoded: a key that vanished was unknown (a typo like `imagee:`), and is reported with
+//! its path and line, as `kubectl apply --validate=strict` would.
+
+use std::fmt;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::{Pod, Service};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use lws::api::LeaderWorkerSet;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+/// A decoded manifest object.
+#[derive(Clone, Debug)]
+pub enum Manifest {
+    LeaderWorkerSet(Box<LeaderWorkerSet>),
+    StatefulSet(Box<StatefulSet>),
+    Service(Box<Service>),
+    Pod(Box<Pod>),
+    PodDisruptionBudget(Box<PodDisruptionBudget>),
+}
+
+impl Manifest {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Manifest::LeaderWorkerSet(_) => "LeaderWorkerSet",
+            Manifest::StatefulSet(_) => "StatefulSet",
+            Manifest::Service(_) => "Service",
+            Manifest::Pod(_) => "Pod",
+            Manifest::PodDisruptionBudget(_) => "PodDisruptionBudget",
+        }
+    }
+
+    pub fn name(&self) -> String {
+        let m = match self {
+            Manifest::LeaderWorkerSet(o) => &o.metadata,
+            Manifest::StatefulSet(o) => &o.metadata,
+            Manifest::Service(o) => &o.metadata,
+            Manifest::Pod(o) => &o.metadata,
+            Manifest::PodDisruptionBudget(o) => &o.metadata,
+        };
+        m.name.clone().unwrap_or_default()
+    }
+}
+
+/// A load error: which file, which line, what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoadError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{}: {}", self.file, l, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+/// Split into documents at `---` lines, keeping each document's first line number (1-based).
+fn documents(text: &str) -> Vec<(usize, String)> {
+    let mut docs = Vec::new();
+    let mut start = 1;
+    let mut cur = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_end() == "---" || line.starts_with("--- ") {
+            docs.push((start, std::mem::take(&mut cur)));
+            start = i + 2;
+            continue;
+        }
+        cur.push_str(line);
+        cur.push('\n');
+    }
+    docs.push((start, cur));
+    docs.retain(|(_, d)| {
+        d.lines()
+            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+    });
+    docs
+}
+
+/// saphyr's messages start "error: line L column C: ..."; shift L by the document's offset.
+fn saphyr_error(file: &str, doc_start: usize, e: &serde_saphyr::Error) -> LoadError {
+    let text = e.to_string();
+    let first = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string();
+    let parsed = first.strip_prefix("line ").and_then(|rest| {
+        let (l, rest) = rest.split_once(' ')?;
+        let l: usize = l.parse().ok()?;
+        let msg = rest.split_once(": ").map(|(_, m)| m).unwrap_or(rest);
+        Some((l, msg.to_string()))
+    });
+    match parsed {
+        Some((l, msg)) => LoadError {
+            file: file.into(),
+            line: Some(doc_start + l - 1),
+            message: msg,
+        },
+        None => LoadError {
+            file: file.into(),
+            line: Some(doc_start),
+            message: first,
+        },
+    }
+}
+
+/// Paths present (non-null) in `input` but absent from `output`.
+fn vanished(input: &Value, output: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match (input, output) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                if v.is_null() {
+                    continue;
+                }
+                path.push(k.clone());
+                match b.get(k) {
+                    Some(w) => vanished(v, w, path, out),
+                    None => out.push(path.clone()),
+                }
+                path.pop();
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (v, w)) in a.iter().zip(b).enumerate() {
+                path.push(i.to_string());
+                vanished(v, w, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The line of the first `key:` at or after the document start (best effort).
+fn line_of_key(doc: &str, doc_start: usize, key: &str) -> usize {
+    doc.lines()
+        .position(|l| {
+            let t = l.trim_start().trim_start_matches("- ");
+            t.starts_with(&format!("{key}:"))
+        })
+        .map(|i| doc_start + i)
+        .unwrap_or(doc_start)
+}
+
+fn decode<K: DeserializeOwned + Serialize>(
+    file: &str,
+    start: usize,
+    doc: &str,
+    value: &Value,
+) -> Result<K, LoadError> {
+    let obj: K = serde_saphyr::from_str(doc).map_err(|e| saphyr_error(file, start, &e))?;
+    let back = serde_json::to_value(&obj).expect("decoded objects encode");
+    let mut unknown = Vec::new();
+    vanished(value, &back, &mut Vec::new(), &mut unknown);
+    // Status and server-set metadata are dropped by design, not typos.
+    unknown.retain(|p| p.first().is_some_and(|f| f != "status"));
+    if let Some(p) = unknown.first() {
+        let key = p.last().cloned().unwrap_or_default();
+        let field = p
+            .iter()
+            .map(|s| {
+                if s.parse::<usize>().is_ok() {
+                    format!("[{s}]")
+                } else {
+                    format!(".{s}")
+                }
+            })
+            .collect::<String>();
+        return Err(LoadError {
+            file: file.into(),
+            line: Some(line_of_key(doc, start, &key)),
+            message: format!(
+                "unknown field {:?} at {}",
+                key,
+                field.trim_start_matches('.')
+            ),
+        });
+    }
+    Ok(obj)
+}
+
+/// Parse every document of a manifest file.
+pub fn parse(file: &str, text: &str) -> Result<Vec<Manifest>, LoadError> {
+    let mut out = Vec::new();
+    for (start, doc) in documents(text) {
+        let value: Value =
+            serde_saphyr::from_str(&doc).map_err(|e| saphyr_error(file, start, &e))?;
+        let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+        let m = match kind {
+            "LeaderWorkerSet" => Manifest::LeaderWorkerSet(Box::new(decode(file, start, &doc, &value)?)),
+            "StatefulSet" => Manifest::StatefulSet(Box::new(decode(file, start, &doc, &value)?)),
+            "Service" => Manifest::Service(Box::new(decode(file, start, &doc, &value)?)),
+            "Pod" => Manifest::Pod(Box::new(decode(file, start, &doc, &value)?)),
+            "PodDisruptionBudget" => Manifest::PodDisruptionBudget(Box::new(decode(file, start, &doc, &value)?)),
+            "" => {
+                return Err(LoadError { file: file.into(), line: Some(start), message: "document has no `kind`".into() })
+            }
+            other => {
+                return Err(LoadError {
+                    file: file.into(),
+                    line: Some(line_of_key(&doc, start, "kind")),
+                    message: format!("unsupported kind {other:?}; supported: LeaderWorkerSet, StatefulSet, Service, Pod, PodDisruptionBudget"),
+                })
+            }
+        };
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// Parse a manifest given inline in a scenario step (already a JSON value).
+pub fn from_value(file: &str, value: &Value) -> Result<Manifest, LoadError> {
+    let text = serde_json::to_string(value).expect("values encode");
+    let mut v = parse(file, &text)?;
+    v.pop().ok_or_else(|| LoadError {
+        file: file.into(),
+        line: None,
+        message: "empty inline object".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LWS: &str = "apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: x
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+        - name: c
+          image: nginx
+";
+
+    #[test]
+    fn multi_document_files_load_with_kinds() {
+        let text = format!(
+            "# comment\n---\n{LWS}---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n---\n"
+        );
+        let m = parse("f.yaml", &text).unwrap();
+        let kinds: Vec<&str> = m.iter().map(Manifest::kind).collect();
+        assert_eq!(kinds, ["LeaderWorkerSet", "Service"]);
+    }
+
+    #[test]
+    fn unknown_fields_name_the_file_line_and_path() {
+        let bad = LWS.replace("          image: nginx", "          imagee: nginx");
+        let text = format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n---\n{bad}");
+        let e = parse("f.yaml", &text).unwrap_err();
+        assert_eq!(e.line, Some(18), "{e}");
+        assert!(e.message.contains("imagee"), "{e}");
+        assert!(
+            e.message
+                .contains("spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].imagee"),
+            "{e}"
+        );
+        let bad = LWS.replace("  replicas: 2", "  replicaz: 2");
+        let e = parse("f.yaml", &bad).unwrap_err();
+        assert_eq!(e.line, Some(6), "{e}");
+        assert!(e.message.contains("replicaz"), "{e}");
+    }
+
+    #[test]
+    fn syntax_and_type_errors_have_lines() {
+        let e = parse("f.yaml", &LWS.replace("replicas: 2", "replicas: two")).unwrap_err();
+        assert_eq!(e.line, Some(6), "{e}");
+        let e = parse("f.yaml", "kind: [\n").unwrap_err();
+        assert_eq!(e.line, Some(1), "{e}");
+        let e = parse("f.yaml", "apiVersion: v1\nkind: ConfigMap\n").unwrap_err();
+        assert!(e.message.contains("unsupported kind"), "{e}");
+    }
+}
