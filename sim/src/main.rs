@@ -38,15 +38,28 @@ fn usage_error(msg: &str) -> ExitCode {
 }
 
 fn parse_run(args: &[String]) -> Result<RunArgs, String> {
-    let mut r = RunArgs { scenarios: Vec::new(), reconciler: None, seed: None, json: false, trace: None };
+    let mut r = RunArgs {
+        scenarios: Vec::new(),
+        reconciler: None,
+        seed: None,
+        json: false,
+        trace: None,
+    };
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
+        let mut value = |flag: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
         match a.as_str() {
             "--reconciler" => r.reconciler = Some(value("--reconciler")?),
             "--seed" => {
                 let v = value("--seed")?;
-                r.seed = Some(v.parse().map_err(|_| format!("--seed: {v:?} is not a non-negative integer"))?);
+                r.seed = Some(
+                    v.parse()
+                        .map_err(|_| format!("--seed: {v:?} is not a non-negative integer"))?,
+                );
             }
             "--json" => r.json = true,
             "--trace" => r.trace = Some(PathBuf::from(value("--trace")?)),
@@ -67,8 +80,15 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
 }
 
 fn summary_line(path: &Path, r: &RunReport, wall_ms: u128) -> String {
-    let verdict = if r.violations.is_empty() { "PASS" } else { "VIOLATION" };
-    let min = r.min_available.map(|m| m.to_string()).unwrap_or_else(|| "-".into());
+    let verdict = if r.violations.is_empty() {
+        "PASS"
+    } else {
+        "VIOLATION"
+    };
+    let min = r
+        .min_available
+        .map(|m| m.to_string())
+        .unwrap_or_else(|| "-".into());
     format!(
         "{verdict} {} [{}] seed {}: {} simulated in {wall_ms} ms, {} events, min available {min} (floor {}), trace {:016x}",
         path.display(),
@@ -100,7 +120,9 @@ fn json_line(r: &RunReport, wall_ms: u128) -> serde_json::Value {
 }
 
 fn write_trace(path: &Path, r: &RunReport) -> Result<(), String> {
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?);
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
+    );
     for e in &r.trace.entries {
         let line = serde_json::to_string(&e.json_line()).expect("trace lines encode");
         writeln!(f, "{line}").map_err(|e| format!("{}: {e}", path.display()))?;
@@ -190,7 +212,10 @@ fn cmd_check(args: &[String]) -> ExitCode {
     };
     let mut failed = 0;
     let mut rows = 0;
-    println!("{:<44} {:<44} {:<12} result", "scenario", "reconciler", "expected");
+    println!(
+        "{:<44} {:<44} {:<12} result",
+        "scenario", "reconciler", "expected"
+    );
     for f in &files {
         let s = match Scenario::load(f) {
             Ok(s) => s,
@@ -217,10 +242,20 @@ fn cmd_check(args: &[String]) -> ExitCode {
                 Err(_) => {
                     failed += 1;
                     let got: Vec<String> = report.violated().into_iter().collect();
-                    format!("FAILED (got {})", if got.is_empty() { "holds".into() } else { got.join(",") })
+                    format!(
+                        "FAILED (got {})",
+                        if got.is_empty() {
+                            "holds".into()
+                        } else {
+                            got.join(",")
+                        }
+                    )
                 }
             };
-            let name = f.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+            let name = f
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
             println!("{name:<44} {reconciler:<44} {want:<12} {verdict}");
         }
     }

@@ -505,6 +505,8 @@ struct Runner {
 impl Runner {
     /// Step the world to `deadline`, checking the invariants after every event.
     fn advance_to(&mut self, deadline: u64) -> Result<(), RunError> {
+        // Writes made by a step itself are observed before anything else happens.
+        self.checker.observe(&self.world.api);
         while self.world.step(deadline) {
             self.checker.observe(&self.world.api);
             if self.world.event_count > EVENT_COUNT_MAX {
@@ -525,6 +527,7 @@ impl Runner {
         done: impl Fn(&World, &Checker) -> bool,
     ) -> Result<bool, RunError> {
         let deadline = self.world.now_ms.saturating_add(timeout_ms);
+        self.checker.observe(&self.world.api);
         loop {
             if done(&self.world, &self.checker) {
                 return Ok(true);
