@@ -698,7 +698,7 @@ fn recent_events(api: &ApiServer, objects: &[String], n: usize) -> Vec<String> {
         .entries
         .iter()
         .rev()
-        .filter(|e| e.actor == "fault" || objects.iter().any(|o| e.name == *o))
+        .filter(|e| e.actor == "fault" || objects.contains(&e.name))
         .take(n)
         .map(|e| e.line())
         .collect();
