@@ -9,5 +9,6 @@ pub mod k8s;
 pub mod lws_controller;
 pub mod pod_controller;
 pub mod profile;
+pub mod revision;
 pub mod rollout;
 pub mod webhook;

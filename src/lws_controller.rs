@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{
-    RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
+    ControllerRevision, RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec,
+    StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Service, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
@@ -40,6 +41,9 @@ pub async fn reconcile<C: Client>(
         Err(e) => return Err(e),
     };
     let hash = template_hash(&lws, ctx.flags.network_config);
+    if ctx.flags.worker_template_from_revision {
+        ensure_revision(c, &lws, &hash).await?;
+    }
     let (partition, replicas) = rolling_update_parameters(c, ctx, &lws, &hash).await?;
     let sts = leader_statefulset(&lws, &hash, partition, replicas, ctx.flags);
     c.apply(sts, FIELD_MANAGER, true).await?;
@@ -48,6 +52,22 @@ pub async fn reconcile<C: Client>(
     }
     update_status(c, ctx, &lws, &hash).await?;
     Ok(Action::done())
+}
+
+/// Store the current templates as a revision if none exists for this hash (B02 fix).
+async fn ensure_revision<C: Client>(c: &C, lws: &LeaderWorkerSet, hash: &str) -> Result<()> {
+    let name = crate::revision::name(lws.name(), hash);
+    match c.get::<ControllerRevision>(lws.namespace(), &name).await {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_not_found() => {
+            match c.create(crate::revision::new_revision(lws, hash)).await {
+                Ok(_) => Ok(()),
+                Err(e) if e.is_already_exists() => Ok(()),
+                Err(e) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn subdomain_policy(lws: &LeaderWorkerSet, flags: &Flags) -> String {

@@ -10,7 +10,8 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{
-    StatefulSet, StatefulSetOrdinals, StatefulSetSpec, StatefulSetUpdateStrategy,
+    ControllerRevision, StatefulSet, StatefulSetOrdinals, StatefulSetSpec,
+    StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
@@ -74,7 +75,21 @@ pub async fn reconcile<C: Client>(
     if lws.spec.startup_policy == "LeaderReady" && !k8s::is_ready(&pod) {
         return Ok(Action::done());
     }
-    let mut sts = worker_statefulset(&pod, &lws, flags, unique_per_replica);
+    // B02 fix: the group's templates come from the leader's revision (HD podc:147-156).
+    let source = if flags.worker_template_from_revision {
+        let hash = k8s::label(&pod.metadata, keys::TEMPLATE_REVISION_HASH).unwrap_or("");
+        match c
+            .get::<ControllerRevision>(namespace, &crate::revision::name(lws.name(), hash))
+            .await
+        {
+            Ok(rev) => std::sync::Arc::new(crate::revision::apply_revision(&lws, &rev)?),
+            Err(e) if e.is_not_found() => return Ok(Action::requeue_after(1_000)),
+            Err(e) => return Err(e),
+        }
+    } else {
+        lws.clone()
+    };
+    let mut sts = worker_statefulset(&pod, &source, flags, unique_per_replica);
     if k8s::annotation(&lws.metadata, keys::EXCLUSIVE_TOPOLOGY).is_some() {
         let node = k8s::node_name(&pod);
         if node.is_empty() {

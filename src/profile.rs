@@ -40,6 +40,11 @@ pub struct Flags {
     pub status_source: StatusSource,
     /// v0.4.0 (#180): no worker StatefulSet for size 1; v0.3.0 creates one with 0 replicas.
     pub size_one_skips_worker_sts: bool,
+    /// Where the pod controller takes a group's worker template from: the live LWS spec
+    /// (v0.3.0, v0.4.1: bug B02, an old group rebuilt mid-rollout gets the new worker template)
+    /// or the stored revision named by the leader's hash label (ControllerRevisions, c03d4c9,
+    /// v0.5.0).
+    pub worker_template_from_revision: bool,
     /// v0.4.0 (#215): default restartPolicy `RecreateGroupOnPodRestart`, `Default` becomes `None`.
     pub restart_policy_default_recreate: bool,
     /// v0.4.0 (#150, #212): `networkConfig.subdomainPolicy` defaulted to `Shared` and part of the
@@ -97,6 +102,11 @@ const FLAGS: &[FlagSpec] = &[
         values: &["off", "on"],
         upstream: "v0.4.0 (FX types:193-212)",
     },
+    FlagSpec {
+        name: "worker-template",
+        values: &["live", "revision"],
+        upstream: "B02, PR #277 (c03d4c9)",
+    },
 ];
 
 impl Flags {
@@ -107,6 +117,7 @@ impl Flags {
             worker_sts_ready: WorkerStsReady::Exists,
             status_source: StatusSource::WorkerSts,
             size_one_skips_worker_sts: false,
+            worker_template_from_revision: false,
             restart_policy_default_recreate: false,
             network_config: false,
         }
@@ -119,6 +130,7 @@ impl Flags {
             worker_sts_ready: WorkerStsReady::Exists,
             status_source: StatusSource::LeaderPods,
             size_one_skips_worker_sts: true,
+            worker_template_from_revision: false,
             restart_policy_default_recreate: true,
             network_config: true,
         }
@@ -166,6 +178,7 @@ impl Flags {
             "size-one-worker-sts" => self.size_one_skips_worker_sts = second,
             "restart-policy-default" => self.restart_policy_default_recreate = second,
             "network-config" => self.network_config = second,
+            "worker-template" => self.worker_template_from_revision = second,
             _ => unreachable!("every FlagSpec is matched"),
         }
         Ok(())
@@ -187,6 +200,7 @@ impl Flags {
                     "size-one-worker-sts" => v(self.size_one_skips_worker_sts, spec),
                     "restart-policy-default" => v(self.restart_policy_default_recreate, spec),
                     "network-config" => v(self.network_config, spec),
+                    "worker-template" => v(self.worker_template_from_revision, spec),
                     _ => unreachable!(),
                 };
                 format!("{}={value}  ({})", spec.name, spec.upstream)

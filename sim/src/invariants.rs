@@ -91,8 +91,10 @@ enum Phase {
     Empty,
     /// Pods exist and none is distinguishably on the latest revision.
     Old,
-    /// Some pod is on the latest revision, not all of them are, or not all are ready.
+    /// Some live pods are on the latest revision and some are not: the group is being moved.
     Moving,
+    /// Every live pod on the latest revision, not all of them ready (or not all there yet).
+    On,
     /// Every pod on the latest revision and ready.
     Done,
 }
@@ -502,8 +504,12 @@ impl Checker {
         if live.is_empty() {
             return Phase::Empty;
         }
-        if self.all_ready(g) && live.iter().all(|(_, i)| self.matches_latest(i)) {
-            return Phase::Done;
+        if live.iter().all(|(_, i)| self.matches_latest(i)) {
+            return if self.all_ready(g) {
+                Phase::Done
+            } else {
+                Phase::On
+            };
         }
         if live.iter().any(|(_, i)| self.is_new(i)) {
             Phase::Moving
@@ -524,7 +530,8 @@ impl Checker {
         if available {
             self.disrupted.remove(&g);
         }
-        if before.phase == Phase::Old && phase == Phase::Moving && g < self.replicas {
+        let left_old = matches!(phase, Phase::Moving | Phase::On | Phase::Done);
+        if before.phase == Phase::Old && left_old && g < self.replicas {
             self.check_order(api, g);
         }
         self.check_consistency(api, g, available);

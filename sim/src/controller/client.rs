@@ -13,7 +13,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lws::api::LeaderWorkerSet;
@@ -31,6 +31,7 @@ pub struct Caches {
     pub pods: Informer<Pod>,
     pub services: Informer<Service>,
     pub nodes: Informer<Node>,
+    pub revisions: Informer<ControllerRevision>,
 }
 
 impl Caches {
@@ -44,6 +45,7 @@ impl Caches {
             KindId::Pod => self.pods.get(ns, name).map(any),
             KindId::Service => self.services.get(ns, name).map(any),
             KindId::Node => self.nodes.get("", name).map(any),
+            KindId::ControllerRevision => self.revisions.get(ns, name).map(any),
             _ => None,
         }
     }
@@ -60,6 +62,7 @@ impl Caches {
             KindId::Pod => collect(self.pods.list(ns, sel)),
             KindId::Service => collect(self.services.list(ns, sel)),
             KindId::Node => collect(self.nodes.list("", sel)),
+            KindId::ControllerRevision => collect(self.revisions.list(ns, sel)),
             _ => Vec::new(),
         }
     }

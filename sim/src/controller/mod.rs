@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
@@ -212,6 +212,7 @@ impl ControllerRuntime {
                     c.pods.next_due_ms(api),
                     c.services.next_due_ms(api),
                     c.nodes.next_due_ms(api),
+                    c.revisions.next_due_ms(api),
                     resync.iter().map(|r| r.0).min(),
                     workers[0].next_wakeup_ms(),
                     workers[1].next_wakeup_ms(),
@@ -345,6 +346,7 @@ impl ControllerRuntime {
             let pod_d = c.pods.poll(api, now);
             let svc_d = c.services.poll(api, now);
             c.nodes.poll(api, now);
+            c.revisions.poll(api, now);
             for d in &lws_d {
                 on_lws(workers, d, now);
             }
@@ -553,6 +555,7 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
         pods: Informer::start(api, lag()),
         services: Informer::start(api, lag()),
         nodes: Informer::start(api, lag()),
+        revisions: Informer::start(api, lag()),
     };
     let mut workers = [
         Worker {
@@ -749,6 +752,7 @@ fn perform(
         KindId::Pod => typed::<Pod>(api, actor, op),
         KindId::Service => typed::<Service>(api, actor, op),
         KindId::Node => typed::<Node>(api, actor, op),
+        KindId::ControllerRevision => typed::<ControllerRevision>(api, actor, op),
         other => unreachable!("the LWS controllers do not write {other}"),
     };
     result.map_err(to_client_error)
