@@ -86,6 +86,13 @@ pub struct LeaderWorkerTemplate {
     pub restart_policy: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_group_policy: Option<SubGroupPolicy>,
+    /// HEAD only (v0.8.0+): accepted so newer manifests load; the modelled releases ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume_claim_templates: Option<Vec<k8s_openapi::api::core::v1::PersistentVolumeClaim>>,
+    /// HEAD only, like `volumeClaimTemplates`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistent_volume_claim_retention_policy:
+        Option<k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -93,6 +100,9 @@ pub struct LeaderWorkerTemplate {
 pub struct SubGroupPolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_group_size: Option<i32>,
+    /// HEAD only (v0.6.0+): `LeaderWorker` or `LeaderExcluded`; ignored by the modelled releases.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sub_group_policy_type: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

@@ -191,9 +191,24 @@ fn decode<K: DeserializeOwned + Serialize>(
     Ok(obj)
 }
 
-/// Parse every document of a manifest file.
+/// Parse every document of a manifest file; a kind we cannot simulate is an error.
 pub fn parse(file: &str, text: &str) -> Result<Vec<Manifest>, LoadError> {
+    parse_documents(file, text, false).map(|(m, _)| m)
+}
+
+/// Parse, skipping documents of kinds we do not simulate (returned by name), as a loader of
+/// arbitrary upstream manifests needs to.
+pub fn parse_lenient(file: &str, text: &str) -> Result<(Vec<Manifest>, Vec<String>), LoadError> {
+    parse_documents(file, text, true)
+}
+
+fn parse_documents(
+    file: &str,
+    text: &str,
+    skip_other_kinds: bool,
+) -> Result<(Vec<Manifest>, Vec<String>), LoadError> {
     let mut out = Vec::new();
+    let mut skipped = Vec::new();
     for (start, doc) in documents(text) {
         let value: Value =
             serde_saphyr::from_str(&doc).map_err(|e| saphyr_error(file, start, &e))?;
@@ -207,6 +222,10 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Manifest>, LoadError> {
             "" => {
                 return Err(LoadError { file: file.into(), line: Some(start), message: "document has no `kind`".into() })
             }
+            other if skip_other_kinds => {
+                skipped.push(other.to_string());
+                continue;
+            }
             other => {
                 return Err(LoadError {
                     file: file.into(),
@@ -217,7 +236,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Manifest>, LoadError> {
         };
         out.push(m);
     }
-    Ok(out)
+    Ok((out, skipped))
 }
 
 /// Parse a manifest given inline in a scenario step (already a JSON value).

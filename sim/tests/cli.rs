@@ -1,0 +1,180 @@
+//! The `lws-sim` binary: exit codes, messages that name file, line and field, `--json`,
+//! `--trace` and `check`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+}
+
+/// A scratch directory per test, holding a small LWS manifest.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lws-sim-cli-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("manifests")).unwrap();
+    std::fs::write(dir.join("manifests/lws.yaml"), LWS).unwrap();
+    dir
+}
+
+const LWS: &str = "apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: small
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+        - name: c
+          image: app:v1
+";
+
+fn scenario(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+const OK: &str = "name: small
+controller: {reconciler: v0.4.1}
+cluster: {nodes: {count: 2, podsPerNode: 4}}
+manifests: [manifests/lws.yaml]
+steps:
+  - waitFor: rolloutComplete
+    timeout: 10m
+expect:
+  v0.4.1: holds
+";
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = bin().args(args).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn a_passing_run_exits_0_and_json_has_the_fields() {
+    let dir = scratch("pass");
+    let s = scenario(&dir, "ok.yaml", OK);
+    let trace = dir.join("trace.jsonl");
+    let (code, out, err) = run(&[
+        "run",
+        s.to_str().unwrap(),
+        "--json",
+        "--trace",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    for k in [
+        "scenario",
+        "reconciler",
+        "seed",
+        "result",
+        "violations",
+        "min_available",
+        "floor",
+        "trace_hash",
+        "sim_ms",
+        "events",
+        "wall_ms",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    }
+    assert_eq!(v["result"], "pass");
+    let lines = std::fs::read_to_string(&trace).unwrap();
+    let first: serde_json::Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert!(first.get("at_ms").is_some() && first.get("verb").is_some());
+}
+
+#[test]
+fn a_timeout_is_a_violation_and_exits_1_with_a_replay_line() {
+    let dir = scratch("timeout");
+    let s = scenario(
+        &dir,
+        "slow.yaml",
+        &OK.replace("timeout: 10m", "timeout: 1s"),
+    );
+    let (code, out, _) = run(&["run", s.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("timeout violated"), "{out}");
+    assert!(out.contains("replay: lws-sim run"), "{out}");
+}
+
+#[test]
+fn bad_input_exits_2_naming_file_line_and_field() {
+    let dir = scratch("bad");
+    let s = scenario(&dir, "typo.yaml", &OK.replace("steps:", "stepz:"));
+    let (code, _, err) = run(&["run", s.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("typo.yaml:5") && err.contains("stepz"),
+        "{err}"
+    );
+
+    let s = scenario(&dir, "yaml.yaml", "name: [\n");
+    let (code, _, err) = run(&["run", s.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("yaml.yaml:1"), "{err}");
+
+    std::fs::write(
+        dir.join("manifests/lws.yaml"),
+        LWS.replace("image: app:v1", "imag: app:v1"),
+    )
+    .unwrap();
+    let s = scenario(&dir, "ok.yaml", OK);
+    let (code, _, err) = run(&["run", s.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("lws.yaml:13") && err.contains("imag"), "{err}");
+}
+
+#[test]
+fn an_invalid_lws_is_rejected_like_the_webhook_with_exit_2() {
+    let dir = scratch("invalid");
+    std::fs::write(dir.join("manifests/lws.yaml"), LWS.replace("  replicas: 2", "  replicas: 2\n  rolloutStrategy:\n    rollingUpdateConfiguration: {maxUnavailable: 0, maxSurge: 0}")).unwrap();
+    let s = scenario(&dir, "ok.yaml", OK);
+    let (code, _, err) = run(&["run", s.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("must not be 0"), "{err}");
+}
+
+#[test]
+fn bad_flags_and_reconcilers_exit_2() {
+    let dir = scratch("flags");
+    let s = scenario(&dir, "ok.yaml", OK);
+    let p = s.to_str().unwrap();
+    let (code, _, err) = run(&["run", p, "--bogus"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--bogus"), "{err}");
+    let (code, _, err) = run(&["run", p, "--reconciler", "v9"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("v0.3.0, v0.4.1"), "{err}");
+    let (code, _, err) = run(&["run", p, "--seed", "x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--seed"), "{err}");
+    assert_eq!(run(&["frobnicate"]).0, 2);
+    assert_eq!(run(&[]).0, 2);
+}
+
+#[test]
+fn check_reports_each_expectation_and_fails_on_a_wrong_one() {
+    let dir = scratch("check");
+    scenario(&dir, "ok.yaml", OK);
+    let (code, out, _) = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("1 of 1 expectations met"), "{out}");
+    scenario(
+        &dir,
+        "wrong.yaml",
+        &OK.replace("v0.4.1: holds", "v0.4.1: {violates: [availability]}"),
+    );
+    let (code, out, _) = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("FAILED"), "{out}");
+}
