@@ -32,6 +32,16 @@ struct RunArgs {
     trace: Option<PathBuf>,
 }
 
+/// Print a line to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, $($arg)*).is_err() {
+            std::process::exit(0);
+        }
+    }};
+}
+
 fn usage_error(msg: &str) -> ExitCode {
     eprintln!("error: {msg}\n\n{USAGE}");
     ExitCode::from(2)
@@ -157,14 +167,14 @@ fn cmd_run(args: &[String]) -> ExitCode {
         };
         let wall_ms = started.elapsed().as_millis();
         if a.json {
-            println!("{}", json_line(&report, wall_ms));
+            say!("{}", json_line(&report, wall_ms));
         } else {
-            println!("{}", summary_line(&s.path, &report, wall_ms));
+            say!("{}", summary_line(&s.path, &report, wall_ms));
             for v in &report.violations {
-                println!("{}", v.report());
+                say!("{}", v.report());
             }
             if !report.violations.is_empty() {
-                println!("replay: {}", report.replay_command(&s.path));
+                say!("replay: {}", report.replay_command(&s.path));
             }
         }
         if let Some(t) = &a.trace {
@@ -211,11 +221,12 @@ fn cmd_check(args: &[String]) -> ExitCode {
         Err(m) => return usage_error(&m),
     };
     let mut failed = 0;
-    let mut rows = 0;
-    println!(
-        "{:<44} {:<44} {:<12} result",
-        "scenario", "reconciler", "expected"
-    );
+    let mut table: Vec<[String; 4]> = vec![[
+        "scenario".into(),
+        "reconciler".into(),
+        "expected".into(),
+        "result".into(),
+    ]];
     for f in &files {
         let s = match Scenario::load(f) {
             Ok(s) => s,
@@ -225,7 +236,6 @@ fn cmd_check(args: &[String]) -> ExitCode {
             }
         };
         for (reconciler, expected) in &s.spec.expect {
-            rows += 1;
             let report = match scenario::run(&s, Some(reconciler), None) {
                 Ok(r) => r,
                 Err(e) => {
@@ -256,10 +266,28 @@ fn cmd_check(args: &[String]) -> ExitCode {
                 .file_stem()
                 .map(|s| s.to_string_lossy().to_string())
                 .unwrap_or_default();
-            println!("{name:<44} {reconciler:<44} {want:<12} {verdict}");
+            eprint!(".");
+            table.push([name, reconciler.clone(), want, verdict]);
         }
     }
-    println!("{} of {rows} expectations met", rows - failed);
+    eprintln!();
+    let rows = table.len() - 1;
+    let widths: Vec<usize> = (0..3)
+        .map(|c| table.iter().map(|r| r[c].len()).max().unwrap_or(0))
+        .collect();
+    for r in &table {
+        say!(
+            "{:<w0$}  {:<w1$}  {:<w2$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2]
+        );
+    }
+    say!("{} of {rows} expectations met", rows - failed);
     ExitCode::from(u8::from(failed > 0))
 }
 
@@ -269,7 +297,7 @@ fn main() -> ExitCode {
         Some("run") => cmd_run(&args[1..]),
         Some("check") => cmd_check(&args[1..]),
         Some("help") | Some("--help") | Some("-h") => {
-            println!("{USAGE}");
+            say!("{USAGE}");
             ExitCode::SUCCESS
         }
         Some(other) => usage_error(&format!("unknown command {other:?}")),
