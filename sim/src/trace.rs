@@ -93,7 +93,7 @@ impl Trace {
         self.hash
     }
 
-    /// Entries by one verb on one kind, for tests that assert order and timing.
+    /// Successful writes by one verb on one kind, for tests that assert order and timing.
     pub fn filter<'a>(
         &'a self,
         verb: &'a str,
@@ -101,7 +101,7 @@ impl Trace {
     ) -> impl Iterator<Item = &'a TraceEntry> + 'a {
         self.entries
             .iter()
-            .filter(move |e| e.verb == verb && e.kind == kind)
+            .filter(move |e| e.verb == verb && e.kind == kind && e.rv != 0)
     }
 
     /// Index of the first line where two traces differ, for determinism reports.

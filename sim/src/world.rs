@@ -56,7 +56,7 @@ impl Default for ClusterConfig {
             node_labels: BTreeMap::new(),
             pod_startup_ms: (20_000, 60_000),
             pod_termination_ms: (1_000, 10_000),
-            watch_lag_ms: (5, 50),
+            watch_lag_ms: (1, 10),
             gc_lag_ms: (100, 1_000),
             node_delete_delay_ms: 30_000,
             node_join_delay_ms: 120_000,
@@ -185,9 +185,10 @@ impl World {
         let (statefulsets, scheduler, kubelet) = if config.manual {
             (None, None, None)
         } else {
-            let sts_lag = lag(&mut rng, config.watch_lag_ms);
-            let sched_lag = lag(&mut rng, config.watch_lag_ms);
-            let kubelet_lag = lag(&mut rng, config.watch_lag_ms);
+            let r = config.watch_lag_ms;
+            let sts_lag = [lag(&mut rng, r), lag(&mut rng, r), lag(&mut rng, r)];
+            let sched_lag = [lag(&mut rng, r), lag(&mut rng, r)];
+            let kubelet_lag = lag(&mut rng, r);
             (
                 Some(StatefulSetController::new(&api, sts_lag)),
                 Some(Scheduler::new(&api, sched_lag)),

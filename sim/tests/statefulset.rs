@@ -350,3 +350,178 @@ fn min_ready_seconds_delays_available_replicas() {
         "available only after minReadySeconds"
     );
 }
+
+#[test]
+fn reverting_a_template_reuses_the_old_revision_and_restarts_only_changed_pods() {
+    // getStatefulSetRevisions: an equal older revision is reused with the next revision number,
+    // so pods still labelled with it count as updated (k8s-semantics §3.3).
+    let ru = RollingUpdateStatefulSetStrategy {
+        max_unavailable: None,
+        partition: Some(4),
+    };
+    let mut w = roll(
+        29,
+        StatefulSetUpdateStrategy {
+            type_: Some("RollingUpdate".into()),
+            rolling_update: Some(ru),
+        },
+    );
+    assert!(w.run_until_pred(600_000, |w| {
+        w.api.try_get::<Pod>("default", "web-4").is_some_and(|p| {
+            lws::k8s::is_running_and_ready(&p)
+                && p.spec.as_ref().unwrap().containers[0].image.as_deref() == Some("v2")
+        })
+    }));
+    let revisions = |w: &World| {
+        w.api
+            .list::<k8s_openapi::api::apps::v1::ControllerRevision>(
+                Some("default"),
+                &Selector::everything(),
+            )
+    };
+    assert_eq!(revisions(&w).len(), 2);
+    let uid_web0 = w
+        .api
+        .get::<Pod>("default", "web-0")
+        .unwrap()
+        .metadata
+        .uid
+        .clone();
+    set_image(&mut w, "web", "v1");
+    w.run_until(w.now_ms + 600_000);
+    let revs = revisions(&w);
+    assert_eq!(revs.len(), 2, "no third revision for a revert");
+    let v1 = revs
+        .iter()
+        .find(|r| r.data.0.to_string().contains("\"v1\""))
+        .unwrap();
+    assert_eq!(v1.revision, Some(3), "the old revision got the next number");
+    // web-4 (above the partition) went back to v1; web-0 was never touched.
+    let image = |n: &str| {
+        w.api
+            .get::<Pod>("default", n)
+            .unwrap()
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0]
+            .image
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(image("web-4"), "v1");
+    assert_eq!(
+        w.api.get::<Pod>("default", "web-0").unwrap().metadata.uid,
+        uid_web0
+    );
+}
+
+#[test]
+fn a_failed_pod_is_deleted_and_recreated_under_the_same_name() {
+    let mut w = world(29);
+    let mut s = sts("f", 2, "v1");
+    s.spec.pod_management_policy = Some("Parallel".into());
+    w.api.create("user", s).unwrap();
+    assert!(w.run_until_pred(600_000, |w| all_ready(w, "f", 2, "v1")));
+    let old = w.api.get::<Pod>("default", "f-1").unwrap();
+    let mut failed = (*old).clone();
+    failed.status.as_mut().unwrap().phase = Some("Failed".into());
+    w.api.update_status("kubelet", failed).unwrap();
+    assert!(w.run_until_pred(600_000, |w| all_ready(w, "f", 2, "v1")
+        && w.api.get::<Pod>("default", "f-1").unwrap().metadata.uid != old.metadata.uid));
+    let deleted = w
+        .api
+        .trace
+        .filter("delete", "Pod")
+        .any(|e| e.actor == "statefulset-controller" && e.name == "f-1");
+    assert!(
+        deleted,
+        "the controller deletes a Failed pod before re-creating it"
+    );
+}
+
+#[test]
+fn a_pod_that_fits_nowhere_stays_pending_until_a_node_matches() {
+    let mut w = world(29);
+    let mut s = sts("gpu", 1, "v1");
+    s.spec.template.spec.as_mut().unwrap().node_selector =
+        Some([("pool".to_string(), "gpu".to_string())].into());
+    w.api.create("user", s).unwrap();
+    w.run_until(600_000);
+    let p = w.api.get::<Pod>("default", "gpu-0").unwrap();
+    assert_eq!(lws::k8s::phase(&p), "Pending");
+    assert_eq!(lws::k8s::node_name(&p), "");
+    let unschedulable = p
+        .status
+        .as_ref()
+        .unwrap()
+        .conditions
+        .as_ref()
+        .unwrap()
+        .iter()
+        .any(|c| c.type_ == "PodScheduled" && c.status == "False");
+    assert!(unschedulable);
+    // Labelling a node lets the scheduler place it on the next node event.
+    w.api
+        .merge_patch::<k8s_openapi::api::core::v1::Node>(
+            "user",
+            "",
+            "node-2",
+            &serde_json::json!({"metadata": {"labels": {"pool": "gpu"}}}),
+        )
+        .unwrap();
+    assert!(w.run_until_pred(600_000, |w| all_ready(w, "gpu", 1, "v1")));
+    assert_eq!(
+        lws::k8s::node_name(&w.api.get::<Pod>("default", "gpu-0").unwrap()),
+        "node-2"
+    );
+}
+
+#[test]
+fn a_cordoned_node_gets_no_new_pods() {
+    let mut w = world(29);
+    for n in ["node-0", "node-1", "node-2"] {
+        w.schedule(0, lws_sim::world::Event::Cordon(n.into()));
+    }
+    w.run_until(1);
+    let mut s = sts("c", 3, "v1");
+    s.spec.pod_management_policy = Some("Parallel".into());
+    w.api.create("user", s).unwrap();
+    assert!(w.run_until_pred(600_000, |w| all_ready(w, "c", 3, "v1")));
+    for p in w
+        .api
+        .list::<Pod>(Some("default"), &Selector::labels([("app", "c")]))
+    {
+        assert_eq!(lws::k8s::node_name(&p), "node-3");
+    }
+}
+
+#[test]
+fn a_lagging_cache_makes_the_controller_retry_creates_with_already_exists() {
+    // No creation expectations (k8s-semantics §3.1): a sync before the informer has delivered
+    // the pod it just created tries again and gets AlreadyExists, then backs off.
+    let mut w = World::new(
+        5,
+        ClusterConfig {
+            node_count: 4,
+            pods_per_node: 8,
+            watch_lag_ms: (10, 1_000),
+            ..Default::default()
+        },
+    );
+    let mut s = sts("lag", 2, "v1");
+    s.spec.pod_management_policy = Some("Parallel".into());
+    w.api.create("user", s).unwrap();
+    assert!(w.run_until_pred(600_000, |w| all_ready(w, "lag", 2, "v1")));
+    let retries = w
+        .api
+        .trace
+        .entries
+        .iter()
+        .filter(|e| e.verb == "create" && e.kind == "Pod" && e.detail == "error=AlreadyExists")
+        .count();
+    assert!(
+        retries > 0,
+        "stale cache reads show up as AlreadyExists retries"
+    );
+}

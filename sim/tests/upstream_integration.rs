@@ -164,6 +164,8 @@ impl Harness {
     }
 
     /// `DeleteLeaderPods`-style: leaders a..b and their worker sts.
+    /// Upstream deletes the pods, then their worker sts, each a round trip: the caches see the
+    /// pods gone before the sts (else v0.3.0's apply re-creates an sts for a cached leader).
     fn delete_leaders(&mut self, a: i32, b: i32) {
         for i in a..b {
             let name = format!("{NAME}-{i}");
@@ -171,6 +173,11 @@ impl Harness {
                 .w
                 .api
                 .delete::<Pod>("test", NS, &name, &DeleteOptions::default());
+        }
+        let t = self.w.now_ms + 1_000;
+        self.w.run_until(t);
+        for i in a..b {
+            let name = format!("{NAME}-{i}");
             let _ = self
                 .w
                 .api
@@ -195,6 +202,11 @@ impl Harness {
         p.status.get_or_insert_with(Default::default).phase = Some("Running".into());
         set_pod_condition(&mut p, "Ready", "True", None, self.w.now_ms);
         self.w.api.update_status("test", p).unwrap();
+        // Each helper call is a separate round trip upstream; let the caches see the relabel
+        // before the worker sts is deleted, or the pod controller may rebuild it from a stale
+        // leader.
+        let t = self.w.now_ms + 1_000;
+        self.w.run_until(t);
         if self.profile.name == "v0.4.1" {
             let _ = self
                 .w

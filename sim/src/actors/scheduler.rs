@@ -21,10 +21,11 @@ pub struct Scheduler {
 }
 
 impl Scheduler {
-    pub fn new(api: &ApiServer, lag_ms: u64) -> Scheduler {
+    /// `lags_ms`: the pod and node informers' watch lags.
+    pub fn new(api: &ApiServer, lags_ms: [u64; 2]) -> Scheduler {
         Scheduler {
-            pods: Informer::start(api, lag_ms),
-            nodes: Informer::start(api, lag_ms),
+            pods: Informer::start(api, lags_ms[0]),
+            nodes: Informer::start(api, lags_ms[1]),
             dirty: true,
         }
     }

@@ -36,16 +36,18 @@ pub struct StatefulSetController {
 }
 
 impl StatefulSetController {
-    pub fn new(api: &ApiServer, lag_ms: u64) -> StatefulSetController {
-        let sets = Informer::start(api, lag_ms);
+    /// `lags_ms`: one watch lag per informer (sets, pods, revisions): caches of different
+    /// kinds are skewed against each other, as in a real controller (k8s-semantics §2).
+    pub fn new(api: &ApiServer, lags_ms: [u64; 3]) -> StatefulSetController {
+        let sets = Informer::start(api, lags_ms[0]);
         let mut queue = WorkQueue::default();
         for d in sets.initial_deltas() {
             queue.add(crate::api::key_of(&*d.obj), api.now_ms());
         }
         StatefulSetController {
             sets,
-            pods: Informer::start(api, lag_ms),
-            revisions: Informer::start(api, lag_ms),
+            pods: Informer::start(api, lags_ms[1]),
+            revisions: Informer::start(api, lags_ms[2]),
             queue,
             hashes: BTreeMap::new(),
             max_unavailable_gate: api.gates.max_unavailable_statefulset,

@@ -57,7 +57,7 @@ impl ControllerConfig {
             profile,
             sync_period_ms: 36_000_000,
             api_latency_ms: (2, 20),
-            watch_lag_ms: (5, 50),
+            watch_lag_ms: (1, 10),
             restart_delay_ms: (1_000, 5_000),
             lease_duration_ms: 15_000,
             retry_period_ms: 2_000,
@@ -404,6 +404,12 @@ impl ControllerRuntime {
                         let events = std::mem::take(&mut f.exchange.borrow_mut().events);
                         self.events
                             .extend(events.into_iter().map(|e| format!("{now} {e}")));
+                        if let Err(e) = &result {
+                            self.events.push(format!(
+                                "{now} {actor} reconcile {}/{} failed: {e}",
+                                f.key.0, f.key.1
+                            ));
+                        }
                         finish(&mut w.queue, f.key, result, now);
                     }
                     Poll::Pending => {

@@ -472,6 +472,8 @@ pub struct RunReport {
     pub sim_ms: u64,
     pub events: u64,
     pub trace: Trace,
+    /// Kubernetes Events and reconcile errors from the controller, "at_ms text".
+    pub controller_log: Vec<String>,
 }
 
 impl RunReport {
@@ -932,7 +934,12 @@ pub fn run(
                 .external(&runner.world.api, invariants::CONVERGENCE, msg);
         }
     }
-    let Runner { world, checker } = runner;
+    let Runner { mut world, checker } = runner;
+    let controller_log = world
+        .controller
+        .as_mut()
+        .map(|c| std::mem::take(&mut c.events))
+        .unwrap_or_default();
     Ok(RunReport {
         scenario: s.spec.name.clone(),
         reconciler: profile.name,
@@ -944,6 +951,7 @@ pub fn run(
         sim_ms: world.now_ms,
         events: world.event_count,
         trace: world.api.trace,
+        controller_log,
     })
 }
 
