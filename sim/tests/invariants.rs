@@ -1,0 +1,138 @@
+//! Invariants that the shipped scenarios only show holding: here each is made to fire.
+
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use lws::api::keys;
+use lws::profile::Profile;
+use lws_sim::api::DeleteOptions;
+use lws_sim::controller::ControllerConfig;
+use lws_sim::invariants::{self, Checker};
+use lws_sim::scenario::manifest::{parse, Manifest};
+use lws_sim::world::{ClusterConfig, World};
+
+const LWS: &str = "apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: q
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 2
+    workerTemplate:
+      spec:
+        containers:
+        - name: c
+          image: app:v1
+";
+
+/// A world with a 2x2 LWS at rest under v0.4.1, and a checker that has seen all of it.
+fn at_rest() -> (World, Checker) {
+    let mut w = World::new(
+        1,
+        ClusterConfig {
+            node_count: 2,
+            pods_per_node: 4,
+            ..Default::default()
+        },
+    );
+    w.install_controller(ControllerConfig::new(Profile::parse("v0.4.1").unwrap()));
+    let Manifest::LeaderWorkerSet(l) = parse("q.yaml", LWS).unwrap().remove(0) else {
+        panic!()
+    };
+    w.api.create("user", *l).unwrap();
+    let mut c = Checker::new(invariants::ALL.iter().map(|s| s.to_string()));
+    let deadline = 600_000;
+    while !c.rollout_complete_groups() && w.step(deadline) {
+        c.observe(&w.api);
+    }
+    assert!(c.rollout_complete_groups(), "the LWS came up");
+    (w, c)
+}
+
+fn run(w: &mut World, c: &mut Checker, ms: u64) {
+    let deadline = w.now_ms + ms;
+    while w.step(deadline) {
+        c.observe(&w.api);
+    }
+}
+
+#[test]
+fn quiescence_fires_when_a_pod_is_deleted_in_a_quiet_window() {
+    let (mut w, mut c) = at_rest();
+    c.open_quiet_window(w.now_ms);
+    run(&mut w, &mut c, 10_000);
+    assert!(
+        c.violations.is_empty(),
+        "nothing happens at rest: {:?}",
+        c.violations
+    );
+    w.api
+        .delete::<Pod>("user", "default", "q-1-1", &DeleteOptions::default())
+        .unwrap();
+    run(&mut w, &mut c, 1_000);
+    let v: Vec<&str> = c.violations.iter().map(|v| v.invariant.as_str()).collect();
+    assert!(v.contains(&invariants::QUIESCENCE), "{v:?}");
+}
+
+#[test]
+fn surge_bound_fires_on_a_group_beyond_replicas_plus_max_surge() {
+    let (mut w, mut c) = at_rest();
+    let stray = Pod {
+        metadata: ObjectMeta {
+            name: Some("q-5".into()),
+            namespace: Some("default".into()),
+            labels: Some(
+                [
+                    (keys::SET_NAME.to_string(), "q".to_string()),
+                    (keys::WORKER_INDEX.to_string(), "0".to_string()),
+                ]
+                .into(),
+            ),
+            annotations: Some([(keys::SIZE.to_string(), "2".to_string())].into()),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "c".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    };
+    w.api.create("user", stray).unwrap();
+    run(&mut w, &mut c, 1_000);
+    let v: Vec<&str> = c.violations.iter().map(|v| v.invariant.as_str()).collect();
+    assert_eq!(v, [invariants::SURGE_BOUND]);
+    assert!(
+        c.violations[0].message.contains("3 groups exist"),
+        "{}",
+        c.violations[0].message
+    );
+}
+
+#[test]
+fn availability_fires_on_an_undeclared_disruption_and_not_on_a_declared_one() {
+    let (mut w, mut c) = at_rest();
+    // maxUnavailable 1: one group down is fine, two are not, unless they are declared disrupted.
+    c.disrupt([0]);
+    w.api
+        .delete::<Pod>("user", "default", "q-0-1", &DeleteOptions::default())
+        .unwrap();
+    w.api
+        .delete::<Pod>("user", "default", "q-1-1", &DeleteOptions::default())
+        .unwrap();
+    run(&mut w, &mut c, 1_000);
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    let (mut w, mut c) = at_rest();
+    w.api
+        .delete::<Pod>("user", "default", "q-0-1", &DeleteOptions::default())
+        .unwrap();
+    w.api
+        .delete::<Pod>("user", "default", "q-1-1", &DeleteOptions::default())
+        .unwrap();
+    run(&mut w, &mut c, 1_000);
+    let v: Vec<&str> = c.violations.iter().map(|v| v.invariant.as_str()).collect();
+    assert_eq!(v, [invariants::AVAILABILITY]);
+    assert_eq!(c.min_available, Some(0));
+}
