@@ -2,10 +2,14 @@
 //! (client-go reflector + store; k8s-semantics §2 and §7.1). Each consumer has its own, so
 //! caches of different kinds and different actors are skewed, as in a real cluster.
 //!
+//! The cache keeps two indexes, by label pair and by controller owner UID, so a list by labels
+//! or by owner costs the size of the answer, not of the namespace. (client-go scans the
+//! namespace; the result is the same, only our cost differs.)
+//!
 //! Simplification (docs/fidelity.md): the initial list is consistent (WatchList, client-go
 //! v0.35+), the lag is fixed per informer, and watch history never expires (no 410 relists).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::api::{ApiServer, EventType, Key, Kind, Selector, Shared};
 
@@ -21,20 +25,86 @@ pub struct Informer<K> {
     cursor: usize,
     lag_ms: u64,
     cache: BTreeMap<Key, Shared<K>>,
+    by_label: BTreeMap<(String, String), BTreeSet<Key>>,
+    by_owner: BTreeMap<String, BTreeSet<Key>>,
     last_rv: u64,
+}
+
+fn labels_of<K: Kind>(o: &K) -> impl Iterator<Item = (String, String)> + '_ {
+    o.meta()
+        .labels
+        .iter()
+        .flatten()
+        .map(|(k, v)| (k.clone(), v.clone()))
+}
+
+fn owner_of<K: Kind>(o: &K) -> Option<&str> {
+    o.meta()
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|r| r.controller == Some(true))
+        .map(|r| r.uid.as_str())
 }
 
 impl<K: Kind> Informer<K> {
     /// Start with a consistent list of everything the server holds now.
     pub fn start(api: &ApiServer, lag_ms: u64) -> Informer<K> {
         let store = K::store(api);
-        let cache = store.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        Informer {
+        let mut inf = Informer {
             cursor: store.log().len(),
             lag_ms,
-            cache,
+            cache: BTreeMap::new(),
+            by_label: BTreeMap::new(),
+            by_owner: BTreeMap::new(),
             last_rv: api.resource_version(),
+        };
+        for (k, v) in store.iter() {
+            inf.insert(k.clone(), v.clone());
         }
+        inf
+    }
+
+    fn unindex(&mut self, key: &Key, o: &K) {
+        for pair in labels_of(o) {
+            if let Some(s) = self.by_label.get_mut(&pair) {
+                s.remove(key);
+                if s.is_empty() {
+                    self.by_label.remove(&pair);
+                }
+            }
+        }
+        if let Some(uid) = owner_of(o) {
+            if let Some(s) = self.by_owner.get_mut(uid) {
+                s.remove(key);
+                if s.is_empty() {
+                    self.by_owner.remove(uid);
+                }
+            }
+        }
+    }
+
+    fn insert(&mut self, key: Key, o: Shared<K>) -> Option<Shared<K>> {
+        let old = self.cache.insert(key.clone(), o.clone());
+        if let Some(old) = &old {
+            self.unindex(&key, old);
+        }
+        for pair in labels_of(&*o) {
+            self.by_label.entry(pair).or_default().insert(key.clone());
+        }
+        if let Some(uid) = owner_of(&*o) {
+            self.by_owner
+                .entry(uid.to_string())
+                .or_default()
+                .insert(key);
+        }
+        old
+    }
+
+    fn remove(&mut self, key: &Key) -> Option<Shared<K>> {
+        let old = self.cache.remove(key)?;
+        self.unindex(key, &old);
+        Some(old)
     }
 
     /// The initial list as `Added` deltas (what a fresh informer hands its handlers).
@@ -75,8 +145,8 @@ impl<K: Kind> Informer<K> {
             self.cursor += 1;
             let key = crate::api::key_of(&*e.obj);
             let old = match e.ty {
-                EventType::Deleted => self.cache.remove(&key),
-                _ => self.cache.insert(key, e.obj.clone()),
+                EventType::Deleted => self.remove(&key),
+                _ => self.insert(key, e.obj.clone()),
             };
             out.push(Delta {
                 ty: e.ty,
@@ -91,16 +161,39 @@ impl<K: Kind> Informer<K> {
         self.cache.get(&(namespace.to_string(), name.to_string()))
     }
 
-    pub fn list<'a>(
-        &'a self,
-        namespace: &'a str,
-        selector: &'a Selector,
-    ) -> impl Iterator<Item = &'a Shared<K>> + 'a {
-        self.cache
-            .range((namespace.to_string(), String::new())..)
-            .take_while(move |((ns, _), _)| ns == namespace)
-            .map(|(_, o)| o)
-            .filter(move |o| selector.matches(o.meta().labels.as_ref()))
+    /// Objects in `namespace` matching `selector`, in key order. An equality selector is served
+    /// from the label index through its rarest pair.
+    pub fn list(&self, namespace: &str, selector: &Selector) -> Vec<&Shared<K>> {
+        let candidates = selector.equalities().and_then(|pairs| {
+            pairs
+                .iter()
+                .map(|(k, v)| self.by_label.get(&(k.to_string(), v.to_string())))
+                .min_by_key(|s| s.map_or(0, BTreeSet::len))
+        });
+        match candidates {
+            Some(None) => Vec::new(),
+            Some(Some(keys)) => keys
+                .iter()
+                .filter(|(ns, _)| ns == namespace)
+                .filter_map(|k| self.cache.get(k))
+                .filter(|o| selector.matches(o.meta().labels.as_ref()))
+                .collect(),
+            None => self
+                .cache
+                .range((namespace.to_string(), String::new())..)
+                .take_while(|((ns, _), _)| ns == namespace)
+                .map(|(_, o)| o)
+                .filter(|o| selector.matches(o.meta().labels.as_ref()))
+                .collect(),
+        }
+    }
+
+    /// Objects whose controller owner has this UID, in key order.
+    pub fn owned_by(&self, uid: &str) -> Vec<&Shared<K>> {
+        self.by_owner
+            .get(uid)
+            .map(|keys| keys.iter().filter_map(|k| self.cache.get(k)).collect())
+            .unwrap_or_default()
     }
 
     pub fn all(&self) -> impl Iterator<Item = &Shared<K>> {
@@ -113,5 +206,70 @@ impl<K: Kind> Informer<K> {
 
     pub fn is_empty(&self) -> bool {
         self.cache.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::FeatureGates;
+    use k8s_openapi::api::core::v1::Pod;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+    fn pod(name: &str, app: &str) -> Pod {
+        Pod {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("default".into()),
+                labels: Some([("app".to_string(), app.to_string())].into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_lagging_informer_sees_writes_only_after_its_lag() {
+        let mut api = ApiServer::new(1, FeatureGates::for_minor(29));
+        let mut inf = Informer::<Pod>::start(&api, 100);
+        api.create("t", pod("a", "x")).unwrap();
+        assert!(inf.poll(&api, 99).is_empty());
+        assert!(
+            inf.get("default", "a").is_none(),
+            "the cache is stale until the lag passes"
+        );
+        assert_eq!(inf.next_due_ms(&api), Some(100));
+        assert_eq!(inf.poll(&api, 100).len(), 1);
+        assert!(inf.get("default", "a").is_some());
+    }
+
+    #[test]
+    fn label_index_follows_relabels_and_deletes() {
+        let mut api = ApiServer::new(1, FeatureGates::for_minor(29));
+        let mut inf = Informer::<Pod>::start(&api, 0);
+        api.create("t", pod("a", "x")).unwrap();
+        api.create("t", pod("b", "y")).unwrap();
+        let names = |inf: &Informer<Pod>, app: &str| -> Vec<String> {
+            inf.list("default", &Selector::labels([("app", app)]))
+                .iter()
+                .map(|p| p.metadata.name.clone().unwrap())
+                .collect()
+        };
+        inf.poll(&api, 0);
+        assert_eq!(names(&inf, "x"), ["a"]);
+        api.merge_patch::<Pod>(
+            "t",
+            "default",
+            "b",
+            &serde_json::json!({"metadata": {"labels": {"app": "x"}}}),
+        )
+        .unwrap();
+        inf.poll(&api, 0);
+        assert_eq!(names(&inf, "x"), ["a", "b"]);
+        assert!(names(&inf, "y").is_empty());
+        api.delete::<Pod>("t", "default", "a", &crate::api::DeleteOptions::default())
+            .unwrap();
+        inf.poll(&api, 0);
+        assert_eq!(names(&inf, "x"), ["b"]);
     }
 }

@@ -105,6 +105,10 @@ struct Group {
     phase: Phase,
     available: bool,
     inconsistent: bool,
+    /// A non-terminating leader exists (the group "exists" for `surgeBound`).
+    has_leader: bool,
+    /// Some non-terminating pod exists.
+    has_live: bool,
 }
 
 impl Default for Group {
@@ -114,7 +118,27 @@ impl Default for Group {
             phase: Phase::Empty,
             available: false,
             inconsistent: false,
+            has_leader: false,
+            has_live: false,
         }
+    }
+}
+
+/// Counters kept in step with the per-group state, so no check scans every group.
+#[derive(Clone, Copy, Debug, Default)]
+struct Counts {
+    available: i32,
+    with_leader: i32,
+    done_desired: i32,
+    live_surge: i32,
+}
+
+impl Counts {
+    fn add(&mut self, g: i32, x: &Group, replicas: i32, sign: i32) {
+        self.available += sign * i32::from(x.available);
+        self.with_leader += sign * i32::from(x.has_leader);
+        self.done_desired += sign * i32::from(g < replicas && x.phase == Phase::Done);
+        self.live_surge += sign * i32::from(g >= replicas && x.has_live);
     }
 }
 
@@ -142,6 +166,8 @@ pub struct Checker {
     quiet_since: Option<u64>,
     /// Last seen generation per StatefulSet of this LWS, to tell spec changes from status writes.
     sts_generations: BTreeMap<String, Option<i64>>,
+    lws_generation: Option<i64>,
+    counts: Counts,
     pub violations: Vec<Violation>,
 }
 
@@ -199,6 +225,8 @@ impl Checker {
             over_surge: false,
             quiet_since: None,
             sts_generations: BTreeMap::new(),
+            lws_generation: None,
+            counts: Counts::default(),
             violations: Vec::new(),
         }
     }
@@ -213,7 +241,17 @@ impl Checker {
     }
 
     pub fn available_groups(&self) -> i32 {
-        self.groups.values().filter(|g| g.available).count() as i32
+        self.counts.available
+    }
+
+    /// Recompute the counters from the per-group state: only when `replicas` or the latest
+    /// revision changes, never per event.
+    fn recount(&mut self) {
+        let mut c = Counts::default();
+        for (g, x) in &self.groups {
+            c.add(*g, x, self.replicas, 1);
+        }
+        self.counts = c;
     }
 
     /// Groups that lost a pod to an injected fault (engine calls this at the fault).
@@ -245,15 +283,7 @@ impl Checker {
         if self.latest.is_none() {
             return false;
         }
-        let desired =
-            (0..self.replicas).all(|g| self.groups.get(&g).is_some_and(|g| g.phase == Phase::Done));
-        let surge_left = self.groups.iter().any(|(i, g)| {
-            *i >= self.replicas
-                && g.pods
-                    .iter()
-                    .any(|p| self.pods.get(p).is_some_and(|p| !p.terminating))
-        });
-        desired && !surge_left
+        self.counts.done_desired == self.replicas && self.counts.live_surge == 0
     }
 
     /// Why the rollout is not complete, in words (for convergence and timeout reports).
@@ -342,6 +372,11 @@ impl Checker {
             if l.metadata.name != self.name || e.ty == EventType::Deleted {
                 continue;
             }
+            // Status writes do not change the spec: skip them without hashing templates.
+            if l.metadata.generation == self.lws_generation {
+                continue;
+            }
+            self.lws_generation = l.metadata.generation;
             self.replicas = l.replicas();
             self.size = l.size();
             if let Ok(k) = lws::lws_controller::knobs(l) {
@@ -369,6 +404,7 @@ impl Checker {
                     self.groups.get_mut(&g).expect("listed").phase = phase;
                 }
             }
+            self.recount();
             dirty.extend(self.groups.keys().copied());
         }
     }
@@ -519,19 +555,25 @@ impl Checker {
     }
 
     fn reevaluate(&mut self, api: &ApiServer, g: i32) {
+        let live = self.live_pods(g);
+        let has_live = !live.is_empty();
+        let has_leader = live.iter().any(|(_, i)| i.leader);
         let available = self.all_ready(g);
         let phase = self.phase_of(g);
-        let before = self.groups.entry(g).or_default().clone();
-        {
-            let group = self.groups.get_mut(&g).expect("inserted");
-            group.available = available;
-            group.phase = phase;
-        }
+        let replicas = self.replicas;
+        let group = self.groups.entry(g).or_default();
+        let before_phase = group.phase;
+        self.counts.add(g, group, replicas, -1);
+        group.available = available;
+        group.phase = phase;
+        group.has_live = has_live;
+        group.has_leader = has_leader;
+        self.counts.add(g, group, replicas, 1);
         if available {
             self.disrupted.remove(&g);
         }
         let left_old = matches!(phase, Phase::Moving | Phase::On | Phase::Done);
-        if before.phase == Phase::Old && left_old && g < self.replicas {
+        if before_phase == Phase::Old && left_old && g < self.replicas {
             self.check_order(api, g);
         }
         self.check_consistency(api, g, available);
@@ -667,14 +709,9 @@ impl Checker {
 
     /// `surgeBound`: never more than `replicas + maxSurge` groups.
     fn check_surge(&mut self, api: &ApiServer) {
-        let live: Vec<i32> = self
-            .groups
-            .keys()
-            .copied()
-            .filter(|g| self.live_pods(*g).iter().any(|(_, i)| i.leader))
-            .collect();
+        let live = self.counts.with_leader;
         let bound = self.replicas + self.max_surge;
-        if (live.len() as i32) <= bound {
+        if live <= bound {
             self.over_surge = false;
             return;
         }
@@ -684,9 +721,7 @@ impl Checker {
         self.over_surge = true;
         let msg = format!(
             "{} groups exist, more than replicas {} + maxSurge {}",
-            live.len(),
-            self.replicas,
-            self.max_surge
+            live, self.replicas, self.max_surge
         );
         self.violate(api, SURGE_BOUND, msg, Vec::new());
     }

@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use lws::k8s;
 use serde_json::{json, Value};
 
-use crate::api::{ApiServer, DeleteOptions, EventType, Key, Reason, Selector, Shared};
+use crate::api::{ApiServer, DeleteOptions, EventType, Key, Reason, Shared};
 use crate::informer::Informer;
 use crate::queue::WorkQueue;
 use crate::time::from_time;
@@ -143,11 +143,12 @@ impl StatefulSetController {
         let set_uid = k8s::uid(&set.metadata).to_string();
         let name = k8s::name(&set.metadata).to_string();
 
-        // Pods that belong to this set: controller ref UID and a `<set>-<ordinal>` name.
-        let everything = Selector::everything();
+        // Pods that belong to this set: controller ref UID (the cache's owner index) and a
+        // `<set>-<ordinal>` name. Upstream lists the namespace and claims; orphan adoption is
+        // not modelled (docs/fidelity.md).
         let mut slots: Vec<Option<Shared<Pod>>> = vec![None; replicas.max(0) as usize];
         let mut condemned: Vec<(i32, Shared<Pod>)> = Vec::new();
-        for pod in self.pods.list(&key.0, &everything) {
+        for pod in self.pods.owned_by(&set_uid) {
             let owned = k8s::controller_of(&pod.metadata).is_some_and(|o| o.uid == set_uid);
             let Some((parent, ord)) = k8s::parent_and_ordinal(k8s::name(&pod.metadata)) else {
                 continue;
@@ -366,13 +367,8 @@ impl StatefulSetController {
                 (name, data)
             }
         };
-        let everything = Selector::everything();
-        let mut owned: Vec<Shared<ControllerRevision>> = self
-            .revisions
-            .list(&ns, &everything)
-            .filter(|r| k8s::controller_of(&r.metadata).is_some_and(|o| o.uid == uid))
-            .cloned()
-            .collect();
+        let mut owned: Vec<Shared<ControllerRevision>> =
+            self.revisions.owned_by(&uid).into_iter().cloned().collect();
         owned.sort_by_key(|r| (r.revision.unwrap_or(0), k8s::name(&r.metadata).to_string()));
         let max_rev = owned.last().map(|r| r.revision.unwrap_or(0)).unwrap_or(0);
         let equal: Vec<&Shared<ControllerRevision>> =
@@ -490,11 +486,10 @@ impl StatefulSetController {
                 live.insert(h.to_string());
             }
         }
-        let everything = Selector::everything();
         let mut history: Vec<Shared<ControllerRevision>> = self
             .revisions
-            .list(k8s::namespace(&set.metadata), &everything)
-            .filter(|r| k8s::controller_of(&r.metadata).is_some_and(|o| o.uid == uid))
+            .owned_by(uid)
+            .into_iter()
             .filter(|r| !live.contains(k8s::name(&r.metadata)))
             .cloned()
             .collect();

@@ -74,6 +74,20 @@ impl Selector {
         })
     }
 
+    /// The `key=value` pairs when the selector is nothing but equalities (at least one).
+    pub fn equalities(&self) -> Option<Vec<(&str, &str)>> {
+        let reqs = self.requirements.as_ref()?;
+        if reqs.is_empty() {
+            return None;
+        }
+        reqs.iter()
+            .map(|r| match r {
+                Requirement::Equals(k, v) => Some((k.as_str(), v.as_str())),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn matches(&self, labels: Option<&BTreeMap<String, String>>) -> bool {
         let Some(reqs) = &self.requirements else {
             return false;

@@ -57,12 +57,12 @@ impl Caches {
             it.map(|o| o.clone() as AnyObject).collect()
         }
         match kind {
-            KindId::LeaderWorkerSet => collect(self.lws.list(ns, sel)),
-            KindId::StatefulSet => collect(self.statefulsets.list(ns, sel)),
-            KindId::Pod => collect(self.pods.list(ns, sel)),
-            KindId::Service => collect(self.services.list(ns, sel)),
-            KindId::Node => collect(self.nodes.list("", sel)),
-            KindId::ControllerRevision => collect(self.revisions.list(ns, sel)),
+            KindId::LeaderWorkerSet => collect(self.lws.list(ns, sel).into_iter()),
+            KindId::StatefulSet => collect(self.statefulsets.list(ns, sel).into_iter()),
+            KindId::Pod => collect(self.pods.list(ns, sel).into_iter()),
+            KindId::Service => collect(self.services.list(ns, sel).into_iter()),
+            KindId::Node => collect(self.nodes.list("", sel).into_iter()),
+            KindId::ControllerRevision => collect(self.revisions.list(ns, sel).into_iter()),
             _ => Vec::new(),
         }
     }
