@@ -88,6 +88,8 @@ pub struct Exchange {
     pub response: Option<Result<Option<AnyObject>>>,
     /// Kubernetes Events the reconciler recorded (kept out of the trace hash).
     pub events: Vec<String>,
+    /// Cache reads served, for "API calls per reconcile".
+    pub reads: u32,
 }
 
 #[derive(Clone)]
@@ -171,6 +173,7 @@ impl SimClient {
 
 impl Client for SimClient {
     async fn get<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>> {
+        self.exchange.borrow_mut().reads += 1;
         let ex = self.exchange.borrow();
         let found = ex.caches.borrow().get(kind_of::<K>(), namespace, name);
         match found {
@@ -187,6 +190,7 @@ impl Client for SimClient {
         namespace: &str,
         labels: &[(&str, &str)],
     ) -> Result<Vec<Arc<K>>> {
+        self.exchange.borrow_mut().reads += 1;
         let sel = Selector::labels(labels.iter().copied());
         let ex = self.exchange.borrow();
         let items = ex.caches.borrow().list(kind_of::<K>(), namespace, &sel);

@@ -7,6 +7,7 @@
 //! drops all of it; a new pod waits out the old lease, lists everything and reconciles it all.
 
 pub mod client;
+pub mod direct;
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
@@ -444,6 +445,7 @@ fn start_reconcile(
         pending: None,
         response: None,
         events: Vec::new(),
+        reads: 0,
     }));
     let client = SimClient {
         exchange: exchange.clone(),

@@ -1,0 +1,187 @@
+//! Ready-made worlds for benches and tests: an LWS of any size brought to rest quickly in the
+//! manual (envtest-like) mode, where the test plays the StatefulSet controller and kubelet.
+
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetStatus};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use lws::api::{keys, LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate};
+use lws::k8s;
+use lws::profile::Profile;
+
+use crate::api::set_pod_condition;
+use crate::controller::ControllerConfig;
+use crate::world::{ClusterConfig, World};
+
+pub const NAME: &str = "bench";
+pub const NS: &str = "default";
+
+fn template(image: &str) -> PodTemplateSpec {
+    PodTemplateSpec {
+        metadata: None,
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "vllm".into(),
+                image: Some(image.into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+    }
+}
+
+pub fn lws(groups: i32, size: i32, image: &str) -> LeaderWorkerSet {
+    LeaderWorkerSet {
+        metadata: ObjectMeta {
+            name: Some(NAME.into()),
+            namespace: Some(NS.into()),
+            ..Default::default()
+        },
+        spec: LeaderWorkerSetSpec {
+            replicas: Some(groups),
+            leader_worker_template: LeaderWorkerTemplate {
+                worker_template: template(image),
+                size: Some(size),
+                ..Default::default()
+            },
+            ..Default::default()
+        },
+        ..Default::default()
+    }
+}
+
+fn settle(w: &mut World) {
+    let t = w.now_ms + 10_000;
+    w.run_until(t);
+}
+
+/// Group `i` is on the live template and fully ready: its leader relabelled and Ready; with a
+/// create-only release its worker StatefulSet is deleted so the pod controller re-creates it
+/// from the leader (upstream's `SetPodGroupToReady`). `ready_worker_sets` then readies it.
+fn ready_group(w: &mut World, i: i32, hash: &str, recreate_worker_sts: bool) {
+    let name = format!("{NAME}-{i}");
+    let pod = w.api.get::<Pod>(NS, &name).expect("leader exists");
+    let mut p = (*pod).clone();
+    p.metadata
+        .labels
+        .get_or_insert_with(Default::default)
+        .insert(keys::TEMPLATE_REVISION_HASH.into(), hash.into());
+    let p = w.api.update("test", p).expect("relabel");
+    let mut p = (*p).clone();
+    p.status.get_or_insert_with(Default::default).phase = Some("Running".into());
+    set_pod_condition(&mut p, "Ready", "True", None, w.now_ms);
+    w.api.update_status("test", p).expect("ready");
+    if recreate_worker_sts {
+        let t = w.now_ms + 1_000;
+        w.run_until(t);
+        let _ =
+            w.api
+                .delete::<StatefulSet>("test", NS, &name, &crate::api::DeleteOptions::default());
+    }
+}
+
+fn ready_worker_sets(w: &mut World) {
+    for s in w.api.list::<StatefulSet>(
+        Some(NS),
+        &crate::api::Selector::labels([(keys::SET_NAME, NAME)]),
+    ) {
+        if k8s::name(&s.metadata) == NAME {
+            continue;
+        }
+        let mut s = (*s).clone();
+        let n = s.spec.replicas.unwrap_or(1);
+        s.status = Some(StatefulSetStatus {
+            replicas: n,
+            ready_replicas: Some(n),
+            available_replicas: Some(n),
+            ..Default::default()
+        });
+        w.api.update_status("test", s).expect("worker sts status");
+    }
+}
+
+/// A manual-mode world with an LWS of `groups` groups of `size`, every group ready, under
+/// `profile`.
+pub fn lws_at_rest(groups: i32, size: i32, profile: &str) -> World {
+    let profile = Profile::parse(profile).expect("valid profile");
+    let mut w = World::new(
+        1,
+        ClusterConfig {
+            manual: true,
+            node_count: 0,
+            ..Default::default()
+        },
+    );
+    w.install_controller(ControllerConfig::new(profile.clone()));
+    settle(&mut w);
+    w.api
+        .create("test", lws(groups, size, "v1"))
+        .expect("create lws");
+    settle(&mut w);
+    let hash = current_hash(&w, &profile);
+    let sts = w.api.get::<StatefulSet>(NS, NAME).expect("leader sts");
+    for i in 0..groups {
+        let pod = Pod {
+            metadata: ObjectMeta {
+                name: Some(format!("{NAME}-{i}")),
+                namespace: Some(NS.into()),
+                labels: Some(
+                    [
+                        (keys::SET_NAME.to_string(), NAME.to_string()),
+                        (keys::WORKER_INDEX.to_string(), "0".to_string()),
+                        (keys::TEMPLATE_REVISION_HASH.to_string(), hash.clone()),
+                    ]
+                    .into(),
+                ),
+                annotations: Some([(keys::SIZE.to_string(), size.to_string())].into()),
+                owner_references: Some(vec![k8s::controller_ref(
+                    "apps/v1",
+                    "StatefulSet",
+                    &sts.metadata,
+                )]),
+                ..Default::default()
+            },
+            spec: Some(PodSpec {
+                containers: vec![Container {
+                    name: "vllm".into(),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
+            status: None,
+        };
+        w.api.create("test", pod).expect("leader pod");
+    }
+    settle(&mut w);
+    for i in 0..groups {
+        ready_group(&mut w, i, &hash, false);
+    }
+    settle(&mut w);
+    ready_worker_sets(&mut w);
+    settle(&mut w);
+    w
+}
+
+pub fn current_hash(w: &World, profile: &Profile) -> String {
+    let l = w.api.get::<LeaderWorkerSet>(NS, NAME).expect("lws");
+    lws::hash::template_hash(&l, profile.flags.network_config)
+}
+
+/// Edit the worker template and let the controller start the rollout; then the top `done`
+/// groups finish, so the partition is mid-way.
+pub fn mid_rollout(w: &mut World, profile: &str, done: i32) {
+    let profile = Profile::parse(profile).expect("valid profile");
+    let cur = w.api.get::<LeaderWorkerSet>(NS, NAME).expect("lws");
+    let mut l = (*cur).clone();
+    l.spec.leader_worker_template.worker_template = template("v2");
+    w.api.update("test", l).expect("update");
+    settle(w);
+    let hash = current_hash(w, &profile);
+    let groups = cur.replicas();
+    let recreate = profile.flags.worker_sts_write == lws::profile::WorkerStsWrite::Create;
+    for i in (groups - done..groups).rev() {
+        ready_group(w, i, &hash, recreate);
+    }
+    settle(w);
+    ready_worker_sets(w);
+    settle(w);
+}
