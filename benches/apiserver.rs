@@ -108,5 +108,9 @@ fn apiserver(c: &mut Criterion) {
     let _ = common::measuring();
 }
 
-criterion_group!(benches, apiserver);
+criterion_group! {
+    name = benches;
+    config = common::config();
+    targets = apiserver
+}
 criterion_main!(benches);

@@ -5,3 +5,11 @@
 pub fn measuring() -> bool {
     std::env::args().any(|a| a == "--bench")
 }
+
+/// Short warm-up and measurement: these benches are many, and their medians are stable.
+#[allow(dead_code)]
+pub fn config() -> criterion::Criterion {
+    criterion::Criterion::default()
+        .warm_up_time(std::time::Duration::from_millis(500))
+        .measurement_time(std::time::Duration::from_secs(2))
+}

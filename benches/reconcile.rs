@@ -44,5 +44,9 @@ fn reconcile(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, reconcile);
+criterion_group! {
+    name = benches;
+    config = common::config();
+    targets = reconcile
+}
 criterion_main!(benches);
