@@ -53,7 +53,11 @@ fn timed_run(s: &Scenario) -> (Duration, Duration, u64) {
 }
 
 fn scale(c: &mut Criterion) {
-    let sizes: &[u32] = if common::measuring() { &[16, 128] } else { &[16] };
+    let sizes: &[u32] = if common::measuring() {
+        &[16, 128]
+    } else {
+        &[16]
+    };
     let mut g = c.benchmark_group("scale");
     g.sample_size(10);
     for &n in sizes {
@@ -67,7 +71,9 @@ fn scale(c: &mut Criterion) {
             (total - inside).as_secs_f64() * 1e6 / events as f64
         );
         g.throughput(Throughput::Elements(events));
-        g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| b.iter(|| run(&s, Some("v0.4.1"), None).unwrap().events));
+        g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| run(&s, Some("v0.4.1"), None).unwrap().events)
+        });
     }
     g.finish();
     // Bigger sizes take seconds to minutes per run: one timed run each, not a criterion sample.

@@ -4,6 +4,7 @@ pub mod actors;
 pub mod api;
 pub mod controller;
 pub mod fixtures;
+pub mod fuzz;
 pub mod informer;
 pub mod invariants;
 pub mod queue;

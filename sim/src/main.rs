@@ -15,9 +15,13 @@ lws-sim: deterministic simulation of the LeaderWorkerSet controller
 USAGE:
   lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
   lws-sim check PATH...
+  lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
+               [--shard I/N] [--out DIR]
   lws-sim help
 
 run     run each scenario; exit 0 if no invariant broke, 1 if any did, 2 on bad input
+fuzz    generate rollout cases with faults, run each, shrink every failure to a small
+        scenario file in --out (default fuzz-failures/); exit 1 if any case failed
 check   run every scenario (files, or *.yaml in directories) against every reconciler in its
         `expect`; print a table; exit 0 only if every expectation is met
 
@@ -291,11 +295,223 @@ fn cmd_check(args: &[String]) -> ExitCode {
     ExitCode::from(u8::from(failed > 0))
 }
 
+struct FuzzArgs {
+    reconciler: String,
+    cases: Option<u64>,
+    time_ms: Option<u64>,
+    seed: u64,
+    jobs: usize,
+    shard: (u64, u64),
+    out: PathBuf,
+}
+
+fn parse_fuzz(args: &[String]) -> Result<FuzzArgs, String> {
+    let mut a = FuzzArgs {
+        reconciler: String::new(),
+        cases: None,
+        time_ms: None,
+        seed: 1,
+        jobs: 1,
+        shard: (0, 1),
+        out: PathBuf::from("fuzz-failures"),
+    };
+    let mut it = args.iter();
+    while let Some(f) = it.next() {
+        let mut value = |flag: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match f.as_str() {
+            "--reconciler" => a.reconciler = value("--reconciler")?,
+            "--cases" => {
+                a.cases = Some(
+                    value("--cases")?
+                        .parse()
+                        .map_err(|_| "--cases: expected a number".to_string())?,
+                )
+            }
+            "--time" => {
+                a.time_ms = Some(
+                    lws_sim::scenario::spec::parse_duration(&value("--time")?)
+                        .map_err(|e| format!("--time: {e}"))?,
+                )
+            }
+            "--seed" => {
+                a.seed = value("--seed")?
+                    .parse()
+                    .map_err(|_| "--seed: expected a number".to_string())?
+            }
+            "--jobs" => {
+                a.jobs = value("--jobs")?
+                    .parse()
+                    .ok()
+                    .filter(|j| *j >= 1)
+                    .ok_or("--jobs: expected a number >= 1")?
+            }
+            "--shard" => {
+                let v = value("--shard")?;
+                let parsed = v
+                    .split_once('/')
+                    .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)));
+                a.shard = parsed
+                    .filter(|(i, n)| *n >= 1 && i < n)
+                    .ok_or_else(|| format!("--shard: expected I/N with I < N, got {v:?}"))?;
+            }
+            "--out" => a.out = PathBuf::from(value("--out")?),
+            other => return Err(format!("unknown flag {other:?}")),
+        }
+    }
+    if a.reconciler.is_empty() {
+        return Err("fuzz needs --reconciler".into());
+    }
+    lws::profile::Profile::parse(&a.reconciler).map_err(|e| format!("--reconciler: {e}"))?;
+    if a.cases.is_none() == a.time_ms.is_none() {
+        return Err("fuzz needs exactly one of --cases N or --time DURATION".into());
+    }
+    Ok(a)
+}
+
+/// Run a campaign: case indices of this shard, in batches over `jobs` threads; results are
+/// taken in index order, so `--jobs` never changes what is found.
+fn cmd_fuzz(args: &[String]) -> ExitCode {
+    use lws_sim::fuzz;
+    let a = match parse_fuzz(args) {
+        Ok(a) => a,
+        Err(m) => return usage_error(&m),
+    };
+    let started = Instant::now();
+    let scratch = std::env::temp_dir().join(format!("lws-sim-fuzz-{}", std::process::id()));
+    let mut next = a.shard.0;
+    let mut done = 0u64;
+    let mut failures: Vec<fuzz::CaseResult> = Vec::new();
+    let mut last_report = Instant::now();
+    eprintln!(
+        "fuzz {} seed {} shard {}/{} jobs {}",
+        a.reconciler, a.seed, a.shard.0, a.shard.1, a.jobs
+    );
+    loop {
+        let out_of_cases = a.cases.is_some_and(|n| done >= n);
+        let out_of_time = a
+            .time_ms
+            .is_some_and(|t| started.elapsed().as_millis() as u64 >= t);
+        if out_of_cases || out_of_time {
+            break;
+        }
+        let batch = if let Some(n) = a.cases {
+            (n - done).min(a.jobs as u64 * 4)
+        } else {
+            a.jobs as u64 * 4
+        };
+        let indices: Vec<u64> = (0..batch).map(|k| next + k * a.shard.1).collect();
+        next += batch * a.shard.1;
+        let results: Vec<fuzz::CaseResult> = std::thread::scope(|s| {
+            let chunks: Vec<Vec<u64>> = (0..a.jobs)
+                .map(|j| indices.iter().copied().skip(j).step_by(a.jobs).collect())
+                .collect();
+            let handles: Vec<_> = chunks
+                .into_iter()
+                .enumerate()
+                .map(|(j, chunk)| {
+                    let dir = scratch.join(format!("job-{j}"));
+                    let (seed, rec) = (a.seed, a.reconciler.clone());
+                    s.spawn(move || {
+                        chunk
+                            .into_iter()
+                            .map(|i| fuzz::check_case(seed, i, &rec, &dir))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            let mut all: Vec<fuzz::CaseResult> = handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("worker"))
+                .collect();
+            all.sort_by_key(|r| r.index);
+            all
+        });
+        for r in results {
+            done += 1;
+            if let Some(e) = &r.error {
+                eprintln!("case {} could not run: {e}", r.index);
+            }
+            if !r.violated.is_empty() {
+                failures.push(r);
+            }
+        }
+        if last_report.elapsed().as_millis() >= 1000 {
+            let rate = done as f64 / started.elapsed().as_secs_f64();
+            eprintln!(
+                "  {done} cases, {} failing, {rate:.0} cases/s",
+                failures.len()
+            );
+            last_report = Instant::now();
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    say!(
+        "{done} cases in {elapsed:.1}s ({:.0} cases/s), {} failing",
+        done as f64 / elapsed,
+        failures.len()
+    );
+    // One minimized scenario per distinct invariant, from the first case that broke it.
+    let mut by_invariant: std::collections::BTreeMap<String, Vec<u64>> =
+        std::collections::BTreeMap::new();
+    for f in &failures {
+        for v in &f.violated {
+            by_invariant.entry(v.clone()).or_default().push(f.index);
+        }
+    }
+    for (invariant, cases) in &by_invariant {
+        let first = cases[0];
+        let case = fuzz::generate(a.seed, first);
+        let small = fuzz::shrink(
+            &case,
+            &a.reconciler,
+            invariant,
+            &scratch.join("shrink"),
+            200,
+        );
+        let dir = a.out.join(format!("{invariant}-case-{first}"));
+        let report = match fuzz::run_case(&small, &a.reconciler, &scratch.join("replay")) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let violated: Vec<String> = report.violated().into_iter().collect();
+        let note = format!(
+            "Minimized from {} steps to {}; expect trace hash {:016x}.",
+            case.steps.len() + 3,
+            small.steps.len() + 3,
+            report.trace_hash
+        );
+        match small.write(&dir, "scenario.yaml", &a.reconciler, Some(&violated), &note) {
+            Ok(p) => say!(
+                "{invariant}: {} cases, first case {first}; minimized to {} steps, {} groups of {}: lws-sim run {}",
+                cases.len(),
+                small.steps.len() + 3,
+                small.replicas,
+                small.size,
+                p.display()
+            ),
+            Err(e) => {
+                eprintln!("error: {}: {e}", dir.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    ExitCode::from(u8::from(!failures.is_empty()))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("run") => cmd_run(&args[1..]),
         Some("check") => cmd_check(&args[1..]),
+        Some("fuzz") => cmd_fuzz(&args[1..]),
         Some("help") | Some("--help") | Some("-h") => {
             say!("{USAGE}");
             ExitCode::SUCCESS

@@ -23,6 +23,11 @@ pub struct Scheduler {
     /// Pods counted against a node's slots, and the slots used per node.
     placed: BTreeMap<Key, String>,
     used: BTreeMap<String, u32>,
+    /// Schedulable nodes ordered by (slots used, name): the least-loaded candidate first, so a
+    /// placement costs the nodes it skips, not the cluster size.
+    ranked: BTreeSet<(u32, String)>,
+    /// Pod slots of each schedulable node.
+    capacity: BTreeMap<String, u32>,
 }
 
 impl Scheduler {
@@ -35,7 +40,13 @@ impl Scheduler {
             pending: BTreeSet::new(),
             placed: BTreeMap::new(),
             used: BTreeMap::new(),
+            ranked: BTreeSet::new(),
+            capacity: BTreeMap::new(),
         };
+        let nodes: Vec<Node> = s.nodes.all().map(|n| (**n).clone()).collect();
+        for n in &nodes {
+            s.node_changed(k8s::name(&n.metadata), Some(n));
+        }
         for d in s.pods.initial_deltas() {
             s.account(&d.obj);
         }
@@ -54,12 +65,34 @@ impl Scheduler {
         .min()
     }
 
+    fn used_of(&self, node: &str) -> u32 {
+        self.used.get(node).copied().unwrap_or(0)
+    }
+
+    /// Re-rank a node after its Node object or its load changed.
+    fn node_changed(&mut self, name: &str, node: Option<&Node>) {
+        let used = self.used_of(name);
+        self.ranked.remove(&(used, name.to_string()));
+        self.capacity.remove(name);
+        if let Some(n) = node.filter(|n| schedulable(n)) {
+            self.capacity.insert(name.to_string(), capacity(n));
+            self.ranked.insert((used, name.to_string()));
+        }
+    }
+
+    fn add_used(&mut self, node: &str, delta: i64) {
+        let before = self.used_of(node);
+        let after = (i64::from(before) + delta).max(0) as u32;
+        self.used.insert(node.to_string(), after);
+        if self.ranked.remove(&(before, node.to_string())) {
+            self.ranked.insert((after, node.to_string()));
+        }
+    }
+
     fn unaccount(&mut self, key: &Key) {
         self.pending.remove(key);
         if let Some(node) = self.placed.remove(key) {
-            if let Some(n) = self.used.get_mut(&node) {
-                *n -= 1;
-            }
+            self.add_used(&node, -1);
         }
     }
 
@@ -73,21 +106,43 @@ impl Scheduler {
                 self.pending.insert(key);
             }
         } else if !matches!(k8s::phase(pod), "Succeeded" | "Failed") {
-            *self.used.entry(node.to_string()).or_default() += 1;
+            self.add_used(node, 1);
             self.placed.insert(key, node.to_string());
         }
     }
 
+    /// The least-loaded schedulable node with a free slot whose labels match `selector`.
+    fn pick(&self, selector: &BTreeMap<String, String>) -> Option<String> {
+        self.ranked
+            .iter()
+            .filter(|(used, name)| *used < self.capacity.get(name).copied().unwrap_or(0))
+            .find(|(_, name)| {
+                let labels = self
+                    .nodes
+                    .get("", name)
+                    .and_then(|n| n.metadata.labels.clone());
+                selector
+                    .iter()
+                    .all(|(k, v)| labels.as_ref().and_then(|l| l.get(k)) == Some(v))
+            })
+            .map(|(_, name)| name.clone())
+    }
+
     pub fn step(&mut self, api: &mut ApiServer, now_ms: u64) {
         let pod_deltas = self.pods.poll(api, now_ms);
-        let node_changes = self.nodes.poll(api, now_ms).len();
+        let node_deltas = self.nodes.poll(api, now_ms);
+        for d in &node_deltas {
+            let name = k8s::name(&d.obj.metadata).to_string();
+            let node = (d.ty != EventType::Deleted).then(|| (*d.obj).clone());
+            self.node_changed(&name, node.as_ref());
+        }
         for d in &pod_deltas {
             match d.ty {
                 EventType::Deleted => self.unaccount(&crate::api::key_of(&*d.obj)),
                 _ => self.account(&d.obj),
             }
         }
-        if pod_deltas.is_empty() && node_changes == 0 && !self.dirty {
+        if pod_deltas.is_empty() && node_deltas.is_empty() && !self.dirty {
             return;
         }
         self.dirty = false;
@@ -101,22 +156,7 @@ impl Scheduler {
                 .as_ref()
                 .and_then(|s| s.node_selector.clone())
                 .unwrap_or_default();
-            let used = &self.used;
-            let best = self
-                .nodes
-                .all()
-                .filter(|n| schedulable(n))
-                .filter(|n| {
-                    let labels = n.metadata.labels.as_ref();
-                    selector
-                        .iter()
-                        .all(|(k, v)| labels.and_then(|l| l.get(k)) == Some(v))
-                })
-                .map(|n| (k8s::name(&n.metadata), capacity(n)))
-                .filter(|(name, cap)| used.get(*name).copied().unwrap_or(0) < *cap)
-                .min_by_key(|(name, _)| (used.get(*name).copied().unwrap_or(0), *name))
-                .map(|(name, _)| name.to_string());
-            match best {
+            match self.pick(&selector) {
                 Some(node) => {
                     if let Ok(bound) = api.bind(ACTOR, &key.0, &key.1, &node) {
                         self.account(&bound);

@@ -179,6 +179,10 @@ pub struct Store<K> {
     objects: BTreeMap<Key, Shared<K>>,
     log: Vec<WatchEvent<K>>,
     managed: BTreeMap<Key, BTreeMap<String, BTreeSet<FieldPath>>>,
+    /// The last configuration each object was applied with: (manager, force, resulting
+    /// resourceVersion, intent). Re-applying it to an untouched object is a no-op, recognised
+    /// without the JSON round trip (the result is the same; only our cost differs).
+    last_applied: BTreeMap<Key, (String, bool, String, K)>,
     hooks: Hooks<K>,
 }
 
@@ -188,6 +192,7 @@ impl<K> Default for Store<K> {
             objects: BTreeMap::new(),
             log: Vec::new(),
             managed: BTreeMap::new(),
+            last_applied: BTreeMap::new(),
             hooks: Hooks::default(),
         }
     }
@@ -556,22 +561,36 @@ impl ApiServer {
         intent: &K,
         force: bool,
     ) -> ApiResult<Shared<K>> {
-        let mut intent_value = serde_json::to_value(intent).expect("objects serialize");
-        strip_empty(&mut intent_value);
         let key = key_with_default_ns(intent);
         if let Some(e) = self.take_injected(manager, "apply", K::ID) {
             return self.fail(manager, "apply", K::ID, &key, e);
         }
+        let store = K::store(self);
+        if let (Some((m, f, rv, last)), Some(current)) =
+            (store.last_applied.get(&key), store.objects.get(&key))
+        {
+            let untouched = current.meta().resource_version.as_deref() == Some(rv.as_str());
+            if untouched && m == manager && *f == force && last == intent {
+                return Ok(current.clone());
+            }
+        }
+        let mut intent_value = serde_json::to_value(intent).expect("objects serialize");
+        strip_empty(&mut intent_value);
         let paths = patch::leaf_paths(&intent_value);
         let Some(old) = K::store(self).objects.get(&key).cloned() else {
             let mut obj = intent.clone();
             obj.clear_status();
             let created = self.create(manager, obj)?;
-            K::store_mut(self)
+            let store = K::store_mut(self);
+            store
                 .managed
-                .entry(key)
+                .entry(key.clone())
                 .or_default()
                 .insert(manager.to_string(), paths);
+            let rv = created.meta().resource_version.clone().unwrap_or_default();
+            store
+                .last_applied
+                .insert(key, (manager.to_string(), force, rv, intent.clone()));
             return Ok(created);
         };
         if let Some(rv) = intent.meta().resource_version.as_deref() {
@@ -638,7 +657,12 @@ impl ApiServer {
         };
         new.copy_status(&old);
         let result = self.write_existing(manager, "apply", old, new)?;
-        K::store_mut(self).managed.insert(key, managers);
+        let store = K::store_mut(self);
+        store.managed.insert(key.clone(), managers);
+        let rv = result.meta().resource_version.clone().unwrap_or_default();
+        store
+            .last_applied
+            .insert(key, (manager.to_string(), force, rv, intent.clone()));
         Ok(result)
     }
 
@@ -890,6 +914,7 @@ impl ApiServer {
         let store = K::store_mut(self);
         store.objects.remove(&key);
         store.managed.remove(&key);
+        store.last_applied.remove(&key);
         // The DELETED event carries the last state, at the deletion's resourceVersion.
         let mut last = (*old).clone();
         last.meta_mut().resource_version = Some(self.rv.to_string());
