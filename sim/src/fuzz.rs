@@ -79,7 +79,7 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
     let mut enabled: Vec<&'static str> = FAULTS
         .iter()
         .copied()
-        .filter(|_| rng.next_u64() % 2 == 0)
+        .filter(|_| rng.next_u64().is_multiple_of(2))
         .collect();
     if enabled.is_empty() {
         enabled.push(pick(&mut rng, &FAULTS));
@@ -99,7 +99,7 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
         });
         steps.push(CaseStep::Wait(rng.range_inclusive(5, 120) * 1000));
     }
-    if rng.next_u64() % 4 == 0 {
+    if rng.next_u64().is_multiple_of(4) {
         steps.insert(1, CaseStep::Scale(rng.range_inclusive(1, 8) as i32));
     }
     // Room for the largest the case can grow to (8 groups, surge 2), twice over for drains.
