@@ -96,6 +96,7 @@ pub fn knobs(lws: &LeaderWorkerSet) -> Result<Knobs> {
         replicas: r,
         max_unavailable: mu,
         max_surge: ms,
+        surge_release_by_max_unavailable: false,
     })
 }
 
@@ -105,7 +106,10 @@ async fn rolling_update_parameters<C: Client>(
     lws: &LeaderWorkerSet,
     hash: &str,
 ) -> Result<(i32, i32)> {
-    let k = knobs(lws)?;
+    let k = Knobs {
+        surge_release_by_max_unavailable: ctx.flags.surge_release_by_max_unavailable,
+        ..knobs(lws)?
+    };
     let sts = match c.get::<StatefulSet>(lws.namespace(), lws.name()).await {
         Ok(s) => Some(s),
         Err(e) if e.is_not_found() => None,

@@ -45,6 +45,9 @@ pub struct Flags {
     /// or the stored revision named by the leader's hash label (ControllerRevisions, c03d4c9,
     /// v0.5.0).
     pub worker_template_from_revision: bool,
+    /// B12 (PR #778, d275e0a): surge groups are released while fewer than maxUnavailable
+    /// groups are unready (not one at a time), and a scale-up never bursts.
+    pub surge_release_by_max_unavailable: bool,
     /// v0.4.0 (#215): default restartPolicy `RecreateGroupOnPodRestart`, `Default` becomes `None`.
     pub restart_policy_default_recreate: bool,
     /// v0.4.0 (#150, #212): `networkConfig.subdomainPolicy` defaulted to `Shared` and part of the
@@ -107,6 +110,11 @@ const FLAGS: &[FlagSpec] = &[
         values: &["live", "revision"],
         upstream: "B02, PR #277 (c03d4c9)",
     },
+    FlagSpec {
+        name: "surge-release",
+        values: &["one-at-a-time", "max-unavailable"],
+        upstream: "B12, PR #778 (d275e0a)",
+    },
 ];
 
 impl Flags {
@@ -118,6 +126,7 @@ impl Flags {
             status_source: StatusSource::WorkerSts,
             size_one_skips_worker_sts: false,
             worker_template_from_revision: false,
+            surge_release_by_max_unavailable: false,
             restart_policy_default_recreate: false,
             network_config: false,
         }
@@ -131,6 +140,7 @@ impl Flags {
             status_source: StatusSource::LeaderPods,
             size_one_skips_worker_sts: true,
             worker_template_from_revision: false,
+            surge_release_by_max_unavailable: false,
             restart_policy_default_recreate: true,
             network_config: true,
         }
@@ -179,6 +189,7 @@ impl Flags {
             "restart-policy-default" => self.restart_policy_default_recreate = second,
             "network-config" => self.network_config = second,
             "worker-template" => self.worker_template_from_revision = second,
+            "surge-release" => self.surge_release_by_max_unavailable = second,
             _ => unreachable!("every FlagSpec is matched"),
         }
         Ok(())
@@ -201,6 +212,7 @@ impl Flags {
                     "restart-policy-default" => v(self.restart_policy_default_recreate, spec),
                     "network-config" => v(self.network_config, spec),
                     "worker-template" => v(self.worker_template_from_revision, spec),
+                    "surge-release" => v(self.surge_release_by_max_unavailable, spec),
                     _ => unreachable!(),
                 };
                 format!("{}={value}  ({})", spec.name, spec.upstream)

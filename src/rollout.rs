@@ -28,6 +28,9 @@ pub struct Knobs {
     pub replicas: i32,
     pub max_unavailable: i32,
     pub max_surge: i32,
+    /// B12 fix (PR #778, d275e0a): release surge groups while `u <= MU` rather than one at a
+    /// time, and never burst on a scale-up.
+    pub surge_release_by_max_unavailable: bool,
 }
 
 impl Knobs {
@@ -35,13 +38,18 @@ impl Knobs {
         self.replicas + self.max_surge
     }
 
-    /// `wantReplicas(u)`: release surge groups one at a time once `u <= MS` (V3 lwsc:242-250).
+    /// `wantReplicas(u)`: release surge groups one at a time once `u <= MS` (V3 lwsc:242-250),
+    /// or, with the B12 fix, keep `u - MU` of them (HD lwsc:691-702).
     pub fn want_replicas(&self, unready: i32) -> i32 {
-        if unready <= self.max_surge {
-            self.replicas + max0(unready - 1)
-        } else {
-            self.burst()
+        if unready > self.max_surge {
+            return self.burst();
         }
+        let keep = if self.surge_release_by_max_unavailable {
+            self.max_unavailable
+        } else {
+            1
+        };
+        self.replicas + max0(unready - keep)
     }
 }
 
@@ -56,7 +64,13 @@ pub fn early_parameters(
     };
     if sts.hash != current_hash {
         // A new rollout: start from the top.
-        return Some((k.replicas.min(sts.replicas), k.want_replicas(k.replicas)));
+        // With the B12 fix a scale-up is never burst (HD lwsc:331-338).
+        let replicas = if k.surge_release_by_max_unavailable && sts.replicas < k.replicas {
+            k.replicas
+        } else {
+            k.want_replicas(k.replicas)
+        };
+        return Some((k.replicas.min(sts.replicas), replicas));
     }
     if sts.partition == 0 && sts.replicas == k.replicas {
         return Some((0, k.replicas));
@@ -250,7 +264,24 @@ mod tests {
             replicas: r,
             max_unavailable: mu,
             max_surge: ms,
+            surge_release_by_max_unavailable: false,
         }
+    }
+
+    #[test]
+    fn b12_fix_matches_upstream_want_replicas_vectors() {
+        // TestCalculateRollingUpdateReplicas (HEAD, lws-bugs-and-tests §2.3):
+        // (replicas, mS, mU, unready) -> want.
+        let head = |r, ms, mu| Knobs {
+            surge_release_by_max_unavailable: true,
+            ..knobs(r, mu, ms)
+        };
+        assert_eq!(head(1, 1, 0).want_replicas(1), 2);
+        assert_eq!(head(4, 2, 1).want_replicas(2), 5);
+        assert_eq!(head(2, 2, 1).want_replicas(2), 3);
+        assert_eq!(head(1, 1, 0).want_replicas(0), 1);
+        assert_eq!(head(1, 1, 1).want_replicas(1), 1);
+        assert_eq!(head(3, 0, 0).want_replicas(1), 3);
     }
 
     fn sts(s: i32, p: i32, hash: &str, ann: i32) -> LeaderSts {

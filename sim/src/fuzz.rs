@@ -70,8 +70,15 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
     let mut rng = SimRng::labelled(seed, "generator");
     let replicas = rng.range_inclusive(1, 8) as i32;
     let size = rng.range_inclusive(1, 4) as i32;
-    let max_unavailable = pick(&mut rng, &["1", "1", "2", "25%", "50%"]).to_string();
     let max_surge = pick(&mut rng, &["0", "0", "1", "2"]).to_string();
+    // A percentage maxUnavailable can scale to 0; with no surge the webhook would reject the
+    // LWS (a user error, not a controller bug), so percentages come only with a surge.
+    let max_unavailable = if max_surge == "0" {
+        pick(&mut rng, &["1", "1", "2"])
+    } else {
+        pick(&mut rng, &["1", "2", "25%", "50%"])
+    }
+    .to_string();
     let restart_policy = pick(
         &mut rng,
         &[None, Some("RecreateGroupOnPodRestart"), Some("None")],

@@ -160,6 +160,7 @@ pub struct Checker {
     groups: BTreeMap<i32, Group>,
     first_available: bool,
     disrupted: BTreeSet<i32>,
+    disrupted_ever: BTreeSet<i32>,
     pub min_available: Option<i32>,
     below_floor: bool,
     over_surge: bool,
@@ -167,7 +168,9 @@ pub struct Checker {
     /// Last seen generation per StatefulSet of this LWS, to tell spec changes from status writes.
     sts_generations: BTreeMap<String, Option<i64>>,
     lws_generation: Option<i64>,
+    max_surge_raw: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
     counts: Counts,
+    available_hw: i32,
     pub violations: Vec<Violation>,
 }
 
@@ -220,13 +223,16 @@ impl Checker {
             groups: BTreeMap::new(),
             first_available: false,
             disrupted: BTreeSet::new(),
+            disrupted_ever: BTreeSet::new(),
             min_available: None,
             below_floor: false,
             over_surge: false,
             quiet_since: None,
             sts_generations: BTreeMap::new(),
             lws_generation: None,
+            max_surge_raw: None,
             counts: Counts::default(),
+            available_hw: 0,
             violations: Vec::new(),
         }
     }
@@ -252,11 +258,14 @@ impl Checker {
             c.add(*g, x, self.replicas, 1);
         }
         self.counts = c;
+        self.available_hw = c.available;
     }
 
     /// Groups that lost a pod to an injected fault (engine calls this at the fault).
     pub fn disrupt(&mut self, groups: impl IntoIterator<Item = i32>) {
-        self.disrupted.extend(groups);
+        let groups: Vec<i32> = groups.into_iter().collect();
+        self.disrupted.extend(groups.iter().copied());
+        self.disrupted_ever.extend(groups);
     }
 
     /// The groups a set of pods belongs to (for faults naming pods or nodes).
@@ -268,7 +277,9 @@ impl Checker {
 
     /// A restart or resync at rest opens a window in which nothing may change.
     pub fn open_quiet_window(&mut self, now_ms: u64) {
-        if self.rollout_complete_groups() {
+        // After an injected fault, a restart may legitimately finish the fault's work (a group
+        // restart the restart policy owes), so only an undisturbed rest is held to quiescence.
+        if self.rollout_complete_groups() && self.disrupted_ever.is_empty() {
             self.quiet_since = Some(now_ms);
         }
     }
@@ -357,7 +368,6 @@ impl Checker {
             self.reevaluate(api, g);
         }
         self.check_availability(api);
-        self.check_surge(api);
     }
 
     fn observe_lws(&mut self, api: &ApiServer, dirty: &mut BTreeSet<i32>) {
@@ -383,6 +393,7 @@ impl Checker {
                 self.max_unavailable = k.max_unavailable;
                 self.max_surge = k.max_surge;
             }
+            self.max_surge_raw = l.rolling_update().max_surge;
             let rev = Revision {
                 leader: fingerprint(l.leader_template().spec.as_ref()),
                 worker: fingerprint(l.spec.leader_worker_template.worker_template.spec.as_ref()),
@@ -462,6 +473,10 @@ impl Checker {
                 continue;
             }
             let sts_name = k8s::name(&e.obj.metadata).to_string();
+            if sts_name == name && e.ty != EventType::Deleted {
+                let obj = e.obj.clone();
+                self.check_surge(api, &obj);
+            }
             // A spec change bumps generation; a create or delete changes the set of specs.
             let generation = e.obj.metadata.generation;
             let before = match e.ty {
@@ -586,36 +601,43 @@ impl Checker {
             .unwrap_or_default()
     }
 
-    /// `updateOrder`: group g starts moving to the latest revision only when every group above
-    /// it is on it or moving, and at most max(1, maxUnavailable + maxSurge) groups move at once.
+    /// `updateOrder`: group g may start moving to the latest revision only together with the
+    /// groups above it that are not on it yet, in one window of at most
+    /// max(1, maxUnavailable + maxSurge) groups. So the groups in [g, replicas) still old or
+    /// part-moved, g included, may number at most that window: top-down, a window at a time.
     fn check_order(&mut self, api: &ApiServer, g: i32) {
         let revision = self.latest.unwrap_or(0) + 1;
-        let behind: Vec<i32> = (g + 1..self.replicas)
-            .filter(|h| matches!(self.groups.get(h).map(|x| x.phase), Some(Phase::Old)))
+        let window = (self.max_unavailable + self.max_surge).max(1);
+        let pending: Vec<i32> = (g + 1..self.replicas)
+            .filter(|h| {
+                matches!(
+                    self.groups.get(h).map(|x| x.phase),
+                    Some(Phase::Old | Phase::Moving)
+                )
+            })
             .collect();
-        if !behind.is_empty() {
-            let msg = format!(
-                "group {g} started moving to revision {revision} while group(s) {behind:?} above it are still on an older revision"
-            );
-            let mut objects = self.group_objects(g);
-            objects.extend(behind.iter().flat_map(|h| self.group_objects(*h)));
-            self.violate(api, UPDATE_ORDER, msg, objects);
+        if pending.len() as i32 + 1 <= window {
             return;
         }
-        let moving: Vec<i32> = (0..self.replicas)
-            .filter(|h| self.groups.get(h).is_some_and(|x| x.phase == Phase::Moving))
+        let old: Vec<i32> = pending
+            .iter()
+            .copied()
+            .filter(|h| self.groups.get(h).is_some_and(|x| x.phase == Phase::Old))
             .collect();
-        let window = (self.max_unavailable + self.max_surge).max(1);
-        if moving.len() as i32 > window {
-            let others: Vec<i32> = moving.iter().copied().filter(|h| *h != g).collect();
-            let msg = format!(
-                "group {g} started moving to revision {revision} while group(s) {others:?} were still moving; at most {window} may move at once (maxUnavailable {} + maxSurge {})",
-                self.max_unavailable,
-                self.max_surge
-            );
-            let objects = moving.iter().flat_map(|h| self.group_objects(*h)).collect();
-            self.violate(api, UPDATE_ORDER, msg, objects);
-        }
+        let moving: Vec<i32> = pending
+            .iter()
+            .copied()
+            .filter(|h| !old.contains(h))
+            .collect();
+        let msg = format!(
+            "group {g} started moving to revision {revision} while, above it, group(s) {old:?} were still on an older revision and {moving:?} part-moved: {} groups in flight, at most {window} allowed (maxUnavailable {} + maxSurge {})",
+            pending.len() + 1,
+            self.max_unavailable,
+            self.max_surge
+        );
+        let mut objects = self.group_objects(g);
+        objects.extend(pending.iter().flat_map(|h| self.group_objects(*h)));
+        self.violate(api, UPDATE_ORDER, msg, objects);
     }
 
     /// `groupConsistency`: an all-ready group's leader and workers come from one revision.
@@ -684,7 +706,12 @@ impl Checker {
             }
         }
         self.min_available = Some(self.min_available.map_or(available, |m| m.min(available)));
-        let floor = self.replicas - self.max_unavailable - self.disrupted.len() as i32;
+        // After a scale-up the new groups are not owed yet: the floor counts groups that have
+        // been available since the last change of replicas.
+        self.available_hw = self.available_hw.max(available);
+        let floor = self.replicas.min(self.available_hw)
+            - self.max_unavailable
+            - self.disrupted.len() as i32;
         if available >= floor {
             self.below_floor = false;
             return;
@@ -707,11 +734,24 @@ impl Checker {
         self.violate(api, AVAILABILITY, msg, objects);
     }
 
-    /// `surgeBound`: never more than `replicas + maxSurge` groups.
-    fn check_surge(&mut self, api: &ApiServer) {
-        let live = self.counts.with_leader;
-        let bound = self.replicas + self.max_surge;
-        if live <= bound {
+    /// `surgeBound`: the leader StatefulSet never asks for more than `replicas + maxSurge`
+    /// groups, judged against the replicas the controller based that write on (its
+    /// `leaderworkerset.sigs.k8s.io/replicas` annotation), so a user's scale-down in flight is
+    /// not counted against it (lws-bugs-and-tests I-SURGE).
+    fn check_surge(&mut self, api: &ApiServer, sts: &k8s_openapi::api::apps::v1::StatefulSet) {
+        let Some(base) =
+            k8s::annotation(&sts.metadata, keys::REPLICAS).and_then(|r| r.parse::<i32>().ok())
+        else {
+            return;
+        };
+        let surge = self
+            .max_surge_raw
+            .as_ref()
+            .map_or(0, |v| k8s::scaled_value(v, base, true).unwrap_or(0))
+            .clamp(0, base);
+        let asked = sts.spec.replicas.unwrap_or(1);
+        let bound = base + surge;
+        if asked <= bound {
             self.over_surge = false;
             return;
         }
@@ -719,11 +759,13 @@ impl Checker {
             return;
         }
         self.over_surge = true;
-        let msg = format!(
-            "{} groups exist, more than replicas {} + maxSurge {}",
-            live, self.replicas, self.max_surge
+        let msg = format!("the leader StatefulSet asks for {asked} groups, more than replicas {base} + maxSurge {surge}");
+        self.violate(
+            api,
+            SURGE_BOUND,
+            msg,
+            vec![k8s::name(&sts.metadata).to_string()],
         );
-        self.violate(api, SURGE_BOUND, msg, Vec::new());
     }
 }
 

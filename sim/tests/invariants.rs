@@ -1,8 +1,6 @@
 //! Invariants that the shipped scenarios only show holding: here each is made to fire.
 
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use lws::api::keys;
+use k8s_openapi::api::core::v1::Pod;
 use lws::profile::Profile;
 use lws_sim::api::DeleteOptions;
 use lws_sim::controller::ControllerConfig;
@@ -75,37 +73,18 @@ fn quiescence_fires_when_a_pod_is_deleted_in_a_quiet_window() {
 }
 
 #[test]
-fn surge_bound_fires_on_a_group_beyond_replicas_plus_max_surge() {
+fn surge_bound_fires_when_the_leader_sts_asks_for_more_than_replicas_plus_max_surge() {
     let (mut w, mut c) = at_rest();
-    let stray = Pod {
-        metadata: ObjectMeta {
-            name: Some("q-5".into()),
-            namespace: Some("default".into()),
-            labels: Some(
-                [
-                    (keys::SET_NAME.to_string(), "q".to_string()),
-                    (keys::WORKER_INDEX.to_string(), "0".to_string()),
-                ]
-                .into(),
-            ),
-            annotations: Some([(keys::SIZE.to_string(), "2".to_string())].into()),
-            ..Default::default()
-        },
-        spec: Some(PodSpec {
-            containers: vec![Container {
-                name: "c".into(),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-        status: None,
-    };
-    w.api.create("user", stray).unwrap();
-    run(&mut w, &mut c, 1_000);
+    // As if the controller had written 5 leader replicas for an LWS of 2 with maxSurge 0.
+    let patch = serde_json::json!({"spec": {"replicas": 5}});
+    w.api
+        .merge_patch::<k8s_openapi::api::apps::v1::StatefulSet>("lws", "default", "q", &patch)
+        .unwrap();
+    run(&mut w, &mut c, 1);
     let v: Vec<&str> = c.violations.iter().map(|v| v.invariant.as_str()).collect();
-    assert_eq!(v, [invariants::SURGE_BOUND]);
+    assert_eq!(v.first(), Some(&invariants::SURGE_BOUND), "{v:?}");
     assert!(
-        c.violations[0].message.contains("3 groups exist"),
+        c.violations[0].message.contains("asks for 5 groups"),
         "{}",
         c.violations[0].message
     );
