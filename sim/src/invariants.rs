@@ -616,7 +616,7 @@ impl Checker {
                 )
             })
             .collect();
-        if pending.len() as i32 + 1 <= window {
+        if (pending.len() as i32) < window {
             return;
         }
         let old: Vec<i32> = pending
