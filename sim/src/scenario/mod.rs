@@ -616,9 +616,14 @@ impl Runner {
         let now = self.world.now_ms;
         match step {
             Step::Apply { source, objects } => {
+                // The file name only: a trace must not depend on where the scenario lives.
+                let file = Path::new(source)
+                    .file_name()
+                    .map(|f| f.to_string_lossy().to_string());
+                let file = file.unwrap_or_else(|| source.clone());
                 self.world
                     .api
-                    .trace_external("step", "apply", "", source, String::new());
+                    .trace_external("step", "apply", "", &file, String::new());
                 for m in objects {
                     self.apply_manifest(source, m)?;
                 }

@@ -1,0 +1,29 @@
+//! Generated fuzz cases per second on one core: generate, write, load and run one case of the
+//! default distribution (see `lws_sim::fuzz::generate`), under v0.4.1.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use lws_sim::fuzz::check_case;
+
+mod common;
+
+fn fuzz(c: &mut Criterion) {
+    let dir = std::env::temp_dir().join(format!("lws-sim-fuzz-bench-{}", std::process::id()));
+    let mut g = c.benchmark_group("fuzz");
+    g.throughput(Throughput::Elements(1));
+    let mut i = 0;
+    g.bench_function("case/v0.4.1", |b| {
+        b.iter(|| {
+            i += 1;
+            check_case(1, i % 200, "v0.4.1", &dir).events
+        })
+    });
+    g.finish();
+    let _ = common::measuring();
+}
+
+criterion_group! {
+    name = benches;
+    config = common::config();
+    targets = fuzz
+}
+criterion_main!(benches);
