@@ -55,11 +55,14 @@ fn ident(s: &str) -> String {
 }
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut files: Vec<std::path::PathBuf> = Vec::new();
+    for dir in [root.clone(), root.join("zoo")] {
+        println!("cargo:rerun-if-changed={}", dir.display());
+        if let Ok(d) = std::fs::read_dir(&dir) {
+            files.extend(d.filter_map(|e| e.ok().map(|e| e.path())));
+        }
+    }
     files.retain(|p| p.extension().is_some_and(|x| x == "yaml"));
     files.sort();
     let mut out = String::new();
