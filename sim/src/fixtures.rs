@@ -99,6 +99,36 @@ fn ready_worker_sets(w: &mut World) {
     }
 }
 
+/// A leader pod as upstream's harness makes one (`CreateLeaderPods`): owned by the leader
+/// StatefulSet, labelled with `hash`, not yet Ready. The pod webhook adds the rest.
+pub fn leader_pod(sts: &ObjectMeta, lws_name: &str, index: i32, hash: &str, size: i32) -> Pod {
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(format!("{lws_name}-{index}")),
+            namespace: sts.namespace.clone(),
+            labels: Some(
+                [
+                    (keys::SET_NAME.to_string(), lws_name.to_string()),
+                    (keys::WORKER_INDEX.to_string(), "0".to_string()),
+                    (keys::TEMPLATE_REVISION_HASH.to_string(), hash.to_string()),
+                ]
+                .into(),
+            ),
+            annotations: Some([(keys::SIZE.to_string(), size.to_string())].into()),
+            owner_references: Some(vec![k8s::controller_ref("apps/v1", "StatefulSet", sts)]),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            containers: vec![Container {
+                name: "leader".into(),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
 /// A manual-mode world with an LWS of `groups` groups of `size`, every group ready, under
 /// `profile`.
 pub fn lws_at_rest(groups: i32, size: i32, profile: &str) -> World {
@@ -120,35 +150,7 @@ pub fn lws_at_rest(groups: i32, size: i32, profile: &str) -> World {
     let hash = current_hash(&w, &profile);
     let sts = w.api.get::<StatefulSet>(NS, NAME).expect("leader sts");
     for i in 0..groups {
-        let pod = Pod {
-            metadata: ObjectMeta {
-                name: Some(format!("{NAME}-{i}")),
-                namespace: Some(NS.into()),
-                labels: Some(
-                    [
-                        (keys::SET_NAME.to_string(), NAME.to_string()),
-                        (keys::WORKER_INDEX.to_string(), "0".to_string()),
-                        (keys::TEMPLATE_REVISION_HASH.to_string(), hash.clone()),
-                    ]
-                    .into(),
-                ),
-                annotations: Some([(keys::SIZE.to_string(), size.to_string())].into()),
-                owner_references: Some(vec![k8s::controller_ref(
-                    "apps/v1",
-                    "StatefulSet",
-                    &sts.metadata,
-                )]),
-                ..Default::default()
-            },
-            spec: Some(PodSpec {
-                containers: vec![Container {
-                    name: "vllm".into(),
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }),
-            status: None,
-        };
+        let pod = leader_pod(&sts.metadata, NAME, i, &hash, size);
         w.api.create("test", pod).expect("leader pod");
     }
     settle(&mut w);

@@ -129,35 +129,7 @@ impl Harness {
         let sts = self.w.api.get::<StatefulSet>(NS, NAME).unwrap();
         let size = self.lws().size();
         for i in a..b {
-            let pod = Pod {
-                metadata: ObjectMeta {
-                    name: Some(format!("{NAME}-{i}")),
-                    namespace: Some(NS.into()),
-                    labels: Some(
-                        [
-                            (keys::SET_NAME.to_string(), NAME.to_string()),
-                            (keys::WORKER_INDEX.to_string(), "0".to_string()),
-                            (keys::TEMPLATE_REVISION_HASH.to_string(), hash.to_string()),
-                        ]
-                        .into(),
-                    ),
-                    annotations: Some([(keys::SIZE.to_string(), size.to_string())].into()),
-                    owner_references: Some(vec![k8s::controller_ref(
-                        "apps/v1",
-                        "StatefulSet",
-                        &sts.metadata,
-                    )]),
-                    ..Default::default()
-                },
-                spec: Some(PodSpec {
-                    containers: vec![Container {
-                        name: "leader".into(),
-                        ..Default::default()
-                    }],
-                    ..Default::default()
-                }),
-                status: None,
-            };
+            let pod = lws_sim::fixtures::leader_pod(&sts.metadata, NAME, i, hash, size);
             self.w.api.create("test", pod).unwrap();
         }
         self.settle();

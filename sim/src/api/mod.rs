@@ -31,17 +31,8 @@ pub use kinds::{key_of, Key, Kind, KindId, Shared};
 use patch::FieldPath;
 pub use selector::Selector;
 
-/// The `reason` of a failed call, as `metav1.StatusReason` spells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Reason {
-    NotFound,
-    AlreadyExists,
-    Conflict,
-    Invalid,
-    TooManyRequests,
-    InternalError,
-    Timeout,
-}
+/// The `reason` of a failed call (`metav1.StatusReason`): the same enum the reconcilers see.
+pub use lws::client::Reason;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiError {

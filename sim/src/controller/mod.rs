@@ -20,13 +20,11 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use lws::api::{keys, LeaderWorkerSet};
-use lws::client::{Action, Reason as ClientReason};
+use lws::client::Action;
 use lws::k8s;
 use lws::profile::{Flags, Profile};
 
-use crate::api::{
-    self, ApiError, ApiServer, DeleteOptions, Deleted, Key, Kind, KindId, Operation, Reason,
-};
+use crate::api::{self, ApiError, ApiServer, DeleteOptions, Deleted, Key, Kind, KindId, Operation};
 use crate::informer::{Delta, Informer};
 use crate::queue::WorkQueue;
 use crate::rng::SimRng;
@@ -711,16 +709,7 @@ fn on_service(workers: &mut [Worker; 2], d: &Delta<Service>, now: u64) {
 }
 
 fn to_client_error(e: ApiError) -> lws::client::Error {
-    let reason = match e.reason {
-        Reason::NotFound => ClientReason::NotFound,
-        Reason::AlreadyExists => ClientReason::AlreadyExists,
-        Reason::Conflict => ClientReason::Conflict,
-        Reason::Invalid => ClientReason::Invalid,
-        Reason::TooManyRequests => ClientReason::TooManyRequests,
-        Reason::InternalError => ClientReason::InternalError,
-        Reason::Timeout => ClientReason::Timeout,
-    };
-    lws::client::Error::new(reason, e.message)
+    lws::client::Error::new(e.reason, e.message)
 }
 
 /// Carry out a parked write against the API server.
