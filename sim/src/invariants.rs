@@ -27,6 +27,9 @@ pub const TIMEOUT: &str = "timeout";
 pub const CHECK: &str = "check";
 
 /// Every invariant a scenario can enable by name (`timeout` and `check` are always on).
+/// How long a disrupted group must stay available before it counts as recovered.
+pub const DISRUPTION_SETTLE_MS: u64 = 60_000;
+
 pub const ALL: [&str; 6] = [
     AVAILABILITY,
     GROUP_CONSISTENCY,
@@ -161,6 +164,8 @@ pub struct Checker {
     first_available: bool,
     disrupted: BTreeSet<i32>,
     disrupted_ever: BTreeSet<i32>,
+    /// When each currently available group became available.
+    available_since: BTreeMap<i32, u64>,
     pub min_available: Option<i32>,
     below_floor: bool,
     over_surge: bool,
@@ -224,6 +229,7 @@ impl Checker {
             first_available: false,
             disrupted: BTreeSet::new(),
             disrupted_ever: BTreeSet::new(),
+            available_since: BTreeMap::new(),
             min_available: None,
             below_floor: false,
             over_surge: false,
@@ -262,8 +268,14 @@ impl Checker {
     }
 
     /// Groups that lost a pod to an injected fault (engine calls this at the fault).
-    pub fn disrupt(&mut self, groups: impl IntoIterator<Item = i32>) {
+    pub fn disrupt(&mut self, groups: impl IntoIterator<Item = i32>, now_ms: u64) {
         let groups: Vec<i32> = groups.into_iter().collect();
+        for g in &groups {
+            // The settle time counts from the fault, not from an older recovery.
+            if self.available_since.contains_key(g) {
+                self.available_since.insert(*g, now_ms);
+            }
+        }
         self.disrupted.extend(groups.iter().copied());
         self.disrupted_ever.extend(groups);
     }
@@ -584,8 +596,13 @@ impl Checker {
         group.has_live = has_live;
         group.has_leader = has_leader;
         self.counts.add(g, group, replicas, 1);
+        // A disrupted group recovers once it has stayed available for DISRUPTION_SETTLE_MS: a
+        // container restarted in place may still owe a group restart (RecreateGroupOnPodRestart)
+        // that a controller, perhaps restarting itself, carries out a little later.
         if available {
-            self.disrupted.remove(&g);
+            self.available_since.entry(g).or_insert(api.now_ms());
+        } else {
+            self.available_since.remove(&g);
         }
         let left_old = matches!(phase, Phase::Moving | Phase::On | Phase::Done);
         if before_phase == Phase::Old && left_old && g < self.replicas {
@@ -697,6 +714,10 @@ impl Checker {
     /// `availability`: once all groups have been available, never fewer than
     /// `replicas - maxUnavailable - disrupted` available groups.
     fn check_availability(&mut self, api: &ApiServer) {
+        let now = api.now_ms();
+        let since = &self.available_since;
+        self.disrupted
+            .retain(|g| since.get(g).is_none_or(|t| now < t + DISRUPTION_SETTLE_MS));
         let available = self.available_groups();
         if !self.first_available {
             if self.replicas > 0 && available >= self.replicas {

@@ -3,6 +3,7 @@
 pub mod actors;
 pub mod api;
 pub mod controller;
+pub mod explore;
 pub mod fixtures;
 pub mod fuzz;
 pub mod informer;

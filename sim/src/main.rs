@@ -17,11 +17,15 @@ USAGE:
   lws-sim check PATH...
   lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
                [--shard I/N] [--out DIR]
+  lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
   lws-sim help
 
 run     run each scenario; exit 0 if no invariant broke, 1 if any did, 2 on bad input
 fuzz    generate rollout cases with faults, run each, shrink every failure to a small
         scenario file in --out (default fuzz-failures/); exit 1 if any case failed
+explore re-run a scenario with the controller killed right after each of its writes and a
+        resync after each reconcile (at most N of each, default 200); report every perturbation
+        that breaks an invariant the reference run kept; one scenario per (invariant, cause)
 check   run every scenario (files, or *.yaml in directories) against every reconciler in its
         `expect`; print a table; exit 0 only if every expectation is met
 
@@ -506,12 +510,107 @@ fn cmd_fuzz(args: &[String]) -> ExitCode {
     ExitCode::from(u8::from(!failures.is_empty()))
 }
 
+fn cmd_explore(args: &[String]) -> ExitCode {
+    let (mut path, mut reconciler, mut max, mut out) = (None, None, 200u64, None);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        let r = match a.as_str() {
+            "--reconciler" => value("--reconciler").map(|v| reconciler = Some(v)),
+            "--max" => value("--max").and_then(|v| {
+                v.parse()
+                    .map(|n| max = n)
+                    .map_err(|_| "--max: expected a number".to_string())
+            }),
+            "--out" => value("--out").map(|v| out = Some(PathBuf::from(v))),
+            f if f.starts_with('-') => Err(format!("unknown flag {f:?}")),
+            p => {
+                path = Some(PathBuf::from(p));
+                Ok(())
+            }
+        };
+        if let Err(m) = r {
+            return usage_error(&m);
+        }
+    }
+    let (Some(path), Some(reconciler)) = (path, reconciler) else {
+        return usage_error("explore needs a scenario and --reconciler");
+    };
+    if let Err(e) = lws::profile::Profile::parse(&reconciler) {
+        return usage_error(&format!("--reconciler: {e}"));
+    }
+    let s = match Scenario::load(&path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let started = Instant::now();
+    let ex = match lws_sim::explore::explore(&s, &reconciler, max) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {}", e.0);
+            return ExitCode::from(2);
+        }
+    };
+    let base: Vec<String> = ex.reference.violated().into_iter().collect();
+    say!(
+        "{} [{}]: reference run broke {:?}; tried {} perturbations ({} controller writes, {} reconciles) in {:.1}s; {} broke something new",
+        path.display(),
+        reconciler,
+        base,
+        ex.tried,
+        ex.reference.controller_writes,
+        ex.reference.controller_reconciles,
+        started.elapsed().as_secs_f64(),
+        ex.findings.len()
+    );
+    let out = out.unwrap_or_else(|| {
+        PathBuf::from(format!(
+            "explore-{}",
+            path.file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default()
+        ))
+    });
+    let original = std::fs::read_to_string(&path).unwrap_or_default();
+    for ((invariant, cause), f) in ex.distinct() {
+        let count = ex
+            .findings
+            .iter()
+            .filter(|g| g.perturbation.cause() == cause && g.new.contains(&invariant))
+            .count();
+        let mut violated: Vec<String> = base.iter().cloned().chain(f.new.iter().cloned()).collect();
+        violated.sort();
+        violated.dedup();
+        let text =
+            lws_sim::explore::perturbed_text(&s, &original, f.perturbation, &reconciler, &violated);
+        let file = out.join(format!("{invariant}-{cause}.yaml"));
+        if let Err(e) = std::fs::create_dir_all(&out).and_then(|_| std::fs::write(&file, text)) {
+            eprintln!("error: {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+        say!(
+            "{invariant} via {cause}: {count} perturbations, first {}: lws-sim run {}",
+            f.perturbation.yaml(),
+            file.display()
+        );
+    }
+    ExitCode::from(u8::from(!ex.findings.is_empty()))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("run") => cmd_run(&args[1..]),
         Some("check") => cmd_check(&args[1..]),
         Some("fuzz") => cmd_fuzz(&args[1..]),
+        Some("explore") => cmd_explore(&args[1..]),
         Some("help") | Some("--help") | Some("-h") => {
             say!("{USAGE}");
             ExitCode::SUCCESS

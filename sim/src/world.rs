@@ -132,6 +132,8 @@ pub enum Event {
     KillControllerAfterWrites(u64),
     /// Fire every informer's resync now.
     Resync,
+    /// Fire a resync right after the N-th controller reconcile from now finishes.
+    ResyncAfterReconciles(u64),
 }
 
 /// Which actor runs; the order breaks ties at equal times.
@@ -455,6 +457,18 @@ impl World {
                 );
                 if let Some(c) = self.controller.as_mut() {
                     c.kill_after_writes(n);
+                }
+            }
+            Event::ResyncAfterReconciles(n) => {
+                self.api.trace_external(
+                    "fault",
+                    "resyncAfterReconciles",
+                    "",
+                    "",
+                    format!("reconciles={n}"),
+                );
+                if let Some(c) = self.controller.as_mut() {
+                    c.resync_after_reconciles(n);
                 }
             }
             Event::Resync => {

@@ -94,7 +94,7 @@ fn surge_bound_fires_when_the_leader_sts_asks_for_more_than_replicas_plus_max_su
 fn availability_fires_on_an_undeclared_disruption_and_not_on_a_declared_one() {
     let (mut w, mut c) = at_rest();
     // maxUnavailable 1: one group down is fine, two are not, unless they are declared disrupted.
-    c.disrupt([0]);
+    c.disrupt([0], w.now_ms);
     w.api
         .delete::<Pod>("user", "default", "q-0-1", &DeleteOptions::default())
         .unwrap();

@@ -15,6 +15,7 @@ use crate::api::{
     with_kind, ApiServer, DeleteOptions, EventType, Key, Kind, KindId, Propagation,
     FINALIZER_FOREGROUND, FINALIZER_ORPHAN,
 };
+use crate::queue::WorkQueue;
 
 pub const ACTOR: &str = "garbage-collector";
 
@@ -36,6 +37,9 @@ pub struct GarbageCollector {
     /// Owners being deleted with the foreground or orphan finalizer: their dependents' changes
     /// re-trigger them.
     deleting_owners: BTreeSet<String>,
+    /// Failed writes waiting for their retry: ("owner" | "item", uid).
+    retries: WorkQueue,
+    now_ms: u64,
 }
 
 impl GarbageCollector {
@@ -48,6 +52,8 @@ impl GarbageCollector {
             attempt_delete: BTreeSet::new(),
             owners_to_process: BTreeSet::new(),
             deleting_owners: BTreeSet::new(),
+            retries: WorkQueue::default(),
+            now_ms: 0,
         };
         // Build the graph from history so a GC started late knows every object.
         gc.poll(api, u64::MAX);
@@ -55,9 +61,22 @@ impl GarbageCollector {
     }
 
     pub fn next_wakeup_ms(&self, api: &ApiServer) -> Option<u64> {
-        api.meta_log()
+        let log = api
+            .meta_log()
             .get(self.cursor)
-            .map(|e| e.at_ms + self.lag_ms)
+            .map(|e| e.at_ms + self.lag_ms);
+        [log, self.retries.next_due_ms()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// A failed write is retried with the work queue's back-off (the GC's queues are
+    /// rate-limited like any controller's).
+    fn retry(&mut self, uid: &str, owner: bool, now_ms: u64) {
+        let tag = if owner { "owner" } else { "item" };
+        self.retries
+            .add_rate_limited((tag.to_string(), uid.to_string()), now_ms);
     }
 
     fn poll(&mut self, api: &ApiServer, now_ms: u64) {
@@ -131,6 +150,14 @@ impl GarbageCollector {
 
     pub fn step(&mut self, api: &mut ApiServer, now_ms: u64) {
         self.poll(api, now_ms);
+        while let Some((tag, uid)) = self.retries.pop_due(now_ms) {
+            if tag == "owner" {
+                self.owners_to_process.insert(uid);
+            } else {
+                self.attempt_delete.insert(uid);
+            }
+        }
+        self.now_ms = now_ms;
         for uid in std::mem::take(&mut self.owners_to_process) {
             self.process_owner(api, &uid);
         }
@@ -166,7 +193,9 @@ impl GarbageCollector {
                     dn.owners.iter().filter(|o| o.uid != uid).cloned().collect();
                 let _ = patch_owners(api, dn.kind, &dn.key, &remaining);
             }
-            remove_finalizer(api, node.kind, &node.key, &meta, FINALIZER_ORPHAN);
+            if !remove_finalizer(api, node.kind, &node.key, &meta, FINALIZER_ORPHAN) {
+                self.retry(uid, true, self.now_ms);
+            }
             return;
         }
         if finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) {
@@ -199,7 +228,9 @@ impl GarbageCollector {
                 }
             }
             if blocking == 0 {
-                remove_finalizer(api, node.kind, &node.key, &meta, FINALIZER_FOREGROUND);
+                if !remove_finalizer(api, node.kind, &node.key, &meta, FINALIZER_FOREGROUND) {
+                    self.retry(uid, true, self.now_ms);
+                }
             }
         }
     }
@@ -263,7 +294,9 @@ impl GarbageCollector {
         } else {
             Propagation::Background
         };
-        delete_dyn(api, node.kind, &node.key, &meta, policy);
+        if !delete_dyn(api, node.kind, &node.key, &meta, policy) {
+            self.retry(uid, false, self.now_ms);
+        }
     }
 }
 
@@ -277,14 +310,15 @@ fn delete_dyn(
     key: &Key,
     meta: &ObjectMeta,
     policy: Propagation,
-) {
+) -> bool {
     let opts = DeleteOptions {
         propagation: Some(policy),
         precondition_uid: meta.uid.clone(),
         precondition_rv: meta.resource_version.clone(),
         ..Default::default()
     };
-    let _ = with_kind!(kind, K => api.delete::<K>(ACTOR, &key.0, &key.1, &opts).map(|_| ()));
+    let r = with_kind!(kind, K => api.delete::<K>(ACTOR, &key.0, &key.1, &opts).map(|_| ()));
+    r.is_ok() || r.is_err_and(|e| e.is(crate::api::Reason::NotFound))
 }
 
 fn patch_owners(
@@ -303,7 +337,7 @@ fn remove_finalizer(
     key: &Key,
     meta: &ObjectMeta,
     finalizer: &str,
-) {
+) -> bool {
     let rest: Vec<String> = meta
         .finalizers
         .iter()
@@ -313,5 +347,6 @@ fn remove_finalizer(
         .collect();
     let patch =
         json!({ "metadata": { "finalizers": rest, "resourceVersion": meta.resource_version } });
-    let _ = with_kind!(kind, K => api.merge_patch::<K>(ACTOR, &key.0, &key.1, &patch).map(|_| ()));
+    let r = with_kind!(kind, K => api.merge_patch::<K>(ACTOR, &key.0, &key.1, &patch).map(|_| ()));
+    r.is_ok() || r.is_err_and(|e| e.is(crate::api::Reason::NotFound))
 }

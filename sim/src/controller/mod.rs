@@ -160,6 +160,9 @@ pub struct ControllerRuntime {
     pod_count: u32,
     /// Crash right after this many more controller writes (`killController: {afterWrites: N}`).
     kill_after_writes: Option<u64>,
+    /// Fire a resync right after this many more reconciles finish (explore's reconcile
+    /// boundaries).
+    resync_after_reconciles: Option<u64>,
     pub writes: u64,
     pub restarts: u32,
     /// Events recorded by the reconcilers: "at_ms message".
@@ -179,6 +182,7 @@ impl ControllerRuntime {
             restart_at_ms: Some(api.now_ms()),
             pod_count: 0,
             kill_after_writes: None,
+            resync_after_reconciles: None,
             writes: 0,
             restarts: 0,
             events: Vec::new(),
@@ -243,6 +247,11 @@ impl ControllerRuntime {
     }
 
     /// Crash right after the controller's `n`-th API write from now.
+    /// Fire a resync right after the `n`-th reconcile from now finishes.
+    pub fn resync_after_reconciles(&mut self, n: u64) {
+        self.resync_after_reconciles = Some(n.max(1));
+    }
+
     pub fn kill_after_writes(&mut self, n: u64) {
         self.kill_after_writes = Some(n.max(1));
     }
@@ -364,6 +373,7 @@ impl ControllerRuntime {
             }
         }
         let flags = self.config.profile.flags.clone();
+        let mut resync_due = false;
         for (i, w) in workers.iter_mut().enumerate() {
             let actor = w.actor();
             loop {
@@ -410,6 +420,10 @@ impl ControllerRuntime {
                             ));
                         }
                         finish(&mut w.queue, f.key, result, now);
+                        if let Some(n) = self.resync_after_reconciles.as_mut().filter(|n| **n > 0) {
+                            *n -= 1;
+                            resync_due |= *n == 0;
+                        }
                     }
                     Poll::Pending => {
                         assert!(
@@ -420,6 +434,18 @@ impl ControllerRuntime {
                         f.write_due_ms = Some(now + rng.range_inclusive(lo, hi));
                     }
                 }
+            }
+        }
+        if resync_due {
+            self.resync_after_reconciles = None;
+            api.trace_external("fault", "resync", "", "", "at a reconcile boundary".into());
+            for kind in [
+                KindId::LeaderWorkerSet,
+                KindId::StatefulSet,
+                KindId::Pod,
+                KindId::Service,
+            ] {
+                resync_kind(&caches.borrow(), kind, workers, now);
             }
         }
         false

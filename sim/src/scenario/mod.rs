@@ -83,7 +83,9 @@ pub enum Step {
     KillController {
         after_writes: Option<u64>,
     },
-    Resync,
+    Resync {
+        after_reconciles: Option<u64>,
+    },
     DrainNode {
         node: NodeSel,
         replace: bool,
@@ -110,7 +112,7 @@ impl Step {
                 | Step::WaitFor { .. }
                 | Step::Check { .. }
                 | Step::KillController { .. }
-                | Step::Resync
+                | Step::Resync { .. }
         )
     }
 }
@@ -372,7 +374,9 @@ impl Scenario {
             "killController" => Step::KillController {
                 after_writes: s.kill_controller.as_ref().and_then(|k| k.after_writes),
             },
-            "resync" => Step::Resync,
+            "resync" => Step::Resync {
+                after_reconciles: s.resync.as_ref().and_then(|r| r.after_reconciles),
+            },
             "drainNode" => {
                 let r = s.drain_node.as_ref().expect("set");
                 Step::DrainNode {
@@ -474,6 +478,9 @@ pub struct RunReport {
     pub trace: Trace,
     /// Kubernetes Events and reconcile errors from the controller, "at_ms text".
     pub controller_log: Vec<String>,
+    /// API writes the controller made and reconciles it ran (explore's perturbation points).
+    pub controller_writes: u64,
+    pub controller_reconciles: u64,
 }
 
 impl RunReport {
@@ -591,14 +598,28 @@ impl Runner {
             .collect()
     }
 
+    /// Apply one manifest. While the LWS webhook is unreachable (its controller pod is down)
+    /// the apply is retried every second, as a deploy pipeline would, for up to two minutes.
     fn apply_manifest(&mut self, source: &str, m: &Manifest) -> Result<(), RunError> {
-        let api = &mut self.world.api;
-        let r = match m {
-            Manifest::LeaderWorkerSet(o) => kubectl_apply(api, (**o).clone()),
-            Manifest::StatefulSet(o) => kubectl_apply(api, (**o).clone()),
-            Manifest::Service(o) => kubectl_apply(api, (**o).clone()),
-            Manifest::Pod(o) => kubectl_apply(api, (**o).clone()),
-            Manifest::PodDisruptionBudget(o) => kubectl_apply(api, (**o).clone()),
+        let mut attempts = 0;
+        let r = loop {
+            let api = &mut self.world.api;
+            let r = match m {
+                Manifest::LeaderWorkerSet(o) => kubectl_apply(api, (**o).clone()),
+                Manifest::StatefulSet(o) => kubectl_apply(api, (**o).clone()),
+                Manifest::Service(o) => kubectl_apply(api, (**o).clone()),
+                Manifest::Pod(o) => kubectl_apply(api, (**o).clone()),
+                Manifest::PodDisruptionBudget(o) => kubectl_apply(api, (**o).clone()),
+            };
+            let webhook_down = r
+                .as_ref()
+                .is_err_and(|e| e.message.contains("failed calling webhook"));
+            if !webhook_down || attempts >= 120 {
+                break r;
+            }
+            attempts += 1;
+            let t = self.world.now_ms + 1_000;
+            self.advance_to(t)?;
         };
         r.map_err(|e| {
             RunError(format!(
@@ -734,16 +755,19 @@ impl Runner {
                     None => self.fire(Event::KillController)?,
                 }
             }
-            Step::Resync => {
+            Step::Resync { after_reconciles } => {
                 self.checker.open_quiet_window(now);
-                self.fire(Event::Resync)?;
+                match after_reconciles {
+                    Some(n) => self.fire(Event::ResyncAfterReconciles(*n))?,
+                    None => self.fire(Event::Resync)?,
+                }
             }
             Step::DrainNode { node, replace } => match self.node_of(node) {
                 Ok(n) => {
                     let groups = self
                         .checker
                         .groups_of(self.pods_on(&n).iter().map(String::as_str));
-                    self.checker.disrupt(groups);
+                    self.checker.disrupt(groups, self.world.now_ms);
                     self.fire(Event::DrainNode {
                         node: n,
                         replace: *replace,
@@ -756,7 +780,7 @@ impl Runner {
                     let groups = self
                         .checker
                         .groups_of(self.pods_on(&n).iter().map(String::as_str));
-                    self.checker.disrupt(groups);
+                    self.checker.disrupt(groups, self.world.now_ms);
                     self.fire(Event::FailNode(n))?;
                 }
                 Err(m) => self.skipped("failNode", &m),
@@ -774,7 +798,7 @@ impl Runner {
             },
             Step::CrashContainer { namespace, pod } => {
                 let groups = self.checker.groups_of([pod.as_str()]);
-                self.checker.disrupt(groups);
+                self.checker.disrupt(groups, self.world.now_ms);
                 self.fire(Event::CrashContainer {
                     namespace: namespace.clone(),
                     pod: pod.clone(),
@@ -782,7 +806,7 @@ impl Runner {
             }
             Step::DeletePod { namespace, pod } => {
                 let groups = self.checker.groups_of([pod.as_str()]);
-                self.checker.disrupt(groups);
+                self.checker.disrupt(groups, self.world.now_ms);
                 self.fire(Event::DeletePod {
                     namespace: namespace.clone(),
                     pod: pod.clone(),
@@ -941,6 +965,11 @@ pub fn run(
         .as_mut()
         .map(|c| std::mem::take(&mut c.events))
         .unwrap_or_default();
+    let controller_writes = world.controller.as_ref().map_or(0, |c| c.writes);
+    let controller_reconciles = world
+        .controller
+        .as_ref()
+        .map_or(0, |c| c.reconciles.iter().sum());
     Ok(RunReport {
         scenario: s.spec.name.clone(),
         reconciler: profile.name,
@@ -953,6 +982,8 @@ pub fn run(
         events: world.event_count,
         trace: world.api.trace,
         controller_log,
+        controller_writes,
+        controller_reconciles,
     })
 }
 

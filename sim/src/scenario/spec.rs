@@ -212,8 +212,11 @@ pub struct KillSpec {
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Empty {}
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ResyncSpec {
+    /// Fire right after the N-th controller reconcile from now finishes, instead of at once.
+    pub after_reconciles: Option<u64>,
+}
 
 /// One step as written: exactly one action key, plus `timeout` for `waitFor`.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -228,7 +231,7 @@ pub struct StepSpec {
     pub timeout: Option<Duration>,
     pub check: Option<ObjectRef>,
     pub kill_controller: Option<KillSpec>,
-    pub resync: Option<Empty>,
+    pub resync: Option<ResyncSpec>,
     pub drain_node: Option<NodeRef>,
     pub fail_node: Option<NodeRef>,
     pub cordon: Option<NodeRef>,
