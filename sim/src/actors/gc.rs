@@ -227,10 +227,9 @@ impl GarbageCollector {
                     delete_dyn(api, dn.kind, &dn.key, &dmeta, policy);
                 }
             }
-            if blocking == 0 {
-                if !remove_finalizer(api, node.kind, &node.key, &meta, FINALIZER_FOREGROUND) {
-                    self.retry(uid, true, self.now_ms);
-                }
+            let done = blocking == 0;
+            if done && !remove_finalizer(api, node.kind, &node.key, &meta, FINALIZER_FOREGROUND) {
+                self.retry(uid, true, self.now_ms);
             }
         }
     }
