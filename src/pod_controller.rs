@@ -46,7 +46,7 @@ pub async fn reconcile<C: Client>(
         Err(e) if e.is_not_found() => return Ok(Action::done()),
         Err(e) => return Err(e),
     };
-    if handle_restart_policy(c, &pod, &lws).await? {
+    if handle_restart_policy(c, flags, &pod, &lws).await? {
         return Ok(Action::done());
     }
     if worker_index != "0" {
@@ -157,7 +157,12 @@ pub fn container_restarted(pod: &Pod) -> bool {
 /// `handleRestartPolicy` (V3 podc:156-187 = FX podc:165-196): with RecreateGroupOnPodRestart, a
 /// restarted or deleted group member deletes the leader in the foreground. Returns whether the
 /// leader was or is being deleted.
-async fn handle_restart_policy<C: Client>(c: &C, pod: &Pod, lws: &LeaderWorkerSet) -> Result<bool> {
+async fn handle_restart_policy<C: Client>(
+    c: &C,
+    flags: &Flags,
+    pod: &Pod,
+    lws: &LeaderWorkerSet,
+) -> Result<bool> {
     if lws.spec.leader_worker_template.restart_policy != "RecreateGroupOnPodRestart" {
         return Ok(false);
     }
@@ -171,7 +176,13 @@ async fn handle_restart_policy<C: Client>(c: &C, pod: &Pod, lws: &LeaderWorkerSe
         let name = k8s::name(&pod.metadata);
         let (leader_name, _) = k8s::parent_and_ordinal(name)
             .ok_or_else(|| Error::internal(format!("worker pod {name} has no ordinal")))?;
-        c.get::<Pod>(ns, leader_name).await?
+        let leader = c.get::<Pod>(ns, leader_name).await?;
+        if flags.restart_check_ownership && !worker_belongs_to_leader(c, pod, &leader).await? {
+            // A stale worker of an earlier leader (GC'd after a rollout or restart) must not
+            // restart the group again (B03, B08).
+            return Ok(false);
+        }
+        leader
     };
     if k8s::is_terminating(&leader.metadata) {
         return Ok(true);
@@ -190,6 +201,35 @@ async fn handle_restart_policy<C: Client>(c: &C, pod: &Pod, lws: &LeaderWorkerSe
     );
     c.event(&lws.metadata, "Normal", "RecreateGroup", &msg);
     Ok(true)
+}
+
+/// The B03/B08 fix (HD podc:238-250, 268-295): the worker carries the leader's revision key,
+/// and its controller StatefulSet (matching UID) is controlled by this leader (name and UID).
+async fn worker_belongs_to_leader<C: Client>(c: &C, worker: &Pod, leader: &Pod) -> Result<bool> {
+    let key = |p: &Pod| k8s::label(&p.metadata, keys::TEMPLATE_REVISION_HASH).map(str::to_string);
+    if key(worker) != key(leader) {
+        return Ok(false);
+    }
+    let Some(owner) = k8s::controller_of(&worker.metadata).filter(|o| o.kind == "StatefulSet")
+    else {
+        return Ok(false);
+    };
+    let sts = match c
+        .get::<StatefulSet>(k8s::namespace(&worker.metadata), &owner.name)
+        .await
+    {
+        Ok(s) => s,
+        Err(e) if e.is_not_found() => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    if k8s::uid(&sts.metadata) != owner.uid {
+        return Ok(false);
+    }
+    Ok(k8s::controller_of(&sts.metadata).is_some_and(|o| {
+        o.kind == "Pod"
+            && o.name == k8s::name(&leader.metadata)
+            && o.uid == k8s::uid(&leader.metadata)
+    }))
 }
 
 async fn create_replica_service_if_missing<C: Client>(c: &C, pod: &Pod) -> Result<()> {

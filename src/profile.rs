@@ -48,6 +48,9 @@ pub struct Flags {
     /// B12 (PR #778, d275e0a): surge groups are released while fewer than maxUnavailable
     /// groups are unready (not one at a time), and a scale-up never bursts.
     pub surge_release_by_max_unavailable: bool,
+    /// B03/B08 (PR #277 e9d6131, PR #805 8b6ef0c): a worker restarts its group only if it
+    /// belongs to the current leader (revision key and ownership chain), not merely by name.
+    pub restart_check_ownership: bool,
     /// v0.4.0 (#215): default restartPolicy `RecreateGroupOnPodRestart`, `Default` becomes `None`.
     pub restart_policy_default_recreate: bool,
     /// v0.4.0 (#150, #212): `networkConfig.subdomainPolicy` defaulted to `Shared` and part of the
@@ -115,6 +118,11 @@ const FLAGS: &[FlagSpec] = &[
         values: &["one-at-a-time", "max-unavailable"],
         upstream: "B12, PR #778 (d275e0a)",
     },
+    FlagSpec {
+        name: "restart-check",
+        values: &["name", "ownership"],
+        upstream: "B03/B08, PR #277 (e9d6131), PR #805 (8b6ef0c)",
+    },
 ];
 
 impl Flags {
@@ -127,6 +135,7 @@ impl Flags {
             size_one_skips_worker_sts: false,
             worker_template_from_revision: false,
             surge_release_by_max_unavailable: false,
+            restart_check_ownership: false,
             restart_policy_default_recreate: false,
             network_config: false,
         }
@@ -141,6 +150,7 @@ impl Flags {
             size_one_skips_worker_sts: true,
             worker_template_from_revision: false,
             surge_release_by_max_unavailable: false,
+            restart_check_ownership: false,
             restart_policy_default_recreate: true,
             network_config: true,
         }
@@ -190,6 +200,7 @@ impl Flags {
             "network-config" => self.network_config = second,
             "worker-template" => self.worker_template_from_revision = second,
             "surge-release" => self.surge_release_by_max_unavailable = second,
+            "restart-check" => self.restart_check_ownership = second,
             _ => unreachable!("every FlagSpec is matched"),
         }
         Ok(())
@@ -213,6 +224,7 @@ impl Flags {
                     "network-config" => v(self.network_config, spec),
                     "worker-template" => v(self.worker_template_from_revision, spec),
                     "surge-release" => v(self.surge_release_by_max_unavailable, spec),
+                    "restart-check" => v(self.restart_check_ownership, spec),
                     _ => unreachable!(),
                 };
                 format!("{}={value}  ({})", spec.name, spec.upstream)

@@ -25,18 +25,20 @@ pub const CONVERGENCE: &str = "convergence";
 pub const QUIESCENCE: &str = "quiescence";
 pub const TIMEOUT: &str = "timeout";
 pub const CHECK: &str = "check";
+pub const GROUP_RESTART: &str = "groupRestart";
 
 /// Every invariant a scenario can enable by name (`timeout` and `check` are always on).
 /// How long a disrupted group must stay available before it counts as recovered.
 pub const DISRUPTION_SETTLE_MS: u64 = 60_000;
 
-pub const ALL: [&str; 6] = [
+pub const ALL: [&str; 7] = [
     AVAILABILITY,
     GROUP_CONSISTENCY,
     UPDATE_ORDER,
     SURGE_BOUND,
     CONVERGENCE,
     QUIESCENCE,
+    GROUP_RESTART,
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,6 +168,11 @@ pub struct Checker {
     disrupted_ever: BTreeSet<i32>,
     /// When each currently available group became available.
     available_since: BTreeMap<i32, u64>,
+    /// Group restarts owed to injected failures, and the restarts the restart policy made
+    /// (leader deletions by the pod controller, read from the trace).
+    owed_restarts: BTreeMap<i32, i32>,
+    restarts: BTreeMap<i32, i32>,
+    trace_cursor: usize,
     pub min_available: Option<i32>,
     below_floor: bool,
     over_surge: bool,
@@ -230,6 +237,9 @@ impl Checker {
             disrupted: BTreeSet::new(),
             disrupted_ever: BTreeSet::new(),
             available_since: BTreeMap::new(),
+            owed_restarts: BTreeMap::new(),
+            restarts: BTreeMap::new(),
+            trace_cursor: 0,
             min_available: None,
             below_floor: false,
             over_surge: false,
@@ -278,6 +288,45 @@ impl Checker {
         }
         self.disrupted.extend(groups.iter().copied());
         self.disrupted_ever.extend(groups);
+    }
+
+    /// One injected failure touched these groups: each may be restarted once for it.
+    pub fn owe_restart(&mut self, groups: impl IntoIterator<Item = i32>) {
+        let groups: BTreeSet<i32> = groups.into_iter().collect();
+        for g in groups {
+            *self.owed_restarts.entry(g).or_default() += 1;
+        }
+    }
+
+    /// `groupRestart`: the restart policy deletes a group's leader at most once per injected
+    /// failure of that group (lws-bugs-and-tests I-RESTART; B03, B08).
+    fn check_restarts(&mut self, api: &ApiServer, name: &str) {
+        let entries = &api.trace.entries;
+        let mut restarted = Vec::new();
+        while let Some(e) = entries.get(self.trace_cursor) {
+            self.trace_cursor += 1;
+            if e.verb != "delete" || e.kind != "Pod" || e.actor != "pod-controller" || e.rv == 0 {
+                continue;
+            }
+            let Some(rest) = e.name.strip_prefix(name).and_then(|r| r.strip_prefix('-')) else {
+                continue;
+            };
+            if let Ok(g) = rest.parse::<i32>() {
+                restarted.push(g);
+            }
+        }
+        for g in restarted {
+            let n = self.restarts.entry(g).or_default();
+            *n += 1;
+            let (n, owed) = (*n, self.owed_restarts.get(&g).copied().unwrap_or(0));
+            if n > owed {
+                let msg = format!(
+                    "group {g} was restarted by the restart policy {n} times for {owed} injected failure(s): a stale or out-of-turn pod deleted its leader"
+                );
+                let objects = self.group_objects(g);
+                self.violate(api, GROUP_RESTART, msg, objects);
+            }
+        }
     }
 
     /// The groups a set of pods belongs to (for faults naming pods or nodes).
@@ -376,6 +425,7 @@ impl Checker {
         };
         self.observe_pods(api, &name, &mut dirty);
         self.observe_statefulsets(api, &name);
+        self.check_restarts(api, &name);
         for g in dirty {
             self.reevaluate(api, g);
         }

@@ -767,6 +767,7 @@ impl Runner {
                     let groups = self
                         .checker
                         .groups_of(self.pods_on(&n).iter().map(String::as_str));
+                    self.checker.owe_restart(groups.iter().copied());
                     self.checker.disrupt(groups, self.world.now_ms);
                     self.fire(Event::DrainNode {
                         node: n,
@@ -780,6 +781,7 @@ impl Runner {
                     let groups = self
                         .checker
                         .groups_of(self.pods_on(&n).iter().map(String::as_str));
+                    self.checker.owe_restart(groups.iter().copied());
                     self.checker.disrupt(groups, self.world.now_ms);
                     self.fire(Event::FailNode(n))?;
                 }
@@ -798,6 +800,7 @@ impl Runner {
             },
             Step::CrashContainer { namespace, pod } => {
                 let groups = self.checker.groups_of([pod.as_str()]);
+                self.checker.owe_restart(groups.iter().copied());
                 self.checker.disrupt(groups, self.world.now_ms);
                 self.fire(Event::CrashContainer {
                     namespace: namespace.clone(),
@@ -806,6 +809,7 @@ impl Runner {
             }
             Step::DeletePod { namespace, pod } => {
                 let groups = self.checker.groups_of([pod.as_str()]);
+                self.checker.owe_restart(groups.iter().copied());
                 self.checker.disrupt(groups, self.world.now_ms);
                 self.fire(Event::DeletePod {
                     namespace: namespace.clone(),
