@@ -374,7 +374,11 @@ async fn update_status<C: Client>(
         .iter()
         .map(|t| rollout::condition(t, ctx.now.clone()))
         .collect();
-    let conditions_changed = rollout::set_conditions(&mut status.conditions, wanted);
+    let conditions_changed = rollout::set_conditions(
+        &mut status.conditions,
+        wanted,
+        ctx.flags.exclusive_conditions_flip,
+    );
     if conditions_changed {
         let first = status
             .conditions

@@ -51,6 +51,10 @@ pub struct Flags {
     /// B03/B08 (PR #277 e9d6131, PR #805 8b6ef0c): a worker restarts its group only if it
     /// belongs to the current leader (revision key and ownership chain), not merely by name.
     pub restart_check_ownership: bool,
+    /// B16 (PR #38, 0948240, before v0.3.0): setting a condition True sets its exclusive
+    /// partner (Available against Progressing and UpgradeInProgress) to False. The buggy
+    /// value wrote the False to a loop copy, so both stayed True.
+    pub exclusive_conditions_flip: bool,
     /// v0.4.0 (#215): default restartPolicy `RecreateGroupOnPodRestart`, `Default` becomes `None`.
     pub restart_policy_default_recreate: bool,
     /// v0.4.0 (#150, #212): `networkConfig.subdomainPolicy` defaulted to `Shared` and part of the
@@ -123,6 +127,11 @@ const FLAGS: &[FlagSpec] = &[
         values: &["name", "ownership"],
         upstream: "B03/B08, PR #277 (e9d6131), PR #805 (8b6ef0c)",
     },
+    FlagSpec {
+        name: "condition-flip",
+        values: &["copy", "in-place"],
+        upstream: "B16, PR #38 (0948240)",
+    },
 ];
 
 impl Flags {
@@ -136,6 +145,7 @@ impl Flags {
             worker_template_from_revision: false,
             surge_release_by_max_unavailable: false,
             restart_check_ownership: false,
+            exclusive_conditions_flip: true,
             restart_policy_default_recreate: false,
             network_config: false,
         }
@@ -151,6 +161,7 @@ impl Flags {
             worker_template_from_revision: false,
             surge_release_by_max_unavailable: false,
             restart_check_ownership: false,
+            exclusive_conditions_flip: true,
             restart_policy_default_recreate: true,
             network_config: true,
         }
@@ -201,6 +212,7 @@ impl Flags {
             "worker-template" => self.worker_template_from_revision = second,
             "surge-release" => self.surge_release_by_max_unavailable = second,
             "restart-check" => self.restart_check_ownership = second,
+            "condition-flip" => self.exclusive_conditions_flip = second,
             _ => unreachable!("every FlagSpec is matched"),
         }
         Ok(())
@@ -225,6 +237,7 @@ impl Flags {
                     "worker-template" => v(self.worker_template_from_revision, spec),
                     "surge-release" => v(self.surge_release_by_max_unavailable, spec),
                     "restart-check" => v(self.restart_check_ownership, spec),
+                    "condition-flip" => v(self.exclusive_conditions_flip, spec),
                     _ => unreachable!(),
                 };
                 format!("{}={value}  ({})", spec.name, spec.upstream)

@@ -160,8 +160,13 @@ fn exclusive(a: &str, b: &str) -> bool {
 }
 
 /// `setCondition`: replace on a status change, append when missing, and set an exclusive True
-/// condition to False. Returns whether anything changed.
-pub fn set_condition(conditions: &mut Vec<Condition>, new: Condition) -> bool {
+/// condition to False (unless `flip_exclusive` is off: bug B16, where the False went to a copy).
+/// Returns whether anything changed.
+pub fn set_condition(
+    conditions: &mut Vec<Condition>,
+    new: Condition,
+    flip_exclusive: bool,
+) -> bool {
     let mut found = false;
     let mut changed = false;
     for c in conditions.iter_mut() {
@@ -171,7 +176,11 @@ pub fn set_condition(conditions: &mut Vec<Condition>, new: Condition) -> bool {
                 changed = true;
             }
             found = true;
-        } else if exclusive(&c.type_, &new.type_) && c.status == "True" && new.status == "True" {
+        } else if flip_exclusive
+            && exclusive(&c.type_, &new.type_)
+            && c.status == "True"
+            && new.status == "True"
+        {
             c.status = "False".into();
             changed = true;
         }
@@ -185,10 +194,14 @@ pub fn set_condition(conditions: &mut Vec<Condition>, new: Condition) -> bool {
 
 /// `setConditions`: a short-circuit fold, so after the first change the rest of the list is
 /// skipped in this pass (lws-spec §2.7 "short-circuit quirk").
-pub fn set_conditions(conditions: &mut Vec<Condition>, new: Vec<Condition>) -> bool {
+pub fn set_conditions(
+    conditions: &mut Vec<Condition>,
+    new: Vec<Condition>,
+    flip_exclusive: bool,
+) -> bool {
     let mut changed = false;
     for c in new {
-        changed = changed || set_condition(conditions, c);
+        changed = changed || set_condition(conditions, c, flip_exclusive);
     }
     changed
 }
@@ -418,7 +431,8 @@ mod tests {
         let mut conds = Vec::new();
         assert!(set_conditions(
             &mut conds,
-            vec![condition(AVAILABLE, now.clone())]
+            vec![condition(AVAILABLE, now.clone())],
+            true
         ));
         // Pass 1 sets Progressing and flips Available to False, skipping UpgradeInProgress.
         assert!(set_conditions(
@@ -426,7 +440,8 @@ mod tests {
             vec![
                 condition(PROGRESSING, now.clone()),
                 condition(UPGRADE_IN_PROGRESS, now.clone())
-            ]
+            ],
+            true
         ));
         let status =
             |c: &Vec<Condition>, t: &str| c.iter().find(|x| x.type_ == t).map(|x| x.status.clone());
@@ -438,7 +453,8 @@ mod tests {
             vec![
                 condition(PROGRESSING, now.clone()),
                 condition(UPGRADE_IN_PROGRESS, now.clone())
-            ]
+            ],
+            true
         ));
         assert_eq!(status(&conds, UPGRADE_IN_PROGRESS).as_deref(), Some("True"));
         assert!(!set_conditions(
@@ -446,15 +462,41 @@ mod tests {
             vec![
                 condition(PROGRESSING, now.clone()),
                 condition(UPGRADE_IN_PROGRESS, now.clone())
-            ]
+            ],
+            true
         ));
         // Available again flips both others to False (B16 fixed).
-        assert!(set_conditions(&mut conds, vec![condition(AVAILABLE, now)]));
+        assert!(set_conditions(
+            &mut conds,
+            vec![condition(AVAILABLE, now)],
+            true
+        ));
         assert_eq!(status(&conds, PROGRESSING).as_deref(), Some("False"));
         assert_eq!(
             status(&conds, UPGRADE_IN_PROGRESS).as_deref(),
             Some("False")
         );
+    }
+
+    #[test]
+    fn b16_copy_leaves_exclusive_conditions_both_true() {
+        let now = Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
+        let mut conds = vec![condition(PROGRESSING, now.clone())];
+        assert!(set_conditions(
+            &mut conds,
+            vec![condition(AVAILABLE, now.clone())],
+            false
+        ));
+        let trues: Vec<&str> = conds
+            .iter()
+            .filter(|c| c.status == "True")
+            .map(|c| c.type_.as_str())
+            .collect();
+        assert_eq!(trues, vec![PROGRESSING, AVAILABLE]);
+        // The fixed value flips Progressing.
+        let mut conds = vec![condition(PROGRESSING, now.clone())];
+        set_conditions(&mut conds, vec![condition(AVAILABLE, now)], true);
+        assert_eq!(conds[0].status, "False");
     }
 
     #[test]

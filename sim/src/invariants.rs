@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use lws::api::{keys, LeaderWorkerSet};
-use lws::k8s;
+use lws::{k8s, rollout};
 
 use crate::api::{ApiServer, EventType, Kind};
 use crate::time::fmt_ms;
@@ -26,12 +26,13 @@ pub const QUIESCENCE: &str = "quiescence";
 pub const TIMEOUT: &str = "timeout";
 pub const CHECK: &str = "check";
 pub const GROUP_RESTART: &str = "groupRestart";
+pub const STATUS_CONDITIONS: &str = "statusConditions";
 
 /// Every invariant a scenario can enable by name (`timeout` and `check` are always on).
 /// How long a disrupted group must stay available before it counts as recovered.
 pub const DISRUPTION_SETTLE_MS: u64 = 60_000;
 
-pub const ALL: [&str; 7] = [
+pub const ALL: [&str; 8] = [
     AVAILABILITY,
     GROUP_CONSISTENCY,
     UPDATE_ORDER,
@@ -39,6 +40,7 @@ pub const ALL: [&str; 7] = [
     CONVERGENCE,
     QUIESCENCE,
     GROUP_RESTART,
+    STATUS_CONDITIONS,
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -183,6 +185,8 @@ pub struct Checker {
     max_surge_raw: Option<k8s_openapi::apimachinery::pkg::util::intstr::IntOrString>,
     counts: Counts,
     available_hw: i32,
+    /// Whether the LWS's last status broke `statusConditions` (report once per episode).
+    conflicting_conditions: bool,
     pub violations: Vec<Violation>,
 }
 
@@ -249,6 +253,7 @@ impl Checker {
             max_surge_raw: None,
             counts: Counts::default(),
             available_hw: 0,
+            conflicting_conditions: false,
             violations: Vec::new(),
         }
     }
@@ -444,6 +449,7 @@ impl Checker {
             if l.metadata.name != self.name || e.ty == EventType::Deleted {
                 continue;
             }
+            self.check_conditions(api, l);
             // Status writes do not change the spec: skip them without hashing templates.
             if l.metadata.generation == self.lws_generation {
                 continue;
@@ -480,6 +486,36 @@ impl Checker {
             self.recount();
             dirty.extend(self.groups.keys().copied());
         }
+    }
+
+    /// `statusConditions`: Available is never True together with Progressing or
+    /// UpgradeInProgress (the exclusive pairs of upstream `setCondition`; lws-bugs-and-tests
+    /// I-STATUS, bug B16). A pure check of the one LWS version just written.
+    fn check_conditions(&mut self, api: &ApiServer, l: &LeaderWorkerSet) {
+        let conditions = l.status.as_ref().map(|s| s.conditions.as_slice());
+        let is_true = |t: &str| {
+            conditions
+                .unwrap_or_default()
+                .iter()
+                .any(|c| c.type_ == t && c.status == "True")
+        };
+        let clash: Vec<&str> = [rollout::PROGRESSING, rollout::UPGRADE_IN_PROGRESS]
+            .into_iter()
+            .filter(|t| is_true(rollout::AVAILABLE) && is_true(t))
+            .collect();
+        if clash.is_empty() {
+            self.conflicting_conditions = false;
+            return;
+        }
+        if std::mem::replace(&mut self.conflicting_conditions, true) {
+            return;
+        }
+        let msg = format!(
+            "status has Available=True together with {}=True; they are mutually exclusive",
+            clash.join("=True and ")
+        );
+        let objects = vec![k8s::name(&l.metadata).to_string()];
+        self.violate(api, STATUS_CONDITIONS, msg, objects);
     }
 
     fn observe_pods(&mut self, api: &ApiServer, name: &str, dirty: &mut BTreeSet<i32>) {
