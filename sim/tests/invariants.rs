@@ -151,3 +151,64 @@ fn availability_fires_on_an_undeclared_disruption_and_not_on_a_declared_one() {
     assert_eq!(availability(&c), 1, "{:?}", c.violations);
     assert_eq!(c.min_available, Some(0));
 }
+
+/// Sets the LWS's Progressing condition to `status`, keeping Available (True at rest).
+fn set_progressing(w: &mut World, status: &str) {
+    let l = w
+        .api
+        .get::<lws::api::LeaderWorkerSet>("default", "q")
+        .unwrap();
+    let mut conditions = l.status.clone().unwrap_or_default().conditions;
+    conditions.retain(|c| c.type_ != "Progressing");
+    let mut p = lws::rollout::condition(
+        lws::rollout::PROGRESSING,
+        conditions[0].last_transition_time.clone(),
+    );
+    p.status = status.into();
+    conditions.push(p);
+    let patch = serde_json::json!({"status": {"conditions": conditions}});
+    w.api
+        .merge_patch_status::<lws::api::LeaderWorkerSet>("user", "default", "q", &patch)
+        .unwrap();
+}
+
+#[test]
+fn status_conditions_fires_once_per_episode_of_available_with_progressing() {
+    let (mut w, mut c) = at_rest();
+    run(&mut w, &mut c, 60_000);
+    let l = w
+        .api
+        .get::<lws::api::LeaderWorkerSet>("default", "q")
+        .unwrap();
+    let conditions = &l.status.as_ref().unwrap().conditions;
+    assert!(
+        conditions
+            .iter()
+            .any(|c| c.type_ == "Available" && c.status == "True"),
+        "{conditions:?}"
+    );
+    let statuses = |c: &Checker| -> Vec<String> {
+        c.violations
+            .iter()
+            .filter(|v| v.invariant == invariants::STATUS_CONDITIONS)
+            .map(|v| v.message.clone())
+            .collect()
+    };
+    assert!(statuses(&c).is_empty(), "at rest only Available is True");
+    set_progressing(&mut w, "True");
+    set_progressing(&mut w, "True");
+    c.observe(&w.api);
+    let v = statuses(&c);
+    assert_eq!(v.len(), 1, "one report for one episode: {v:?}");
+    assert!(
+        v[0].contains("Available=True together with Progressing=True"),
+        "{}",
+        v[0]
+    );
+    set_progressing(&mut w, "False");
+    c.observe(&w.api);
+    assert_eq!(statuses(&c).len(), 1, "the episode ended cleanly");
+    set_progressing(&mut w, "True");
+    c.observe(&w.api);
+    assert_eq!(statuses(&c).len(), 2, "a new episode is a new report");
+}
