@@ -15,7 +15,8 @@ use crate::world::{ClusterConfig, World};
 pub const NAME: &str = "bench";
 pub const NS: &str = "default";
 
-fn template(image: &str) -> PodTemplateSpec {
+/// A one-container pod template running `image`.
+pub fn template(image: &str) -> PodTemplateSpec {
     PodTemplateSpec {
         metadata: None,
         spec: Some(PodSpec {
@@ -29,6 +30,7 @@ fn template(image: &str) -> PodTemplateSpec {
     }
 }
 
+/// An LWS named [`NAME`] of `groups` groups of `size` pods; the webhook fills the defaults.
 pub fn lws(groups: i32, size: i32, image: &str) -> LeaderWorkerSet {
     LeaderWorkerSet {
         metadata: ObjectMeta {

@@ -1,59 +1,20 @@
 //! The ported LWS controllers running in the world (issue: controllers identical to production).
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-use lws::api::{
-    keys, LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerTemplate, RollingUpdateConfiguration,
-    RolloutStrategy,
-};
+use k8s_openapi::api::core::v1::Pod;
+use lws::api::{keys, LeaderWorkerSet};
 use lws::k8s;
 use lws::profile::Profile;
 use lws_sim::api::Selector;
 use lws_sim::controller::ControllerConfig;
+use lws_sim::fixtures::template;
 use lws_sim::world::{ClusterConfig, Event, World};
 
-fn template(image: &str) -> PodTemplateSpec {
-    PodTemplateSpec {
-        metadata: None,
-        spec: Some(PodSpec {
-            containers: vec![Container {
-                name: "vllm".into(),
-                image: Some(image.into()),
-                ..Default::default()
-            }],
-            ..Default::default()
-        }),
-    }
-}
-
+/// An LWS named `vllm` (mU 1 and mS 0 by default).
 fn lws(replicas: i32, size: i32, image: &str) -> LeaderWorkerSet {
-    LeaderWorkerSet {
-        metadata: ObjectMeta {
-            name: Some("vllm".into()),
-            namespace: Some("default".into()),
-            ..Default::default()
-        },
-        spec: LeaderWorkerSetSpec {
-            replicas: Some(replicas),
-            leader_worker_template: LeaderWorkerTemplate {
-                worker_template: template(image),
-                size: Some(size),
-                ..Default::default()
-            },
-            rollout_strategy: Some(RolloutStrategy {
-                type_: "RollingUpdate".into(),
-                rolling_update_configuration: Some(RollingUpdateConfiguration {
-                    max_unavailable: Some(IntOrString::Int(1)),
-                    max_surge: Some(IntOrString::Int(0)),
-                    partition: None,
-                }),
-            }),
-            ..Default::default()
-        },
-        ..Default::default()
-    }
+    let mut l = lws_sim::fixtures::lws(replicas, size, image);
+    l.metadata.name = Some("vllm".into());
+    l
 }
 
 fn world(profile: &str, seed: u64) -> World {

@@ -35,6 +35,12 @@ struct Harness {
     step: usize,
 }
 
+/// The worker template's first container, to edit in place.
+fn worker_container(l: &mut LeaderWorkerSet) -> &mut Container {
+    let spec = l.spec.leader_worker_template.worker_template.spec.as_mut();
+    &mut spec.expect("the worker template has a pod spec").containers[0]
+}
+
 fn template(container: &str) -> PodTemplateSpec {
     PodTemplateSpec {
         metadata: None,
@@ -237,16 +243,7 @@ impl Harness {
     }
 
     fn update_worker_template(&mut self, container: &str) {
-        self.edit(|l| {
-            l.spec
-                .leader_worker_template
-                .worker_template
-                .spec
-                .as_mut()
-                .unwrap()
-                .containers[0]
-                .name = container.into()
-        });
+        self.edit(|l| worker_container(l).name = container.into());
     }
 
     /// Check the leader sts replicas and partition, `(ready, updated)` and the conditions.
@@ -437,14 +434,7 @@ fn t26_worker_template_and_replicas_changed_together() {
         let old = h.hash();
         h.edit(|l| {
             l.spec.replicas = Some(6);
-            l.spec
-                .leader_worker_template
-                .worker_template
-                .spec
-                .as_mut()
-                .unwrap()
-                .containers[0]
-                .name = "new-worker".into();
+            worker_container(l).name = "new-worker".into();
         });
         h.create_leaders(4, 6, &old);
         h.expect(6, 4, Some((4, 0)), "A:F Pr:T UIP:T");
@@ -482,16 +472,7 @@ fn t28_replicas_decrease_during_rolling_update() {
         let mut h = Harness::new(r, wrapper(6, 1, 0));
         h.all_ready(6);
         h.expect(6, 0, Some((6, 6)), "A:T");
-        h.edit(|l| {
-            l.spec
-                .leader_worker_template
-                .worker_template
-                .spec
-                .as_mut()
-                .unwrap()
-                .containers[0]
-                .image = Some("nginx:1.16.1".into())
-        });
+        h.edit(|l| worker_container(l).image = Some("nginx:1.16.1".into()));
         h.expect(6, 5, Some((6, 0)), "A:F Pr:T UIP:T");
         h.edit(|l| l.spec.replicas = Some(3));
         h.delete_leaders(3, 6);
@@ -535,14 +516,7 @@ fn t32_replicas_scaled_up_with_max_surge() {
         let old = h.hash();
         h.edit(|l| {
             l.spec.replicas = Some(4);
-            l.spec
-                .leader_worker_template
-                .worker_template
-                .spec
-                .as_mut()
-                .unwrap()
-                .containers[0]
-                .name = "new-worker".into();
+            worker_container(l).name = "new-worker".into();
         });
         h.create_leaders(2, 6, &old);
         h.expect(6, 2, None, "A:F Pr:T UIP:T");
@@ -562,14 +536,7 @@ fn t33_replicas_scaled_down_with_max_surge() {
         h.all_ready(6);
         h.edit(|l| {
             l.spec.replicas = Some(3);
-            l.spec
-                .leader_worker_template
-                .worker_template
-                .spec
-                .as_mut()
-                .unwrap()
-                .containers[0]
-                .name = "new-worker".into();
+            worker_container(l).name = "new-worker".into();
         });
         h.expect(5, 2, None, "A:F Pr:T UIP:T");
         h.delete_leaders(5, 6);

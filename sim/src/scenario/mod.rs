@@ -34,16 +34,30 @@ pub enum NodeSel {
     NodeOf(String),
 }
 
+/// An object and the partial JSON it must match (`waitFor` and `check` steps).
+#[derive(Clone, Debug)]
+pub struct ObjectMatch {
+    pub kind: KindId,
+    pub namespace: String,
+    pub name: String,
+    pub pattern: Value,
+}
+
+impl ObjectMatch {
+    /// Ok when the object exists and matches; otherwise the object as found, if at all.
+    fn matching(&self, api: &ApiServer) -> Result<(), Option<Value>> {
+        match object_json(api, self.kind, &self.namespace, &self.name) {
+            Some(o) if subset_match(&self.pattern, &o) => Ok(()),
+            other => Err(other),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub enum WaitTarget {
     Available,
     RolloutComplete,
-    Object {
-        kind: KindId,
-        namespace: String,
-        name: String,
-        pattern: Value,
-    },
+    Object(ObjectMatch),
 }
 
 #[derive(Clone, Debug)]
@@ -74,12 +88,7 @@ pub enum Step {
         target: WaitTarget,
         timeout_ms: u64,
     },
-    Check {
-        kind: KindId,
-        namespace: String,
-        name: String,
-        pattern: Value,
-    },
+    Check(ObjectMatch),
     KillController {
         after_writes: Option<u64>,
     },
@@ -110,7 +119,7 @@ impl Step {
             self,
             Step::Wait(_)
                 | Step::WaitFor { .. }
-                | Step::Check { .. }
+                | Step::Check(_)
                 | Step::KillController { .. }
                 | Step::Resync { .. }
         )
@@ -132,6 +141,20 @@ fn err(file: &str, message: impl Into<String>) -> LoadError {
         line: None,
         message: message.into(),
     }
+}
+
+/// The `{kind, name, namespace, match}` of a `waitFor` or `check` step.
+fn object_match(file: &str, step: &str, r: &spec::ObjectRef) -> Result<ObjectMatch, LoadError> {
+    let pattern = r
+        .pattern
+        .clone()
+        .ok_or_else(|| err(file, format!("{step}: `match` is required")))?;
+    Ok(ObjectMatch {
+        kind: kind_of(file, &r.kind)?,
+        namespace: r.namespace.clone().unwrap_or_else(|| "default".into()),
+        name: r.name.clone(),
+        pattern,
+    })
 }
 
 fn kind_of(file: &str, kind: &str) -> Result<KindId, LoadError> {
@@ -350,27 +373,15 @@ impl Scenario {
                     Value::String(t) if t == "available" => WaitTarget::Available,
                     Value::String(t) if t == "rolloutComplete" => WaitTarget::RolloutComplete,
                     Value::Object(o) => {
-                        let r: spec::ObjectRef = serde_json::from_value(Value::Object(o.clone())).map_err(|e| err(ctx, format!("waitFor: {e}")))?;
-                        let pattern = r.pattern.ok_or_else(|| err(ctx, "waitFor: `match` is required"))?;
-                        WaitTarget::Object { kind: kind_of(ctx, &r.kind)?, namespace: ns(&r.namespace), name: r.name, pattern }
+                        let r: spec::ObjectRef = serde_json::from_value(Value::Object(o.clone()))
+                            .map_err(|e| err(ctx, format!("waitFor: {e}")))?;
+                        WaitTarget::Object(object_match(ctx, "waitFor", &r)?)
                     }
                     other => return Err(err(ctx, format!("waitFor: expected available, rolloutComplete or {{kind, name, match}}, got {other}"))),
                 };
                 Step::WaitFor { target, timeout_ms }
             }
-            "check" => {
-                let r = s.check.as_ref().expect("set");
-                let pattern = r
-                    .pattern
-                    .clone()
-                    .ok_or_else(|| err(ctx, "check: `match` is required"))?;
-                Step::Check {
-                    kind: kind_of(ctx, &r.kind)?,
-                    namespace: ns(&r.namespace),
-                    name: r.name.clone(),
-                    pattern,
-                }
-            }
+            "check" => Step::Check(object_match(ctx, "check", s.check.as_ref().expect("set"))?),
             "killController" => Step::KillController {
                 after_writes: s.kill_controller.as_ref().and_then(|k| k.after_writes),
             },
@@ -712,12 +723,9 @@ impl Runner {
                     let what = match target {
                         WaitTarget::Available => "the LeaderWorkerSet to be Available".to_string(),
                         WaitTarget::RolloutComplete => "the rollout to complete".to_string(),
-                        WaitTarget::Object {
-                            kind,
-                            name,
-                            pattern,
-                            ..
-                        } => format!("{kind} {name} to match {pattern}"),
+                        WaitTarget::Object(m) => {
+                            format!("{} {} to match {}", m.kind, m.name, m.pattern)
+                        }
                     };
                     let msg = format!(
                         "waited {} for {what}; state: {}",
@@ -728,15 +736,8 @@ impl Runner {
                         .external(&self.world.api, invariants::TIMEOUT, msg);
                 }
             }
-            Step::Check {
-                kind,
-                namespace,
-                name,
-                pattern,
-            } => {
-                let obj = object_json(&self.world.api, *kind, namespace, name);
-                let ok = obj.as_ref().is_some_and(|o| subset_match(pattern, o));
-                if !ok {
+            Step::Check(m) => {
+                if let Err(obj) = m.matching(&self.world.api) {
                     let got = obj
                         .map(|o| o.to_string())
                         .unwrap_or_else(|| "not found".into());
@@ -744,7 +745,7 @@ impl Runner {
                     self.checker.external(
                         &self.world.api,
                         invariants::CHECK,
-                        format!("{kind} {name} does not match {pattern}: {got}"),
+                        format!("{} {} does not match {}: {got}", m.kind, m.name, m.pattern),
                     );
                 }
             }
@@ -902,12 +903,7 @@ fn wait_target_met(w: &World, c: &Checker, t: &WaitTarget) -> bool {
     match t {
         WaitTarget::Available => lws_available(w) && c.available_groups() >= c.replicas.max(1),
         WaitTarget::RolloutComplete => rollout_complete(w, c),
-        WaitTarget::Object {
-            kind,
-            namespace,
-            name,
-            pattern,
-        } => object_json(&w.api, *kind, namespace, name).is_some_and(|o| subset_match(pattern, &o)),
+        WaitTarget::Object(m) => m.matching(&w.api).is_ok(),
     }
 }
 

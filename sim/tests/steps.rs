@@ -1,0 +1,85 @@
+//! The `waitFor {kind, name, match}` and `check` steps, which no shipped scenario uses.
+
+use std::path::PathBuf;
+
+use lws_sim::invariants;
+use lws_sim::scenario::{self, Scenario};
+
+/// A scenario file beside the shipped ones, so `manifests/` resolves.
+fn path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/steps-test.yaml")
+}
+
+fn scenario(steps: &str) -> Result<Scenario, String> {
+    let text = format!(
+        "name: steps
+cluster:
+  kubernetesVersion: \"1.29\"
+  nodes: {{count: 8, podsPerNode: 4}}
+  podStartup: 20s..60s
+controller:
+  reconciler: v0.4.1
+manifests: [manifests/vllm-lws.yaml]
+steps:
+{steps}invariants: [availability]
+"
+    );
+    Scenario::parse(&path(), &text).map_err(|e| e.to_string())
+}
+
+#[test]
+fn wait_for_an_object_and_check_it() {
+    let s = scenario(
+        "  - waitFor: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 4}}}
+    timeout: 10m
+  - check: {kind: StatefulSet, name: vllm, match: {spec: {replicas: 4}}}
+  - check: {kind: StatefulSet, name: vllm, match: {spec: {replicas: 5}}}
+",
+    )
+    .unwrap();
+    let r = scenario::run(&s, None, None).unwrap_or_else(|e| panic!("{}", e.0));
+    let v: Vec<(&str, &str)> = r
+        .violations
+        .iter()
+        .map(|v| (v.invariant.as_str(), v.message.as_str()))
+        .collect();
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].0, invariants::CHECK);
+    assert!(
+        v[0].1
+            .starts_with("StatefulSet vllm does not match {\"spec\":{\"replicas\":5}}"),
+        "{}",
+        v[0].1
+    );
+}
+
+#[test]
+fn an_object_that_never_matches_times_out() {
+    let s = scenario(
+        "  - waitFor: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 9}}}
+    timeout: 5m
+",
+    )
+    .unwrap();
+    let r = scenario::run(&s, None, None).unwrap_or_else(|e| panic!("{}", e.0));
+    let v = &r.violations;
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert_eq!(v[0].invariant, invariants::TIMEOUT);
+    assert!(
+        v[0].message
+            .starts_with("waited 5m for LeaderWorkerSet vllm to match"),
+        "{}",
+        v[0].message
+    );
+}
+
+#[test]
+fn match_is_required() {
+    for (step, extra) in [("check", ""), ("waitFor", "    timeout: 1m\n")] {
+        let e = scenario(&format!(
+            "  - {step}: {{kind: StatefulSet, name: vllm}}\n{extra}"
+        ))
+        .unwrap_err();
+        assert!(e.contains(&format!("{step}: `match` is required")), "{e}");
+    }
+}
