@@ -70,67 +70,111 @@ pub struct Profile {
 
 pub const RELEASES: [&str; 2] = ["v0.3.0", "v0.4.1"];
 
+/// A flag: its two values (index 1 is `true` in `get`/`set`), its upstream source, and the
+/// field it reads and writes.
 struct FlagSpec {
     name: &'static str,
-    values: &'static [&'static str],
+    values: [&'static str; 2],
     upstream: &'static str,
+    get: fn(&Flags) -> bool,
+    set: fn(&mut Flags, bool),
 }
 
 const FLAGS: &[FlagSpec] = &[
     FlagSpec {
         name: "worker-sts-write",
-        values: &["apply", "create"],
+        values: ["apply", "create"],
         upstream: "PR #229 (84da957)",
+        get: |f| f.worker_sts_write == WorkerStsWrite::Create,
+        set: |f, b| {
+            f.worker_sts_write = if b {
+                WorkerStsWrite::Create
+            } else {
+                WorkerStsWrite::Apply
+            }
+        },
     },
     FlagSpec {
         name: "worker-update-strategy",
-        values: &["RollingUpdate", "OnDelete"],
+        values: ["RollingUpdate", "OnDelete"],
         upstream: "workaround in issue #225",
+        get: |f| f.worker_update_strategy_on_delete,
+        set: |f, b| f.worker_update_strategy_on_delete = b,
     },
     FlagSpec {
         name: "worker-sts-ready",
-        values: &["exists", "available"],
+        values: ["exists", "available"],
         upstream: "PR #705 (7a4e3c1)",
+        get: |f| f.worker_sts_ready == WorkerStsReady::Available,
+        set: |f, b| {
+            f.worker_sts_ready = if b {
+                WorkerStsReady::Available
+            } else {
+                WorkerStsReady::Exists
+            }
+        },
     },
     FlagSpec {
         name: "status-source",
-        values: &["worker-sts", "leader-pods"],
+        values: ["worker-sts", "leader-pods"],
         upstream: "v0.4.0 (FX lwsc:315-400)",
+        get: |f| f.status_source == StatusSource::LeaderPods,
+        set: |f, b| {
+            f.status_source = if b {
+                StatusSource::LeaderPods
+            } else {
+                StatusSource::WorkerSts
+            }
+        },
     },
     FlagSpec {
         name: "size-one-worker-sts",
-        values: &["create", "skip"],
+        values: ["create", "skip"],
         upstream: "v0.4.0 (FX podc:110-113)",
+        get: |f| f.size_one_skips_worker_sts,
+        set: |f, b| f.size_one_skips_worker_sts = b,
     },
     FlagSpec {
         name: "restart-policy-default",
-        values: &["Default", "RecreateGroupOnPodRestart"],
+        values: ["Default", "RecreateGroupOnPodRestart"],
         upstream: "v0.4.0 (FX lwswh:54-86)",
+        get: |f| f.restart_policy_default_recreate,
+        set: |f, b| f.restart_policy_default_recreate = b,
     },
     FlagSpec {
         name: "network-config",
-        values: &["off", "on"],
+        values: ["off", "on"],
         upstream: "v0.4.0 (FX types:193-212)",
+        get: |f| f.network_config,
+        set: |f, b| f.network_config = b,
     },
     FlagSpec {
         name: "worker-template",
-        values: &["live", "revision"],
+        values: ["live", "revision"],
         upstream: "B02, PR #277 (c03d4c9)",
+        get: |f| f.worker_template_from_revision,
+        set: |f, b| f.worker_template_from_revision = b,
     },
     FlagSpec {
         name: "surge-release",
-        values: &["one-at-a-time", "max-unavailable"],
+        values: ["one-at-a-time", "max-unavailable"],
         upstream: "B12, PR #778 (d275e0a)",
+        get: |f| f.surge_release_by_max_unavailable,
+        set: |f, b| f.surge_release_by_max_unavailable = b,
     },
     FlagSpec {
         name: "restart-check",
-        values: &["name", "ownership"],
+        values: ["name", "ownership"],
         upstream: "B03/B08, PR #277 (e9d6131), PR #805 (8b6ef0c)",
+        get: |f| f.restart_check_ownership,
+        set: |f, b| f.restart_check_ownership = b,
     },
     FlagSpec {
         name: "condition-flip",
-        values: &["copy", "in-place"],
+        values: ["copy", "in-place"],
         upstream: "B16, PR #38 (0948240)",
+        get: |f| f.exclusive_conditions_flip,
+        set: |f, b| f.exclusive_conditions_flip = b,
     },
 ];
 
@@ -182,64 +226,16 @@ impl Flags {
                     spec.values.join(", ")
                 )
             })?;
-        let second = index == 1;
-        match name {
-            "worker-sts-write" => {
-                self.worker_sts_write = if second {
-                    WorkerStsWrite::Create
-                } else {
-                    WorkerStsWrite::Apply
-                }
-            }
-            "worker-update-strategy" => self.worker_update_strategy_on_delete = second,
-            "worker-sts-ready" => {
-                self.worker_sts_ready = if second {
-                    WorkerStsReady::Available
-                } else {
-                    WorkerStsReady::Exists
-                }
-            }
-            "status-source" => {
-                self.status_source = if second {
-                    StatusSource::LeaderPods
-                } else {
-                    StatusSource::WorkerSts
-                }
-            }
-            "size-one-worker-sts" => self.size_one_skips_worker_sts = second,
-            "restart-policy-default" => self.restart_policy_default_recreate = second,
-            "network-config" => self.network_config = second,
-            "worker-template" => self.worker_template_from_revision = second,
-            "surge-release" => self.surge_release_by_max_unavailable = second,
-            "restart-check" => self.restart_check_ownership = second,
-            "condition-flip" => self.exclusive_conditions_flip = second,
-            _ => unreachable!("every FlagSpec is matched"),
-        }
+        (spec.set)(self, index == 1);
         Ok(())
     }
 
     /// `flag=value` pairs, in `FLAGS` order: a canonical spelling of the flag set.
     pub fn describe(&self) -> Vec<String> {
-        let v = |b: bool, spec: &FlagSpec| spec.values[usize::from(b)];
         FLAGS
             .iter()
             .map(|spec| {
-                let value = match spec.name {
-                    "worker-sts-write" => v(self.worker_sts_write == WorkerStsWrite::Create, spec),
-                    "worker-update-strategy" => v(self.worker_update_strategy_on_delete, spec),
-                    "worker-sts-ready" => {
-                        v(self.worker_sts_ready == WorkerStsReady::Available, spec)
-                    }
-                    "status-source" => v(self.status_source == StatusSource::LeaderPods, spec),
-                    "size-one-worker-sts" => v(self.size_one_skips_worker_sts, spec),
-                    "restart-policy-default" => v(self.restart_policy_default_recreate, spec),
-                    "network-config" => v(self.network_config, spec),
-                    "worker-template" => v(self.worker_template_from_revision, spec),
-                    "surge-release" => v(self.surge_release_by_max_unavailable, spec),
-                    "restart-check" => v(self.restart_check_ownership, spec),
-                    "condition-flip" => v(self.exclusive_conditions_flip, spec),
-                    _ => unreachable!(),
-                };
+                let value = spec.values[usize::from((spec.get)(self))];
                 format!("{}={value}  ({})", spec.name, spec.upstream)
             })
             .collect()
@@ -299,6 +295,32 @@ mod tests {
         assert_eq!(p.flags.worker_sts_write, WorkerStsWrite::Apply);
         let p = Profile::parse("v0.4.1,worker-sts-ready=available").unwrap();
         assert_eq!(p.flags.worker_sts_ready, WorkerStsReady::Available);
+    }
+
+    #[test]
+    fn every_flag_value_set_reads_back_and_touches_only_its_flag() {
+        for release in RELEASES {
+            let base = Profile::parse(release).unwrap().flags;
+            for spec in FLAGS {
+                for value in spec.values {
+                    let p = Profile::parse(&format!("{release},{}={value}", spec.name)).unwrap();
+                    let want = |s: &FlagSpec| {
+                        if s.name == spec.name {
+                            value
+                        } else {
+                            s.values[usize::from((s.get)(&base))]
+                        }
+                    };
+                    for (line, s) in p.flags.describe().iter().zip(FLAGS) {
+                        assert!(
+                            line.starts_with(&format!("{}={} ", s.name, want(s))),
+                            "{release},{}={value}: {line}",
+                            spec.name
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
