@@ -163,6 +163,7 @@ pub struct Checker {
     max_unavailable: i32,
     max_surge: i32,
     pods: BTreeMap<String, PodInfo>,
+    /// Container fingerprint per live pod UID (no actor here updates a pod's containers).
     fingerprints: BTreeMap<String, u64>,
     groups: BTreeMap<i32, Group>,
     first_available: bool,
@@ -499,10 +500,14 @@ impl Checker {
                 .iter()
                 .any(|c| c.type_ == t && c.status == "True")
         };
-        let clash: Vec<&str> = [rollout::PROGRESSING, rollout::UPGRADE_IN_PROGRESS]
-            .into_iter()
-            .filter(|t| is_true(rollout::AVAILABLE) && is_true(t))
-            .collect();
+        let clash: Vec<&str> = if is_true(rollout::AVAILABLE) {
+            [rollout::PROGRESSING, rollout::UPGRADE_IN_PROGRESS]
+                .into_iter()
+                .filter(|t| is_true(t))
+                .collect()
+        } else {
+            Vec::new()
+        };
         if clash.is_empty() {
             self.conflicting_conditions = false;
             return;
@@ -534,6 +539,7 @@ impl Checker {
             let was_terminating = self.pods.get(&pod_name).is_some_and(|i| i.terminating);
             if e.ty == EventType::Deleted {
                 self.pods.remove(&pod_name);
+                self.fingerprints.remove(k8s::uid(&p.metadata));
                 if let Some(g) = self.groups.get_mut(&group) {
                     g.pods.remove(&pod_name);
                 }
