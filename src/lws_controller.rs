@@ -17,8 +17,8 @@ use crate::api::{keys, LeaderWorkerSet, LeaderWorkerSetStatus};
 use crate::client::{Action, Client, Error, Resource, Result};
 use crate::hash::template_hash;
 use crate::k8s;
-use crate::profile::{Flags, StatusSource, WorkerStsReady};
-use crate::rollout::{self, GroupStatus, Knobs, LeaderSts};
+use crate::profile::{Flags, MissingWorkerSts, PartitionFormula, StatusSource, WorkerStsReady};
+use crate::rollout::{self, GroupStatus, Knobs, LeaderSts, ReplicaState};
 
 pub const FIELD_MANAGER: &str = "lws";
 
@@ -97,6 +97,7 @@ pub fn knobs(lws: &LeaderWorkerSet) -> Result<Knobs> {
         max_unavailable: mu,
         max_surge: ms,
         surge_release_by_max_unavailable: false,
+        partition: PartitionFormula::Tail,
     })
 }
 
@@ -108,6 +109,7 @@ async fn rolling_update_parameters<C: Client>(
 ) -> Result<(i32, i32)> {
     let k = Knobs {
         surge_release_by_max_unavailable: ctx.flags.surge_release_by_max_unavailable,
+        partition: ctx.flags.partition,
         ..knobs(lws)?
     };
     let sts = match c.get::<StatefulSet>(lws.namespace(), lws.name()).await {
@@ -120,7 +122,7 @@ async fn rolling_update_parameters<C: Client>(
         return Ok(r);
     }
     let view = view.expect("case 1 covers a missing sts");
-    let states = ready_and_updated(c, ctx, lws, hash, view.replicas).await?;
+    let states = replica_states(c, ctx, lws, hash, view.replicas).await?;
     rollout::late_parameters(&k, &view, &states).map_err(Error::internal)
 }
 
@@ -163,14 +165,16 @@ fn by_group_index<K: Resource>(objects: Vec<Arc<K>>, len: i32) -> Vec<Option<Arc
     out
 }
 
-/// `iterateReplicas`: ready-and-updated per group index in `[0, S)` (V3 lwsc:481-543).
-async fn ready_and_updated<C: Client>(
+/// `iterateReplicas` (V3 lwsc:481-543) / `getReplicaStates` (HD lwsc:582-647): the state of
+/// each group index in `[0, S)`. A slot whose leader or worker StatefulSet is missing or
+/// misnamed is neither ready nor updated; `ready && updated` is V3/FX's `readyAndUpdated`.
+async fn replica_states<C: Client>(
     c: &C,
     ctx: &Ctx<'_>,
     lws: &LeaderWorkerSet,
     hash: &str,
     s: i32,
-) -> Result<Vec<bool>> {
+) -> Result<Vec<ReplicaState>> {
     let name = lws.name();
     let pods = c
         .list::<Pod>(
@@ -184,21 +188,27 @@ async fn ready_and_updated<C: Client>(
     let pods = by_group_index(pods, s);
     let sets = by_group_index(sets, s);
     let no_worker_sts = ctx.flags.size_one_skips_worker_sts && lws.size() == 1;
+    let current = |meta: &ObjectMeta| k8s::label(meta, keys::TEMPLATE_REVISION_HASH) == Some(hash);
     Ok((0..s as usize)
         .map(|i| {
             let want = format!("{name}-{i}");
-            let Some(pod) = &pods[i] else { return false };
-            let pod_ok = k8s::name(&pod.metadata) == want
-                && k8s::label(&pod.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash)
-                && k8s::is_running_and_ready(pod);
+            let Some(pod) = pods[i].as_ref().filter(|p| k8s::name(&p.metadata) == want) else {
+                return ReplicaState::default();
+            };
+            let pod_ready = k8s::is_running_and_ready(pod);
             if no_worker_sts {
-                return pod_ok;
+                return ReplicaState {
+                    ready: pod_ready,
+                    updated: current(&pod.metadata),
+                };
             }
-            let Some(sts) = &sets[i] else { return false };
-            pod_ok
-                && k8s::name(&sts.metadata) == want
-                && k8s::label(&sts.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash)
-                && statefulset_ready(sts, ctx.flags.worker_sts_ready)
+            let Some(sts) = sets[i].as_ref().filter(|x| k8s::name(&x.metadata) == want) else {
+                return ReplicaState::default();
+            };
+            ReplicaState {
+                ready: pod_ready && statefulset_ready(sts, ctx.flags.worker_sts_ready),
+                updated: current(&pod.metadata) && current(&sts.metadata),
+            }
         })
         .collect())
 }
@@ -446,7 +456,23 @@ async fn group_statuses<C: Client>(
                     });
                     continue;
                 }
-                let sts = c.get::<StatefulSet>(ns, k8s::name(&pod.metadata)).await?;
+                let sts = match c.get::<StatefulSet>(ns, k8s::name(&pod.metadata)).await {
+                    Ok(sts) => sts,
+                    Err(e) if e.is_not_found() => match ctx.flags.missing_worker_sts {
+                        MissingWorkerSts::Error => return Err(e),
+                        // B18: counted as a current group, never as updated.
+                        MissingWorkerSts::Count => {
+                            out.push(GroupStatus {
+                                index,
+                                ready: false,
+                                updated: false,
+                            });
+                            continue;
+                        }
+                        MissingWorkerSts::Skip => continue,
+                    },
+                    Err(e) => return Err(e),
+                };
                 out.push(GroupStatus {
                     index,
                     ready: k8s::is_running_and_ready(&pod) && statefulset_ready(&sts, readiness),

@@ -31,6 +31,32 @@ pub enum StatusSource {
     LeaderPods,
 }
 
+/// How Case 5 of `rollingUpdateParameters` lowers the partition (lws-spec §2.5.2, §2.5.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PartitionFormula {
+    /// v0.3.0..v0.6: `min(P, max0(S - step - C))`, counting only the ready-and-updated tail `C`;
+    /// groups already down below it are ignored (bug B10).
+    Tail,
+    /// 6dd31e2 (#488, v0.7.0-dev): count the unready groups below the base, then slide down over
+    /// unready groups only; stuck when a ready surge group sits at the top (bug B11).
+    UnreadyBelow,
+    /// b088493 (#568): the slide also passes updated groups (HD lwsc:649-679).
+    Hd,
+}
+
+/// What `updateConditions` does with a leader pod whose worker StatefulSet does not exist yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MissingWorkerSts {
+    /// v0.4.0/v0.4.1: `Get` returns NotFound, the reconcile fails, no status is written
+    /// (FX lwsc:342-348).
+    Error,
+    /// v0.5.0..v0.6.0: the group was counted as current before the lookup and then skipped, so
+    /// it looks not-updated: UpgradeInProgress on a fresh LWS (bug B18).
+    Count,
+    /// cb41374 (#490): count it only after the lookup succeeds (HD lwsc:445-454).
+    Skip,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Flags {
     pub worker_sts_write: WorkerStsWrite,
@@ -55,6 +81,10 @@ pub struct Flags {
     /// partner (Available against Progressing and UpgradeInProgress) to False. The buggy
     /// value wrote the False to a loop copy, so both stayed True.
     pub exclusive_conditions_flip: bool,
+    /// B10/B11: the Case-5 partition formula.
+    pub partition: PartitionFormula,
+    /// B18: a leader pod without its worker StatefulSet in the status loop (leader-pods source).
+    pub missing_worker_sts: MissingWorkerSts,
     /// v0.4.0 (#215): default restartPolicy `RecreateGroupOnPodRestart`, `Default` becomes `None`.
     pub restart_policy_default_recreate: bool,
     /// v0.4.0 (#150, #212): `networkConfig.subdomainPolicy` defaulted to `Shared` and part of the
@@ -70,23 +100,24 @@ pub struct Profile {
 
 pub const RELEASES: [&str; 2] = ["v0.3.0", "v0.4.1"];
 
-/// A flag: its two values (index 1 is `true` in `get`/`set`), its upstream source, and the
-/// field it reads and writes.
+/// A flag: its values (for two-valued flags index 1 is `true`), its upstream source, and the
+/// field it reads and writes as an index into `values`.
 struct FlagSpec {
     name: &'static str,
-    values: [&'static str; 2],
+    values: &'static [&'static str],
     upstream: &'static str,
-    get: fn(&Flags) -> bool,
-    set: fn(&mut Flags, bool),
+    get: fn(&Flags) -> usize,
+    set: fn(&mut Flags, usize),
 }
 
 const FLAGS: &[FlagSpec] = &[
     FlagSpec {
         name: "worker-sts-write",
-        values: ["apply", "create"],
+        values: &["apply", "create"],
         upstream: "PR #229 (84da957)",
-        get: |f| f.worker_sts_write == WorkerStsWrite::Create,
-        set: |f, b| {
+        get: |f| usize::from(f.worker_sts_write == WorkerStsWrite::Create),
+        set: |f, i| {
+            let b = i == 1;
             f.worker_sts_write = if b {
                 WorkerStsWrite::Create
             } else {
@@ -96,17 +127,18 @@ const FLAGS: &[FlagSpec] = &[
     },
     FlagSpec {
         name: "worker-update-strategy",
-        values: ["RollingUpdate", "OnDelete"],
+        values: &["RollingUpdate", "OnDelete"],
         upstream: "workaround in issue #225",
-        get: |f| f.worker_update_strategy_on_delete,
-        set: |f, b| f.worker_update_strategy_on_delete = b,
+        get: |f| usize::from(f.worker_update_strategy_on_delete),
+        set: |f, i| f.worker_update_strategy_on_delete = i == 1,
     },
     FlagSpec {
         name: "worker-sts-ready",
-        values: ["exists", "available"],
+        values: &["exists", "available"],
         upstream: "PR #705 (7a4e3c1)",
-        get: |f| f.worker_sts_ready == WorkerStsReady::Available,
-        set: |f, b| {
+        get: |f| usize::from(f.worker_sts_ready == WorkerStsReady::Available),
+        set: |f, i| {
+            let b = i == 1;
             f.worker_sts_ready = if b {
                 WorkerStsReady::Available
             } else {
@@ -116,10 +148,11 @@ const FLAGS: &[FlagSpec] = &[
     },
     FlagSpec {
         name: "status-source",
-        values: ["worker-sts", "leader-pods"],
+        values: &["worker-sts", "leader-pods"],
         upstream: "v0.4.0 (FX lwsc:315-400)",
-        get: |f| f.status_source == StatusSource::LeaderPods,
-        set: |f, b| {
+        get: |f| usize::from(f.status_source == StatusSource::LeaderPods),
+        set: |f, i| {
+            let b = i == 1;
             f.status_source = if b {
                 StatusSource::LeaderPods
             } else {
@@ -129,52 +162,78 @@ const FLAGS: &[FlagSpec] = &[
     },
     FlagSpec {
         name: "size-one-worker-sts",
-        values: ["create", "skip"],
+        values: &["create", "skip"],
         upstream: "v0.4.0 (FX podc:110-113)",
-        get: |f| f.size_one_skips_worker_sts,
-        set: |f, b| f.size_one_skips_worker_sts = b,
+        get: |f| usize::from(f.size_one_skips_worker_sts),
+        set: |f, i| f.size_one_skips_worker_sts = i == 1,
     },
     FlagSpec {
         name: "restart-policy-default",
-        values: ["Default", "RecreateGroupOnPodRestart"],
+        values: &["Default", "RecreateGroupOnPodRestart"],
         upstream: "v0.4.0 (FX lwswh:54-86)",
-        get: |f| f.restart_policy_default_recreate,
-        set: |f, b| f.restart_policy_default_recreate = b,
+        get: |f| usize::from(f.restart_policy_default_recreate),
+        set: |f, i| f.restart_policy_default_recreate = i == 1,
     },
     FlagSpec {
         name: "network-config",
-        values: ["off", "on"],
+        values: &["off", "on"],
         upstream: "v0.4.0 (FX types:193-212)",
-        get: |f| f.network_config,
-        set: |f, b| f.network_config = b,
+        get: |f| usize::from(f.network_config),
+        set: |f, i| f.network_config = i == 1,
     },
     FlagSpec {
         name: "worker-template",
-        values: ["live", "revision"],
+        values: &["live", "revision"],
         upstream: "B02, PR #277 (c03d4c9)",
-        get: |f| f.worker_template_from_revision,
-        set: |f, b| f.worker_template_from_revision = b,
+        get: |f| usize::from(f.worker_template_from_revision),
+        set: |f, i| f.worker_template_from_revision = i == 1,
     },
     FlagSpec {
         name: "surge-release",
-        values: ["one-at-a-time", "max-unavailable"],
+        values: &["one-at-a-time", "max-unavailable"],
         upstream: "B12, PR #778 (d275e0a)",
-        get: |f| f.surge_release_by_max_unavailable,
-        set: |f, b| f.surge_release_by_max_unavailable = b,
+        get: |f| usize::from(f.surge_release_by_max_unavailable),
+        set: |f, i| f.surge_release_by_max_unavailable = i == 1,
     },
     FlagSpec {
         name: "restart-check",
-        values: ["name", "ownership"],
+        values: &["name", "ownership"],
         upstream: "B03/B08, PR #277 (e9d6131), PR #805 (8b6ef0c)",
-        get: |f| f.restart_check_ownership,
-        set: |f, b| f.restart_check_ownership = b,
+        get: |f| usize::from(f.restart_check_ownership),
+        set: |f, i| f.restart_check_ownership = i == 1,
     },
     FlagSpec {
         name: "condition-flip",
-        values: ["copy", "in-place"],
+        values: &["copy", "in-place"],
         upstream: "B16, PR #38 (0948240)",
-        get: |f| f.exclusive_conditions_flip,
-        set: |f, b| f.exclusive_conditions_flip = b,
+        get: |f| usize::from(f.exclusive_conditions_flip),
+        set: |f, i| f.exclusive_conditions_flip = i == 1,
+    },
+    FlagSpec {
+        name: "partition",
+        values: &["tail", "unready-below", "hd"],
+        upstream: "B10 PR #488 (6dd31e2), B11 PR #568 (b088493)",
+        get: |f| f.partition as usize,
+        set: |f, i| {
+            f.partition = [
+                PartitionFormula::Tail,
+                PartitionFormula::UnreadyBelow,
+                PartitionFormula::Hd,
+            ][i]
+        },
+    },
+    FlagSpec {
+        name: "missing-worker-sts",
+        values: &["error", "count", "skip"],
+        upstream: "B18, PR #490 (cb41374)",
+        get: |f| f.missing_worker_sts as usize,
+        set: |f, i| {
+            f.missing_worker_sts = [
+                MissingWorkerSts::Error,
+                MissingWorkerSts::Count,
+                MissingWorkerSts::Skip,
+            ][i]
+        },
     },
 ];
 
@@ -190,6 +249,8 @@ impl Flags {
             surge_release_by_max_unavailable: false,
             restart_check_ownership: false,
             exclusive_conditions_flip: true,
+            partition: PartitionFormula::Tail,
+            missing_worker_sts: MissingWorkerSts::Error,
             restart_policy_default_recreate: false,
             network_config: false,
         }
@@ -206,6 +267,8 @@ impl Flags {
             surge_release_by_max_unavailable: false,
             restart_check_ownership: false,
             exclusive_conditions_flip: true,
+            partition: PartitionFormula::Tail,
+            missing_worker_sts: MissingWorkerSts::Error,
             restart_policy_default_recreate: true,
             network_config: true,
         }
@@ -226,7 +289,7 @@ impl Flags {
                     spec.values.join(", ")
                 )
             })?;
-        (spec.set)(self, index == 1);
+        (spec.set)(self, index);
         Ok(())
     }
 
@@ -235,7 +298,7 @@ impl Flags {
         FLAGS
             .iter()
             .map(|spec| {
-                let value = spec.values[usize::from((spec.get)(self))];
+                let value = spec.values[(spec.get)(self)];
                 format!("{}={value}  ({})", spec.name, spec.upstream)
             })
             .collect()
@@ -302,13 +365,13 @@ mod tests {
         for release in RELEASES {
             let base = Profile::parse(release).unwrap().flags;
             for spec in FLAGS {
-                for value in spec.values {
+                for &value in spec.values {
                     let p = Profile::parse(&format!("{release},{}={value}", spec.name)).unwrap();
                     let want = |s: &FlagSpec| {
                         if s.name == spec.name {
                             value
                         } else {
-                            s.values[usize::from((s.get)(&base))]
+                            s.values[(s.get)(&base)]
                         }
                     };
                     for (line, s) in p.flags.describe().iter().zip(FLAGS) {

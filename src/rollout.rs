@@ -4,6 +4,8 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
+use crate::profile::PartitionFormula;
+
 /// `max(x, 0)`, upstream's `NonZeroValue`.
 pub fn max0(x: i32) -> i32 {
     x.max(0)
@@ -31,6 +33,24 @@ pub struct Knobs {
     /// B12 fix (PR #778, d275e0a): release surge groups while `u <= MU` rather than one at a
     /// time, and never burst on a scale-up.
     pub surge_release_by_max_unavailable: bool,
+    /// B10/B11: how Case 5 lowers the partition.
+    pub partition: PartitionFormula,
+}
+
+/// One group index's state as the LWS reconciler sees it (HD `getReplicaStates`, lws-spec
+/// §2.6). V3/FX only ever use `ready && updated`, which is exactly their `readyAndUpdated`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReplicaState {
+    /// The leader is Running and Ready and (size 1 or) its worker StatefulSet is ready.
+    pub ready: bool,
+    /// The leader's and the worker StatefulSet's revision labels are the current one.
+    pub updated: bool,
+}
+
+impl ReplicaState {
+    fn ready_and_updated(&self) -> bool {
+        self.ready && self.updated
+    }
 }
 
 impl Knobs {
@@ -79,24 +99,63 @@ pub fn early_parameters(
 }
 
 /// `C`: the run of ready-and-updated groups counted down from the highest index.
-pub fn continuous_ready(ready_and_updated: &[bool]) -> i32 {
-    ready_and_updated.iter().rev().take_while(|&&x| x).count() as i32
+pub fn continuous_ready(states: &[ReplicaState]) -> i32 {
+    states
+        .iter()
+        .rev()
+        .take_while(|x| x.ready_and_updated())
+        .count() as i32
 }
 
 /// `U`: groups below `min(R, S)` that are not ready-and-updated.
-pub fn unready(ready_and_updated: &[bool], replicas: i32) -> i32 {
-    let n = (replicas.max(0) as usize).min(ready_and_updated.len());
-    ready_and_updated[..n].iter().filter(|&&x| !x).count() as i32
+pub fn unready(states: &[ReplicaState], replicas: i32) -> i32 {
+    let n = (replicas.max(0) as usize).min(states.len());
+    states[..n]
+        .iter()
+        .filter(|x| !x.ready_and_updated())
+        .count() as i32
+}
+
+/// The Case-5 partition for `states` of indices `[0, S)`, current partition `p_now`.
+///
+/// `Tail` (V3 lwsc:252-260): `min(P, max0(S - step - C))`. `UnreadyBelow` and `Hd`
+/// (`partitionHD`, HD lwsc:649-679): start at the same base, add one index per unready group
+/// below it (they already spend the maxUnavailable budget), then slide down over groups that
+/// cost no availability: unready ones, and with `Hd` also updated ones.
+pub fn case5_partition(
+    formula: PartitionFormula,
+    states: &[ReplicaState],
+    step: i32,
+    p_now: i32,
+) -> i32 {
+    let s = states.len() as i32;
+    let c = continuous_ready(states);
+    let base = max0(s - step - c);
+    if formula == PartitionFormula::Tail {
+        return p_now.min(base);
+    }
+    let below = &states[..base.min(s) as usize];
+    let mut p = base + below.iter().filter(|x| !x.ready).count() as i32;
+    let mut i = p.min(s - 1);
+    while i >= base {
+        let x = states[i as usize];
+        let free = !x.ready || (formula == PartitionFormula::Hd && x.updated);
+        if !free {
+            break;
+        }
+        p = i;
+        i -= 1;
+    }
+    p.min(p_now)
 }
 
 /// Cases 4-5, given the group states for indices `[0, S)`.
 pub fn late_parameters(
     k: &Knobs,
     sts: &LeaderSts,
-    ready_and_updated: &[bool],
+    states: &[ReplicaState],
 ) -> Result<(i32, i32), String> {
-    let c = continuous_ready(ready_and_updated);
-    let u = unready(ready_and_updated, k.replicas);
+    let u = unready(states, k.replicas);
     let annotation = sts.replicas_annotation.as_deref().unwrap_or("");
     let original: i32 = annotation
         .parse()
@@ -106,7 +165,7 @@ pub fn late_parameters(
     }
     let step = k.max_unavailable + k.max_surge - (k.burst() - sts.replicas);
     Ok((
-        sts.partition.min(max0(sts.replicas - step - c)),
+        case5_partition(k.partition, states, step, sts.partition),
         k.want_replicas(u),
     ))
 }
@@ -116,15 +175,11 @@ pub fn rolling_update_parameters(
     k: &Knobs,
     sts: Option<&LeaderSts>,
     current_hash: &str,
-    ready_and_updated: &[bool],
+    states: &[ReplicaState],
 ) -> Result<(i32, i32), String> {
     match early_parameters(k, sts, current_hash) {
         Some(r) => Ok(r),
-        None => late_parameters(
-            k,
-            sts.expect("case 1 handles a missing sts"),
-            ready_and_updated,
-        ),
+        None => late_parameters(k, sts.expect("case 1 handles a missing sts"), states),
     }
 }
 
@@ -278,7 +333,18 @@ mod tests {
             max_unavailable: mu,
             max_surge: ms,
             surge_release_by_max_unavailable: false,
+            partition: PartitionFormula::Tail,
         }
+    }
+
+    /// States that are ready-and-updated or neither, as V3/FX see them.
+    fn ru(v: &[bool]) -> Vec<ReplicaState> {
+        v.iter()
+            .map(|&b| ReplicaState {
+                ready: b,
+                updated: b,
+            })
+            .collect()
     }
 
     #[test]
@@ -311,32 +377,32 @@ mod tests {
         // lws-spec §2.5.4, first table: 4 -> 3 -> 2 -> 1 -> 0.
         let k = knobs(4, 1, 0);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&sts(4, 0, "old", 4)), "new", &[]),
+            rolling_update_parameters(&k, Some(&sts(4, 0, "old", 4)), "new", &ru(&[])),
             Ok((4, 4))
         );
         let s = sts(4, 4, "new", 4);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[false; 4]),
+            rolling_update_parameters(&k, Some(&s), "new", &ru(&[false; 4])),
             Ok((3, 4))
         );
         let s = sts(4, 3, "new", 4);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[false, false, false, true]),
+            rolling_update_parameters(&k, Some(&s), "new", &ru(&[false, false, false, true])),
             Ok((2, 4))
         );
         let s = sts(4, 2, "new", 4);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[false, false, true, true]),
+            rolling_update_parameters(&k, Some(&s), "new", &ru(&[false, false, true, true])),
             Ok((1, 4))
         );
         let s = sts(4, 1, "new", 4);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[false, true, true, true]),
+            rolling_update_parameters(&k, Some(&s), "new", &ru(&[false, true, true, true])),
             Ok((0, 4))
         );
         // Case 3 from then on: group readiness no longer examined.
         assert_eq!(
-            rolling_update_parameters(&k, Some(&sts(4, 0, "new", 4)), "new", &[false; 4]),
+            rolling_update_parameters(&k, Some(&sts(4, 0, "new", 4)), "new", &ru(&[false; 4])),
             Ok((0, 4))
         );
     }
@@ -346,12 +412,12 @@ mod tests {
         // lws-spec §2.5.4, second table, V3/FX column.
         let k = knobs(4, 2, 2);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&sts(4, 0, "old", 4)), "new", &[]),
+            rolling_update_parameters(&k, Some(&sts(4, 0, "old", 4)), "new", &ru(&[])),
             Ok((4, 6))
         );
         let s = sts(6, 4, "new", 4);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[false; 6]),
+            rolling_update_parameters(&k, Some(&s), "new", &ru(&[false; 6])),
             Ok((2, 6))
         );
         let s = sts(6, 2, "new", 4);
@@ -360,19 +426,24 @@ mod tests {
                 &k,
                 Some(&s),
                 "new",
-                &[false, false, false, false, true, true]
+                &ru(&[false, false, false, false, true, true])
             ),
             Ok((0, 6))
         );
         // Groups 2 and 3 ready (U=2): R + U - 1 = 5, the V3 release of one surge group at a time.
         let s = sts(6, 0, "new", 4);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[false, false, true, true, true, true]),
+            rolling_update_parameters(
+                &k,
+                Some(&s),
+                "new",
+                &ru(&[false, false, true, true, true, true])
+            ),
             Ok((0, 5))
         );
         let s = sts(5, 0, "new", 4);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[false, true, true, true, true]),
+            rolling_update_parameters(&k, Some(&s), "new", &ru(&[false, true, true, true, true])),
             Ok((0, 4))
         );
     }
@@ -383,7 +454,7 @@ mod tests {
         let k = knobs(4, 10, 0);
         let s = sts(4, 4, "new", 4);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[true; 4]),
+            rolling_update_parameters(&k, Some(&s), "new", &ru(&[true; 4])),
             Ok((0, 4))
         );
     }
@@ -394,14 +465,57 @@ mod tests {
         let k = knobs(3, 1, 0);
         let s = sts(3, 5, "new", 6);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[true, true, true]),
+            rolling_update_parameters(&k, Some(&s), "new", &ru(&[true, true, true])),
             Ok((3, 3))
         );
         let s = sts(3, 3, "new", 3);
         assert_eq!(
-            rolling_update_parameters(&k, Some(&s), "new", &[false, false, false]),
+            rolling_update_parameters(&k, Some(&s), "new", &ru(&[false, false, false])),
             Ok((2, 3))
         );
+    }
+
+    /// `(ready, updated)` per index.
+    fn states(v: &[(bool, bool)]) -> Vec<ReplicaState> {
+        v.iter()
+            .map(|&(ready, updated)| ReplicaState { ready, updated })
+            .collect()
+    }
+
+    #[test]
+    fn b10_tail_formula_ignores_groups_already_down_below_the_step() {
+        use PartitionFormula::*;
+        const OLD_READY: (bool, bool) = (true, false);
+        const OLD_DOWN: (bool, bool) = (false, false);
+        // 6dd31e2's commit message: R=2, MU=1, group 0 down: the tail formula takes down the
+        // only ready group; partitionHD waits for group 0.
+        let s = states(&[OLD_DOWN, OLD_READY]);
+        assert_eq!(case5_partition(Tail, &s, 1, 2), 1);
+        assert_eq!(case5_partition(UnreadyBelow, &s, 1, 2), 2);
+        assert_eq!(case5_partition(Hd, &s, 1, 2), 2);
+        // T43: R=4, MU=2, group 1 down: tail P=2 (three groups down), HD P=3.
+        let s = states(&[OLD_READY, OLD_DOWN, OLD_READY, OLD_READY]);
+        assert_eq!(case5_partition(Tail, &s, 2, 4), 2);
+        assert_eq!(case5_partition(Hd, &s, 2, 4), 3);
+        // All old groups down (a broken template being replaced): HD moves through them.
+        let s = states(&[OLD_DOWN; 4]);
+        assert_eq!(case5_partition(Hd, &s, 1, 4), 3);
+        assert_eq!(case5_partition(Hd, &s, 1, 3), 3, "never below the base");
+        let s = states(&[OLD_DOWN, OLD_DOWN, OLD_DOWN, (true, true)]);
+        assert_eq!(case5_partition(Hd, &s, 1, 3), 2);
+    }
+
+    #[test]
+    fn b11_slide_stops_at_a_ready_surge_group_unless_updated_groups_are_free() {
+        use PartitionFormula::*;
+        // #567: R=4, MU=0, MS=1 (S=5, step 1); old groups never ready, surge group 4 ready
+        // and updated: base 3, p = 3 + 3 = 6, the slide starts at 4.
+        let mut v = vec![(false, false); 4];
+        v.push((true, true));
+        let s = states(&v);
+        assert_eq!(case5_partition(UnreadyBelow, &s, 1, 4), 4, "stuck at 4");
+        assert_eq!(case5_partition(Hd, &s, 1, 4), 3);
+        assert_eq!(case5_partition(Tail, &s, 1, 4), 3);
     }
 
     #[test]
@@ -409,7 +523,7 @@ mod tests {
         let k = knobs(3, 1, 0);
         let mut s = sts(3, 2, "new", 3);
         s.replicas_annotation = None;
-        assert!(rolling_update_parameters(&k, Some(&s), "new", &[true; 3]).is_err());
+        assert!(rolling_update_parameters(&k, Some(&s), "new", &ru(&[true; 3])).is_err());
     }
 
     #[test]

@@ -27,12 +27,17 @@ pub const TIMEOUT: &str = "timeout";
 pub const CHECK: &str = "check";
 pub const GROUP_RESTART: &str = "groupRestart";
 pub const STATUS_CONDITIONS: &str = "statusConditions";
+pub const PARTITION_BUDGET: &str = "partitionBudget";
 
 /// Every invariant a scenario can enable by name (`timeout` and `check` are always on).
 /// How long a disrupted group must stay available before it counts as recovered.
 pub const DISRUPTION_SETTLE_MS: u64 = 60_000;
 
-pub const ALL: [&str; 8] = [
+/// A controller is not blamed for what it cannot have seen yet: a group down for less than
+/// this counts as up when a partition move is judged (watch lags are milliseconds).
+pub const STALE_VIEW_MS: u64 = 5_000;
+
+pub const ALL: [&str; 9] = [
     AVAILABILITY,
     GROUP_CONSISTENCY,
     UPDATE_ORDER,
@@ -41,6 +46,7 @@ pub const ALL: [&str; 8] = [
     QUIESCENCE,
     GROUP_RESTART,
     STATUS_CONDITIONS,
+    PARTITION_BUDGET,
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,8 +175,15 @@ pub struct Checker {
     first_available: bool,
     disrupted: BTreeSet<i32>,
     disrupted_ever: BTreeSet<i32>,
-    /// When each currently available group became available.
+    /// When each currently available group became available, and each unavailable one
+    /// became unavailable.
     available_since: BTreeMap<i32, u64>,
+    unavailable_since: BTreeMap<i32, u64>,
+    /// The leader StatefulSet's partition as last written.
+    leader_partition: Option<i32>,
+    /// Fingerprints of every `leaderWorkerTemplate` the LWS has had: with only one, no
+    /// rollout can ever be in progress.
+    lws_templates: BTreeSet<u64>,
     /// Group restarts owed to injected failures, and the restarts the restart policy made
     /// (leader deletions by the pod controller, read from the trace).
     owed_restarts: BTreeMap<i32, i32>,
@@ -188,6 +201,7 @@ pub struct Checker {
     available_hw: i32,
     /// Whether the LWS's last status broke `statusConditions` (report once per episode).
     conflicting_conditions: bool,
+    spurious_upgrade: bool,
     pub violations: Vec<Violation>,
 }
 
@@ -214,7 +228,10 @@ fn fingerprint(spec: Option<&PodSpec>) -> u64 {
         ),
         None => (Vec::new(), Vec::new()),
     };
-    let bytes = serde_json::to_vec(&(containers, init)).expect("containers encode");
+    fnv64(&serde_json::to_vec(&(containers, init)).expect("containers encode"))
+}
+
+fn fnv64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
@@ -242,6 +259,9 @@ impl Checker {
             disrupted: BTreeSet::new(),
             disrupted_ever: BTreeSet::new(),
             available_since: BTreeMap::new(),
+            unavailable_since: BTreeMap::new(),
+            leader_partition: None,
+            lws_templates: BTreeSet::new(),
             owed_restarts: BTreeMap::new(),
             restarts: BTreeMap::new(),
             trace_cursor: 0,
@@ -255,6 +275,7 @@ impl Checker {
             counts: Counts::default(),
             available_hw: 0,
             conflicting_conditions: false,
+            spurious_upgrade: false,
             violations: Vec::new(),
         }
     }
@@ -450,49 +471,71 @@ impl Checker {
             if l.metadata.name != self.name || e.ty == EventType::Deleted {
                 continue;
             }
-            self.check_conditions(api, l);
             // Status writes do not change the spec: skip them without hashing templates.
-            if l.metadata.generation == self.lws_generation {
-                continue;
+            if l.metadata.generation != self.lws_generation {
+                self.lws_generation = l.metadata.generation;
+                self.observe_lws_spec(l, dirty);
             }
-            self.lws_generation = l.metadata.generation;
-            self.replicas = l.replicas();
-            self.size = l.size();
-            if let Ok(k) = lws::lws_controller::knobs(l) {
-                self.max_unavailable = k.max_unavailable;
-                self.max_surge = k.max_surge;
-            }
-            self.max_surge_raw = l.rolling_update().max_surge;
-            let rev = Revision {
-                leader: fingerprint(l.leader_template().spec.as_ref()),
-                worker: fingerprint(l.spec.leader_worker_template.worker_template.spec.as_ref()),
-            };
-            if self.latest.map(|i| self.revisions[i]) != Some(rev) {
-                let index = self
-                    .revisions
-                    .iter()
-                    .position(|r| *r == rev)
-                    .unwrap_or_else(|| {
-                        self.revisions.push(rev);
-                        self.revisions.len() - 1
-                    });
-                self.latest = Some(index);
-                // Phases are relative to the latest revision: recompute them all, silently.
-                let groups: Vec<i32> = self.groups.keys().copied().collect();
-                for g in groups {
-                    let phase = self.phase_of(g);
-                    self.groups.get_mut(&g).expect("listed").phase = phase;
-                }
-            }
-            self.recount();
-            dirty.extend(self.groups.keys().copied());
+            self.check_conditions(api, l);
         }
     }
 
+    fn observe_lws_spec(&mut self, l: &LeaderWorkerSet, dirty: &mut BTreeSet<i32>) {
+        let template = serde_json::to_vec(&l.spec.leader_worker_template).expect("encodes");
+        self.lws_templates.insert(fnv64(&template));
+        self.replicas = l.replicas();
+        self.size = l.size();
+        if let Ok(k) = lws::lws_controller::knobs(l) {
+            self.max_unavailable = k.max_unavailable;
+            self.max_surge = k.max_surge;
+        }
+        self.max_surge_raw = l.rolling_update().max_surge;
+        let rev = Revision {
+            leader: fingerprint(l.leader_template().spec.as_ref()),
+            worker: fingerprint(l.spec.leader_worker_template.worker_template.spec.as_ref()),
+        };
+        if self.latest.map(|i| self.revisions[i]) != Some(rev) {
+            let index = self
+                .revisions
+                .iter()
+                .position(|r| *r == rev)
+                .unwrap_or_else(|| {
+                    self.revisions.push(rev);
+                    self.revisions.len() - 1
+                });
+            self.latest = Some(index);
+            // Phases are relative to the latest revision: recompute them all, silently.
+            let groups: Vec<i32> = self.groups.keys().copied().collect();
+            for g in groups {
+                let phase = self.phase_of(g);
+                self.groups.get_mut(&g).expect("listed").phase = phase;
+            }
+        }
+        self.recount();
+        dirty.extend(self.groups.keys().copied());
+    }
+
     /// `statusConditions`: Available is never True together with Progressing or
-    /// UpgradeInProgress (the exclusive pairs of upstream `setCondition`; lws-bugs-and-tests
-    /// I-STATUS, bug B16). A pure check of the one LWS version just written.
+    /// UpgradeInProgress (the exclusive pairs of upstream `setCondition`; bug B16), and
+    /// UpgradeInProgress is never True while the LWS template has never changed (bug B18).
+    /// A check of the one LWS version just written (lws-bugs-and-tests I-STATUS).
     fn check_conditions(&mut self, api: &ApiServer, l: &LeaderWorkerSet) {
+        self.check_exclusive_conditions(api, l);
+        let upgrading = l.status.as_ref().is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == rollout::UPGRADE_IN_PROGRESS && c.status == "True")
+        });
+        let spurious = upgrading && self.lws_templates.len() == 1;
+        if std::mem::replace(&mut self.spurious_upgrade, spurious) || !spurious {
+            return;
+        }
+        let msg = "status has UpgradeInProgress=True, but the LWS template has never changed: no upgrade can be in progress".to_string();
+        let objects = vec![k8s::name(&l.metadata).to_string()];
+        self.violate(api, STATUS_CONDITIONS, msg, objects);
+    }
+
+    fn check_exclusive_conditions(&mut self, api: &ApiServer, l: &LeaderWorkerSet) {
         let conditions = l.status.as_ref().map(|s| s.conditions.as_slice());
         let is_true = |t: &str| {
             conditions
@@ -580,6 +623,7 @@ impl Checker {
             if sts_name == name && e.ty != EventType::Deleted {
                 let obj = e.obj.clone();
                 self.check_surge(api, &obj);
+                self.check_partition_move(api, &obj);
             }
             // A spec change bumps generation; a create or delete changes the set of specs.
             let generation = e.obj.metadata.generation;
@@ -693,8 +737,10 @@ impl Checker {
         // that a controller, perhaps restarting itself, carries out a little later.
         if available {
             self.available_since.entry(g).or_insert(api.now_ms());
+            self.unavailable_since.remove(&g);
         } else {
             self.available_since.remove(&g);
+            self.unavailable_since.entry(g).or_insert(api.now_ms());
         }
         let left_old = matches!(phase, Phase::Moving | Phase::On | Phase::Done);
         if before_phase == Phase::Old && left_old && g < self.replicas {
@@ -845,6 +891,97 @@ impl Checker {
         );
         let objects = down.iter().flat_map(|g| self.group_objects(*g)).collect();
         self.violate(api, AVAILABILITY, msg, objects);
+    }
+
+    /// `partitionBudget`: a partition decrease never exposes a ready, not-yet-updated group
+    /// while that would leave fewer than `replicas - maxUnavailable` groups up, counting the
+    /// groups already down (bug B10; lws-bugs-and-tests I-AVAIL as judged at the move). Groups
+    /// down for less than `STALE_VIEW_MS` count as up: the controller may not have seen them.
+    /// Unlike `availability`, groups disrupted by faults are not excused: the budget is what
+    /// the controller must protect.
+    fn check_partition_move(&mut self, api: &ApiServer, sts: &StatefulSet) {
+        let partition = sts
+            .spec
+            .update_strategy
+            .as_ref()
+            .and_then(|u| u.rolling_update.as_ref())
+            .and_then(|r| r.partition)
+            .unwrap_or(0);
+        let Some(before) = self.leader_partition.replace(partition) else {
+            return;
+        };
+        let s = sts.spec.replicas.unwrap_or(1);
+        if partition >= before {
+            return;
+        }
+        let exposed: Vec<i32> = (partition..before.min(s))
+            .filter(|g| {
+                self.groups
+                    .get(g)
+                    .is_some_and(|x| x.available && x.phase == Phase::Old)
+            })
+            .collect();
+        if exposed.is_empty() {
+            return;
+        }
+        let now = api.now_ms();
+        let (mut down, mut unseen) = (Vec::new(), 0);
+        for (&g, &since) in &self.unavailable_since {
+            if g >= s {
+                continue;
+            }
+            if now >= since + STALE_VIEW_MS {
+                down.push(g);
+            } else {
+                unseen += 1;
+            }
+        }
+        let up = self.counts.available + unseen - exposed.len() as i32;
+        let floor = self.replicas - self.max_unavailable;
+        if up >= floor {
+            return;
+        }
+        let down_why: Vec<String> = down
+            .iter()
+            .map(|g| format!("{g} ({})", self.why_down(*g)))
+            .collect();
+        let msg = format!(
+            "partition lowered {before} -> {partition}, taking down ready groups {exposed:?} on an older revision while groups [{}] have been unavailable for over {}: {up} groups left up, below replicas {} - maxUnavailable {}",
+            down_why.join(", "),
+            fmt_ms(STALE_VIEW_MS),
+            self.replicas,
+            self.max_unavailable
+        );
+        let mut objects = vec![k8s::name(&sts.metadata).to_string()];
+        for g in exposed.iter().chain(&down) {
+            objects.extend(self.group_objects(*g));
+        }
+        self.violate(api, PARTITION_BUDGET, msg, objects);
+    }
+
+    /// Why group g is not available, in a few words.
+    fn why_down(&self, g: i32) -> String {
+        let Some(group) = self.groups.get(&g) else {
+            return "no pods".into();
+        };
+        let pods: Vec<&PodInfo> = group.pods.iter().filter_map(|n| self.pods.get(n)).collect();
+        let terminating = pods.iter().filter(|p| p.terminating).count();
+        let live = pods.len() - terminating;
+        let unready = pods.iter().filter(|p| !p.terminating && !p.ready).count();
+        let leader_terminating = pods.iter().any(|p| p.leader && p.terminating);
+        let mut parts = Vec::new();
+        if leader_terminating {
+            parts.push("leader terminating".to_string());
+        } else if terminating > 0 {
+            parts.push(format!("{terminating} pods terminating"));
+        }
+        if live < self.size as usize {
+            parts.push(format!("{live} of {} pods live", self.size));
+        }
+        if unready > 0 {
+            parts.push(format!("{unready} not ready"));
+        }
+        parts.join(", ")
     }
 
     /// `surgeBound`: the leader StatefulSet never asks for more than `replicas + maxSurge`

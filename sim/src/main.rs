@@ -493,8 +493,9 @@ fn cmd_fuzz(args: &[String]) -> ExitCode {
         );
         match small.write(&dir, "scenario.yaml", &a.reconciler, Some(&violated), &note) {
             Ok(p) => say!(
-                "{invariant}: {} cases, first case {first}; minimized to {} steps, {} groups of {}: lws-sim run {}",
+                "{invariant}: {} cases ({}), first case {first}; minimized to {} steps, {} groups of {}: lws-sim run {}",
                 cases.len(),
+                case_list(cases),
                 small.steps.len() + 3,
                 small.replicas,
                 small.size,
@@ -508,6 +509,15 @@ fn cmd_fuzz(args: &[String]) -> ExitCode {
     }
     let _ = std::fs::remove_dir_all(&scratch);
     ExitCode::from(u8::from(!failures.is_empty()))
+}
+
+/// `3, 17, 40` or, past ten, `3, 17, ... and 12 more`.
+fn case_list(cases: &[u64]) -> String {
+    let shown: Vec<String> = cases.iter().take(10).map(u64::to_string).collect();
+    match cases.len().saturating_sub(10) {
+        0 => shown.join(", "),
+        more => format!("{}, ... and {more} more", shown.join(", ")),
+    }
 }
 
 fn cmd_explore(args: &[String]) -> ExitCode {
@@ -606,6 +616,11 @@ fn cmd_explore(args: &[String]) -> ExitCode {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `lws-sim fuzz --help` asks for help, not for a flag named --help.
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        say!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
     match args.first().map(String::as_str) {
         Some("run") => cmd_run(&args[1..]),
         Some("check") => cmd_check(&args[1..]),

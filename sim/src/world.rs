@@ -41,6 +41,9 @@ pub struct ClusterConfig {
     pub node_delete_delay_ms: u64,
     /// Replacement requested -> new Node registered.
     pub node_join_delay_ms: u64,
+    /// Images no node can pull: their pods stay Pending in ImagePullBackOff (a broken template
+    /// being rolled out, then fixed: bug B11).
+    pub unpullable_images: BTreeSet<String>,
     /// Upstream's integration harness (envtest): no StatefulSet controller, scheduler, kubelet or
     /// garbage collector; tests create and ready pods by hand (lws-bugs-and-tests §2.0).
     pub manual: bool,
@@ -60,6 +63,7 @@ impl Default for ClusterConfig {
             gc_lag_ms: (100, 1_000),
             node_delete_delay_ms: 30_000,
             node_join_delay_ms: 120_000,
+            unpullable_images: BTreeSet::new(),
             manual: false,
         }
     }

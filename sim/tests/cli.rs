@@ -163,6 +163,15 @@ fn bad_flags_and_reconcilers_exit_2() {
 }
 
 #[test]
+fn help_anywhere_prints_the_usage_and_exits_0() {
+    for args in [&["--help"][..], &["fuzz", "--help"], &["run", "x.yaml", "-h"]] {
+        let (code, out, _) = run(args);
+        assert_eq!(code, 0, "{args:?}");
+        assert!(out.contains("lws-sim fuzz --reconciler SPEC"), "{args:?}: {out}");
+    }
+}
+
+#[test]
 fn check_reports_each_expectation_and_fails_on_a_wrong_one() {
     let dir = scratch("check");
     scenario(&dir, "ok.yaml", OK);

@@ -47,11 +47,13 @@ fn at_rest() -> (World, Checker) {
     (w, c)
 }
 
+/// Runs `ms` of simulated time, observing after every event; the clock ends at the deadline.
 fn run(w: &mut World, c: &mut Checker, ms: u64) {
     let deadline = w.now_ms + ms;
     while w.step(deadline) {
         c.observe(&w.api);
     }
+    w.now_ms = w.now_ms.max(deadline);
 }
 
 #[test]
@@ -154,16 +156,18 @@ fn availability_fires_on_an_undeclared_disruption_and_not_on_a_declared_one() {
 
 /// Sets the LWS's Progressing condition to `status`, keeping Available (True at rest).
 fn set_progressing(w: &mut World, status: &str) {
+    set_condition(w, lws::rollout::PROGRESSING, status);
+}
+
+/// Sets one LWS status condition, keeping the others.
+fn set_condition(w: &mut World, type_: &str, status: &str) {
     let l = w
         .api
         .get::<lws::api::LeaderWorkerSet>("default", "q")
         .unwrap();
     let mut conditions = l.status.clone().unwrap_or_default().conditions;
-    conditions.retain(|c| c.type_ != "Progressing");
-    let mut p = lws::rollout::condition(
-        lws::rollout::PROGRESSING,
-        conditions[0].last_transition_time.clone(),
-    );
+    conditions.retain(|c| c.type_ != type_);
+    let mut p = lws::rollout::condition(type_, conditions[0].last_transition_time.clone());
     p.status = status.into();
     conditions.push(p);
     let patch = serde_json::json!({"status": {"conditions": conditions}});
@@ -211,4 +215,81 @@ fn status_conditions_fires_once_per_episode_of_available_with_progressing() {
     set_progressing(&mut w, "True");
     c.observe(&w.api);
     assert_eq!(statuses(&c).len(), 2, "a new episode is a new report");
+}
+
+/// Replaces the LWS's worker image, as `kubectl apply` of a new template would.
+fn update_image(w: &mut World, image: &str) {
+    let mut l = (*w
+        .api
+        .get::<lws::api::LeaderWorkerSet>("default", "q")
+        .unwrap())
+    .clone();
+    let spec = l.spec.leader_worker_template.worker_template.spec.as_mut();
+    spec.unwrap().containers[0].image = Some(image.into());
+    w.api.update("user", l).unwrap();
+}
+
+fn violations_of<'a>(c: &'a Checker, invariant: &str) -> Vec<&'a str> {
+    c.violations
+        .iter()
+        .filter(|v| v.invariant == invariant)
+        .map(|v| v.message.as_str())
+        .collect()
+}
+
+#[test]
+fn status_conditions_fires_on_upgrade_in_progress_before_any_template_change() {
+    let (mut w, mut c) = at_rest();
+    set_condition(&mut w, lws::rollout::UPGRADE_IN_PROGRESS, "True");
+    c.observe(&w.api);
+    let v = violations_of(&c, invariants::STATUS_CONDITIONS);
+    assert!(
+        v.iter().any(|m| m.contains("template has never changed")),
+        "{v:?}"
+    );
+    // After a real template change the same condition is what a rollout reports.
+    let (mut w, mut c) = at_rest();
+    update_image(&mut w, "app:v2");
+    run(&mut w, &mut c, 1);
+    set_condition(&mut w, lws::rollout::UPGRADE_IN_PROGRESS, "True");
+    c.observe(&w.api);
+    let v = violations_of(&c, invariants::STATUS_CONDITIONS);
+    assert!(
+        v.iter().all(|m| !m.contains("template has never changed")),
+        "{v:?}"
+    );
+}
+
+/// v0.4.1's tail formula (B10) lowers the partition past group 1 while group 0 restarts: the
+/// controller is blamed only once group 0 has been down long enough for it to have seen.
+#[test]
+fn partition_budget_counts_groups_down_longer_than_the_controller_can_miss() {
+    let outcome = |head_start_ms: u64| {
+        let (mut w, mut c) = at_rest();
+        w.api
+            .delete::<Pod>("user", "default", "q-0-1", &DeleteOptions::default())
+            .unwrap();
+        run(&mut w, &mut c, head_start_ms);
+        update_image(&mut w, "app:v2");
+        run(&mut w, &mut c, 2_000);
+        let sts = w
+            .api
+            .get::<k8s_openapi::api::apps::v1::StatefulSet>("default", "q")
+            .unwrap();
+        let strategy = sts.spec.update_strategy.as_ref().unwrap();
+        let partition = strategy.rolling_update.as_ref().unwrap().partition;
+        assert_eq!(partition, Some(1), "the tail formula moved on");
+        violations_of(&c, invariants::PARTITION_BUDGET)
+            .iter()
+            .map(|m| m.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert!(outcome(500).is_empty(), "{:?}", outcome(500));
+    let v = outcome(invariants::STALE_VIEW_MS + 1_000);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(
+        v[0].contains("partition lowered 2 -> 1, taking down ready groups [1]"),
+        "{}",
+        v[0]
+    );
 }

@@ -1,8 +1,9 @@
 //! The kubelets of every node, as one actor (k8s-semantics §6.2): a bound pod becomes Running and
 //! Ready after a sampled start-up delay; a crashed container bumps restartCount and is NotReady
 //! until restarted after the CrashLoopBackOff delay; a deleted pod terminates after a sampled
-//! delay (at most its grace period) and is then removed with a UID precondition. A dead machine's
-//! kubelet does nothing at all.
+//! delay (at most its grace period) and is then removed with a UID precondition. A pod with an
+//! image listed as unpullable stays Pending with its containers waiting in ImagePullBackOff. A
+//! dead machine's kubelet does nothing at all.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -94,7 +95,7 @@ impl Kubelet {
                 break;
             }
             let ((_, ns, name, uid), action) = entry.remove_entry();
-            self.fire(api, infra, &ns, &name, &uid, action, now_ms);
+            self.fire(api, infra, cfg, &ns, &name, &uid, action, now_ms);
         }
     }
 
@@ -103,6 +104,7 @@ impl Kubelet {
         &mut self,
         api: &mut ApiServer,
         infra: &Infra,
+        cfg: &ClusterConfig,
         ns: &str,
         name: &str,
         uid: &str,
@@ -121,6 +123,11 @@ impl Kubelet {
                     return;
                 }
                 let mut pod = (*live).clone();
+                if action == Action::Start && pulls_nothing(&pod, cfg) {
+                    mark_image_pull_backoff(&mut pod);
+                    let _ = api.update_status(ACTOR, pod);
+                    return;
+                }
                 mark_running(&mut pod, now_ms);
                 let _ = api.update_status(ACTOR, pod);
             }
@@ -190,6 +197,44 @@ impl Kubelet {
         );
         true
     }
+}
+
+/// Whether some container's image is one the cluster cannot pull.
+fn pulls_nothing(pod: &Pod, cfg: &ClusterConfig) -> bool {
+    pod.spec.iter().flat_map(|s| s.containers.iter()).any(|c| {
+        c.image
+            .as_ref()
+            .is_some_and(|i| cfg.unpullable_images.contains(i))
+    })
+}
+
+/// The pod stays Pending; each container waits in ImagePullBackOff (the kubelet keeps retrying
+/// the pull, which never succeeds, so nothing else changes).
+fn mark_image_pull_backoff(pod: &mut Pod) {
+    let containers: Vec<(String, String)> = pod
+        .spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
+        .collect();
+    let st = pod.status.get_or_insert_with(Default::default);
+    st.container_statuses = Some(
+        containers
+            .into_iter()
+            .map(|(name, image)| ContainerStatus {
+                name,
+                image,
+                state: Some(ContainerState {
+                    waiting: Some(ContainerStateWaiting {
+                        reason: Some("ImagePullBackOff".into()),
+                        message: Some("Back-off pulling image".into()),
+                    }),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect(),
+    );
 }
 
 /// Containers running and ready, pod Running with Ready=True (no probes modelled).

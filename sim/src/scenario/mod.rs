@@ -470,6 +470,7 @@ impl Scenario {
             .node_join_delay
             .map(|d| d.0)
             .unwrap_or(cfg.node_join_delay_ms);
+        cfg.unpullable_images = c.unpullable_images.iter().cloned().collect();
         Ok(cfg)
     }
 }

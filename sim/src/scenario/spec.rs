@@ -108,6 +108,9 @@ pub struct ClusterSpec {
     pub gc_lag: Option<Range>,
     pub node_delete_delay: Option<Duration>,
     pub node_join_delay: Option<Duration>,
+    /// Images that never pull: their pods stay Pending (ImagePullBackOff).
+    #[serde(default)]
+    pub unpullable_images: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
