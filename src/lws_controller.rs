@@ -153,6 +153,25 @@ pub fn statefulset_ready(sts: &StatefulSet, readiness: WorkerStsReady) -> bool {
     sts.spec.replicas.unwrap_or(1) == counted && st.current_revision == st.update_revision
 }
 
+/// A leader pod counts as ready when Running and Ready (upstream `PodRunningAndReady`), and,
+/// with the proposed Z02 fix, not terminating.
+fn leader_ready(pod: &Pod, flags: &Flags) -> bool {
+    k8s::is_running_and_ready(pod)
+        && !(flags.terminating_not_ready && k8s::is_terminating(&pod.metadata))
+}
+
+/// `StatefulsetReady` under the release's flags; the proposed Z02 fix also asks that every pod
+/// be a non-terminating one on the update revision (`status.updatedReplicas`).
+fn worker_sts_ready(sts: &StatefulSet, flags: &Flags) -> bool {
+    let updated = sts
+        .status
+        .as_ref()
+        .and_then(|s| s.updated_replicas)
+        .unwrap_or(0);
+    statefulset_ready(sts, flags.worker_sts_ready)
+        && !(flags.terminating_not_ready && updated != sts.spec.replicas.unwrap_or(1))
+}
+
 /// Place objects by their group-index label into `[0, len)`; others are dropped (V3 utils:49-67).
 fn by_group_index<K: Resource>(objects: Vec<Arc<K>>, len: i32) -> Vec<Option<Arc<K>>> {
     let mut out = vec![None; len.max(0) as usize];
@@ -195,7 +214,7 @@ async fn replica_states<C: Client>(
             let Some(pod) = pods[i].as_ref().filter(|p| k8s::name(&p.metadata) == want) else {
                 return ReplicaState::default();
             };
-            let pod_ready = k8s::is_running_and_ready(pod);
+            let pod_ready = leader_ready(pod, ctx.flags);
             if no_worker_sts {
                 return ReplicaState {
                     ready: pod_ready,
@@ -206,7 +225,7 @@ async fn replica_states<C: Client>(
                 return ReplicaState::default();
             };
             ReplicaState {
-                ready: pod_ready && statefulset_ready(sts, ctx.flags.worker_sts_ready),
+                ready: pod_ready && worker_sts_ready(sts, ctx.flags),
                 updated: current(&pod.metadata) && current(&sts.metadata),
             }
         })
@@ -421,7 +440,6 @@ async fn group_statuses<C: Client>(
 ) -> Result<Vec<GroupStatus>> {
     let ns = lws.namespace();
     let name = lws.name();
-    let readiness = ctx.flags.worker_sts_ready;
     let mut out = Vec::new();
     match ctx.flags.status_source {
         StatusSource::WorkerSts => {
@@ -433,7 +451,7 @@ async fn group_statuses<C: Client>(
                 let leader = c.get::<Pod>(ns, k8s::name(&sts.metadata)).await?;
                 out.push(GroupStatus {
                     index,
-                    ready: statefulset_ready(&sts, readiness) && k8s::is_running_and_ready(&leader),
+                    ready: worker_sts_ready(&sts, ctx.flags) && leader_ready(&leader, ctx.flags),
                     updated: k8s::label(&sts.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash)
                         && k8s::label(&leader.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash),
                 });
@@ -451,7 +469,7 @@ async fn group_statuses<C: Client>(
                 if no_worker_sts {
                     out.push(GroupStatus {
                         index,
-                        ready: k8s::is_running_and_ready(&pod),
+                        ready: leader_ready(&pod, ctx.flags),
                         updated: pod_updated,
                     });
                     continue;
@@ -475,7 +493,7 @@ async fn group_statuses<C: Client>(
                 };
                 out.push(GroupStatus {
                     index,
-                    ready: k8s::is_running_and_ready(&pod) && statefulset_ready(&sts, readiness),
+                    ready: leader_ready(&pod, ctx.flags) && worker_sts_ready(&sts, ctx.flags),
                     updated: pod_updated
                         && k8s::label(&sts.metadata, keys::TEMPLATE_REVISION_HASH) == Some(hash),
                 });

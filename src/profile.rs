@@ -42,6 +42,10 @@ pub enum PartitionFormula {
     UnreadyBelow,
     /// b088493 (#568): the slide also passes updated groups (HD lwsc:649-679).
     Hd,
+    /// Not upstream: a proposed fix for Z03 (docs/bug-zoo.md). `Hd`, but the
+    /// base is raised by every unready group below the *partition*, to a fixed point, so unready
+    /// groups between the base and the partition are counted too.
+    AllUnready,
 }
 
 /// What `updateConditions` does with a leader pod whose worker StatefulSet does not exist yet.
@@ -85,6 +89,15 @@ pub struct Flags {
     pub partition: PartitionFormula,
     /// B18: a leader pod without its worker StatefulSet in the status loop (leader-pods source).
     pub missing_worker_sts: MissingWorkerSts,
+    /// Z01: the LWS controller also watches leader pods (d275e0a, PR #778, 2026-03-21; removed
+    /// as redundant by 02e43b0, PR #791, 2026-03-24). Without it a leader pod's readiness reaches
+    /// the LWS controller only through StatefulSet status events.
+    pub leader_pod_watch: bool,
+    /// Not upstream: a proposed fix for Z02 (docs/bug-zoo.md). Upstream counts a terminating
+    /// leader that is still Ready as ready, and a worker StatefulSet whose terminating pods are
+    /// still Ready as available; with this set, neither is (leader `deletionTimestamp`, worker
+    /// `status.updatedReplicas`, which counts only non-terminating pods).
+    pub terminating_not_ready: bool,
     /// v0.4.0 (#215): default restartPolicy `RecreateGroupOnPodRestart`, `Default` becomes `None`.
     pub restart_policy_default_recreate: bool,
     /// v0.4.0 (#150, #212): `networkConfig.subdomainPolicy` defaulted to `Shared` and part of the
@@ -211,16 +224,31 @@ const FLAGS: &[FlagSpec] = &[
     },
     FlagSpec {
         name: "partition",
-        values: &["tail", "unready-below", "hd"],
-        upstream: "B10 PR #488 (6dd31e2), B11 PR #568 (b088493)",
+        values: &["tail", "unready-below", "hd", "all-unready"],
+        upstream: "B10 PR #488 (6dd31e2), B11 PR #568 (b088493); all-unready: proposed fix for Z03",
         get: |f| f.partition as usize,
         set: |f, i| {
             f.partition = [
                 PartitionFormula::Tail,
                 PartitionFormula::UnreadyBelow,
                 PartitionFormula::Hd,
+                PartitionFormula::AllUnready,
             ][i]
         },
+    },
+    FlagSpec {
+        name: "leader-pod-watch",
+        values: &["off", "on"],
+        upstream: "Z01: on in d275e0a (PR #778) .. 02e43b0 (PR #791)",
+        get: |f| usize::from(f.leader_pod_watch),
+        set: |f, i| f.leader_pod_watch = i == 1,
+    },
+    FlagSpec {
+        name: "terminating-pods",
+        values: &["ready", "not-ready"],
+        upstream: "proposed fix for Z02 (not upstream)",
+        get: |f| usize::from(f.terminating_not_ready),
+        set: |f, i| f.terminating_not_ready = i == 1,
     },
     FlagSpec {
         name: "missing-worker-sts",
@@ -251,6 +279,8 @@ impl Flags {
             exclusive_conditions_flip: true,
             partition: PartitionFormula::Tail,
             missing_worker_sts: MissingWorkerSts::Error,
+            terminating_not_ready: false,
+            leader_pod_watch: false,
             restart_policy_default_recreate: false,
             network_config: false,
         }
@@ -269,6 +299,8 @@ impl Flags {
             exclusive_conditions_flip: true,
             partition: PartitionFormula::Tail,
             missing_worker_sts: MissingWorkerSts::Error,
+            terminating_not_ready: false,
+            leader_pod_watch: false,
             restart_policy_default_recreate: true,
             network_config: true,
         }

@@ -134,12 +134,27 @@ pub fn case5_partition(
     if formula == PartitionFormula::Tail {
         return p_now.min(base);
     }
-    let below = &states[..base.min(s) as usize];
-    let mut p = base + below.iter().filter(|x| !x.ready).count() as i32;
+    let unready_below = |p: i32| {
+        states[..p.min(s) as usize]
+            .iter()
+            .filter(|x| !x.ready)
+            .count() as i32
+    };
+    let mut p = base + unready_below(base);
+    if formula == PartitionFormula::AllUnready {
+        // Count the unready groups the raised partition now also protects, until none is new.
+        loop {
+            let next = base + unready_below(p);
+            if next == p {
+                break;
+            }
+            p = next;
+        }
+    }
     let mut i = p.min(s - 1);
     while i >= base {
         let x = states[i as usize];
-        let free = !x.ready || (formula == PartitionFormula::Hd && x.updated);
+        let free = !x.ready || (formula != PartitionFormula::UnreadyBelow && x.updated);
         if !free {
             break;
         }
@@ -516,6 +531,21 @@ mod tests {
         assert_eq!(case5_partition(UnreadyBelow, &s, 1, 4), 4, "stuck at 4");
         assert_eq!(case5_partition(Hd, &s, 1, 4), 3);
         assert_eq!(case5_partition(Tail, &s, 1, 4), 3);
+    }
+
+    #[test]
+    fn z03_hd_ignores_unready_groups_between_the_base_and_the_partition() {
+        use PartitionFormula::*;
+        const OLD_READY: (bool, bool) = (true, false);
+        const OLD_DOWN: (bool, bool) = (false, false);
+        const NEW_READY: (bool, bool) = (true, true);
+        // Fuzz case 289 (seed 1): R=7, MU=1, MS=1 (S=8, step 2), groups 1 and 3 restarting,
+        // 5-7 updated: base 3, HD counts group 1 only, p = 4, and exposes group 4.
+        let s = states(&[
+            OLD_READY, OLD_DOWN, OLD_READY, OLD_DOWN, OLD_READY, NEW_READY, NEW_READY, NEW_READY,
+        ]);
+        assert_eq!(case5_partition(Hd, &s, 2, 5), 4);
+        assert_eq!(case5_partition(AllUnready, &s, 2, 5), 5);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!
 //! A case is written as an ordinary scenario file (plus its two manifests), so a failure is
 //! replayed with `lws-sim run`. Shrinking is greedy: drop steps, then fewer groups, smaller
-//! groups, shorter waits, keeping every change that still breaks the same invariant.
+//! groups, a working first image, the default startup policy, shorter waits, keeping every
+//! change that still breaks the same invariant.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -26,6 +27,9 @@ pub const FAULTS: [&str; 6] = [
     "crashContainer",
     "deletePod",
 ];
+
+/// The image of a broken first template: listed as unpullable in the case's cluster.
+const BROKEN_IMAGE: &str = "app:does-not-exist";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CaseStep {
@@ -49,6 +53,10 @@ pub struct Case {
     pub max_unavailable: String,
     pub max_surge: String,
     pub restart_policy: Option<&'static str>,
+    pub startup_policy: Option<&'static str>,
+    /// The first template's image never pulls, so no group ever comes up before the update
+    /// that fixes it (the shape of issue #567, bug B11).
+    pub broken_first_image: bool,
     pub nodes: u32,
     pub startup_ms: (u64, u64),
     pub steps: Vec<CaseStep>,
@@ -64,7 +72,8 @@ fn pick<T: Copy>(rng: &mut SimRng, items: &[T]) -> T {
 }
 
 /// Draw a case. The default distribution: 1-8 groups of 1-4 pods (median 4 groups of 3),
-/// maxUnavailable 1-2 or 25-50%, maxSurge 0-2, one template update, 1-4 faults of 1-6 kinds.
+/// maxUnavailable 1-2 or 25-50%, maxSurge 0-2, either startup policy, one template update
+/// (from an image that never pulls in one case of eight), 1-4 faults of 1-6 kinds.
 pub fn generate(campaign_seed: u64, index: u64) -> Case {
     let seed = case_seed(campaign_seed, index);
     let mut rng = SimRng::labelled(seed, "generator");
@@ -83,6 +92,8 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
         &mut rng,
         &[None, Some("RecreateGroupOnPodRestart"), Some("None")],
     );
+    let startup_policy = pick(&mut rng, &[None, Some("LeaderReady")]);
+    let broken_first_image = rng.next_u64().is_multiple_of(8);
     let mut enabled: Vec<&'static str> = FAULTS
         .iter()
         .copied()
@@ -119,6 +130,8 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
         max_unavailable,
         max_surge,
         restart_policy,
+        startup_policy,
+        broken_first_image,
         nodes: (pods * 2).div_ceil(4).max(2) + 2,
         startup_ms: (
             rng.range_inclusive(5, 30) * 1000,
@@ -140,6 +153,9 @@ impl Case {
     fn manifest(&self, image: &str) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: fz\nspec:");
+        if let Some(p) = self.startup_policy {
+            let _ = writeln!(s, "  startupPolicy: {p}");
+        }
         let _ = writeln!(
             s,
             "  replicas: {}\n  leaderWorkerTemplate:\n    size: {}",
@@ -181,14 +197,19 @@ impl Case {
             "cluster:\n  kubernetesVersion: \"1.29\"\n  nodes: {{count: {}, podsPerNode: 4}}\n  podStartup: {}ms..{}ms\n  podTermination: 1s..10s",
             self.nodes, self.startup_ms.0, self.startup_ms.1
         );
+        if self.broken_first_image {
+            let _ = writeln!(s, "  unpullableImages: [{BROKEN_IMAGE}]");
+        }
         let _ = writeln!(
             s,
             "controller:\n  reconciler: {reconciler}\nmanifests: [v1.yaml]\nsteps:"
         );
-        let _ = writeln!(
-            s,
-            "  - waitFor: rolloutComplete\n    timeout: 1h\n  - apply: v2.yaml"
-        );
+        let first = if self.broken_first_image {
+            "wait: 2m"
+        } else {
+            "waitFor: rolloutComplete\n    timeout: 1h"
+        };
+        let _ = writeln!(s, "  - {first}\n  - apply: v2.yaml");
         for step in &self.steps {
             match step {
                 CaseStep::Wait(ms) => {
@@ -240,7 +261,12 @@ impl Case {
         note: &str,
     ) -> std::io::Result<PathBuf> {
         std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join("v1.yaml"), self.manifest("app:v1"))?;
+        let v1 = if self.broken_first_image {
+            BROKEN_IMAGE
+        } else {
+            "app:v1"
+        };
+        std::fs::write(dir.join("v1.yaml"), self.manifest(v1))?;
         std::fs::write(dir.join("v2.yaml"), self.manifest("app:v2"))?;
         let path = dir.join(file);
         std::fs::write(&path, self.scenario_text(reconciler, expect, note))?;
@@ -284,6 +310,18 @@ pub fn shrink(case: &Case, reconciler: &str, target: &str, scratch: &Path, budge
             c.steps
                 .retain(|s| !matches!(s, CaseStep::Fault { worker, .. } if *worker >= c.size));
             candidates.push(c);
+        }
+        if best.broken_first_image {
+            candidates.push(Case {
+                broken_first_image: false,
+                ..best.clone()
+            });
+        }
+        if best.startup_policy.is_some() {
+            candidates.push(Case {
+                startup_policy: None,
+                ..best.clone()
+            });
         }
         for (i, s) in best.steps.iter().enumerate() {
             if let CaseStep::Wait(ms) = s {

@@ -141,6 +141,8 @@ impl Default for Group {
 #[derive(Clone, Copy, Debug, Default)]
 struct Counts {
     available: i32,
+    /// Available groups below `replicas`: what arms `availability`.
+    available_desired: i32,
     with_leader: i32,
     done_desired: i32,
     live_surge: i32,
@@ -149,6 +151,7 @@ struct Counts {
 impl Counts {
     fn add(&mut self, g: i32, x: &Group, replicas: i32, sign: i32) {
         self.available += sign * i32::from(x.available);
+        self.available_desired += sign * i32::from(g < replicas && x.available);
         self.with_leader += sign * i32::from(x.has_leader);
         self.done_desired += sign * i32::from(g < replicas && x.phase == Phase::Done);
         self.live_surge += sign * i32::from(g >= replicas && x.has_live);
@@ -179,6 +182,9 @@ pub struct Checker {
     /// became unavailable.
     available_since: BTreeMap<i32, u64>,
     unavailable_since: BTreeMap<i32, u64>,
+    /// Unavailable groups that have had a terminating pod since they went down (a terminating
+    /// pod may still be Ready, and upstream counts it as ready: see docs/bug-zoo.md, Z02).
+    down_terminating: BTreeSet<i32>,
     /// The leader StatefulSet's partition as last written.
     leader_partition: Option<i32>,
     /// Fingerprints of every `leaderWorkerTemplate` the LWS has had: with only one, no
@@ -260,6 +266,7 @@ impl Checker {
             disrupted_ever: BTreeSet::new(),
             available_since: BTreeMap::new(),
             unavailable_since: BTreeMap::new(),
+            down_terminating: BTreeSet::new(),
             leader_partition: None,
             lws_templates: BTreeSet::new(),
             owed_restarts: BTreeMap::new(),
@@ -738,9 +745,13 @@ impl Checker {
         if available {
             self.available_since.entry(g).or_insert(api.now_ms());
             self.unavailable_since.remove(&g);
+            self.down_terminating.remove(&g);
         } else {
             self.available_since.remove(&g);
             self.unavailable_since.entry(g).or_insert(api.now_ms());
+            if self.has_terminating(g) {
+                self.down_terminating.insert(g);
+            }
         }
         let left_old = matches!(phase, Phase::Moving | Phase::On | Phase::Done);
         if before_phase == Phase::Old && left_old && g < self.replicas {
@@ -858,7 +869,9 @@ impl Checker {
             .retain(|g| since.get(g).is_none_or(|t| now < t + DISRUPTION_SETTLE_MS));
         let available = self.available_groups();
         if !self.first_available {
-            if self.replicas > 0 && available >= self.replicas {
+            // Armed once every desired group has been up (groups being scaled away or surge
+            // groups do not count: an LWS that never came up is not owed availability).
+            if self.replicas > 0 && self.counts.available_desired >= self.replicas {
                 self.first_available = true;
             } else {
                 return;
@@ -959,6 +972,14 @@ impl Checker {
         self.violate(api, PARTITION_BUDGET, msg, objects);
     }
 
+    fn has_terminating(&self, g: i32) -> bool {
+        self.groups.get(&g).is_some_and(|x| {
+            x.pods
+                .iter()
+                .any(|n| self.pods.get(n).is_some_and(|p| p.terminating))
+        })
+    }
+
     /// Why group g is not available, in a few words.
     fn why_down(&self, g: i32) -> String {
         let Some(group) = self.groups.get(&g) else {
@@ -980,6 +1001,9 @@ impl Checker {
         }
         if unready > 0 {
             parts.push(format!("{unready} not ready"));
+        }
+        if terminating == 0 && self.down_terminating.contains(&g) {
+            parts.push("had a terminating pod".into());
         }
         parts.join(", ")
     }

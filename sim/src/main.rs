@@ -16,13 +16,14 @@ USAGE:
   lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
   lws-sim check PATH...
   lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
-               [--shard I/N] [--out DIR]
+               [--shard I/N] [--out DIR] [--save-all]
   lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
   lws-sim help
 
 run     run each scenario; exit 0 if no invariant broke, 1 if any did, 2 on bad input
 fuzz    generate rollout cases with faults, run each, shrink every failure to a small
-        scenario file in --out (default fuzz-failures/); exit 1 if any case failed
+        scenario file in --out (default fuzz-failures/); --save-all also writes every failing
+        case unminimized (DIR/case-N/); exit 1 if any case failed
 explore re-run a scenario with the controller killed right after each of its writes and a
         resync after each reconcile (at most N of each, default 200); report every perturbation
         that breaks an invariant the reference run kept; one scenario per (invariant, cause)
@@ -307,6 +308,7 @@ struct FuzzArgs {
     jobs: usize,
     shard: (u64, u64),
     out: PathBuf,
+    save_all: bool,
 }
 
 fn parse_fuzz(args: &[String]) -> Result<FuzzArgs, String> {
@@ -318,6 +320,7 @@ fn parse_fuzz(args: &[String]) -> Result<FuzzArgs, String> {
         jobs: 1,
         shard: (0, 1),
         out: PathBuf::from("fuzz-failures"),
+        save_all: false,
     };
     let mut it = args.iter();
     while let Some(f) = it.next() {
@@ -363,6 +366,7 @@ fn parse_fuzz(args: &[String]) -> Result<FuzzArgs, String> {
                     .ok_or_else(|| format!("--shard: expected I/N with I < N, got {v:?}"))?;
             }
             "--out" => a.out = PathBuf::from(value("--out")?),
+            "--save-all" => a.save_all = true,
             other => return Err(format!("unknown flag {other:?}")),
         }
     }
@@ -458,6 +462,17 @@ fn cmd_fuzz(args: &[String]) -> ExitCode {
         done as f64 / elapsed,
         failures.len()
     );
+    if a.save_all {
+        for f in &failures {
+            let violated: Vec<String> = f.violated.iter().cloned().collect();
+            let dir = a.out.join(format!("case-{}", f.index));
+            let case = fuzz::generate(a.seed, f.index);
+            if let Err(e) = case.write(&dir, "scenario.yaml", &a.reconciler, Some(&violated), "") {
+                eprintln!("error: {}: {e}", dir.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     // One minimized scenario per distinct invariant, from the first case that broke it.
     let mut by_invariant: std::collections::BTreeMap<String, Vec<u64>> =
         std::collections::BTreeMap::new();

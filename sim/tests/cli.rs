@@ -164,10 +164,17 @@ fn bad_flags_and_reconcilers_exit_2() {
 
 #[test]
 fn help_anywhere_prints_the_usage_and_exits_0() {
-    for args in [&["--help"][..], &["fuzz", "--help"], &["run", "x.yaml", "-h"]] {
+    for args in [
+        &["--help"][..],
+        &["fuzz", "--help"],
+        &["run", "x.yaml", "-h"],
+    ] {
         let (code, out, _) = run(args);
         assert_eq!(code, 0, "{args:?}");
-        assert!(out.contains("lws-sim fuzz --reconciler SPEC"), "{args:?}: {out}");
+        assert!(
+            out.contains("lws-sim fuzz --reconciler SPEC"),
+            "{args:?}: {out}"
+        );
     }
 }
 

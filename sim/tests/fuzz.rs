@@ -42,10 +42,8 @@ fn finds_shrinks_and_replays_the_seed_bug_under_v030() {
 
 #[test]
 fn the_fixed_reconciler_raises_no_alarm_on_the_same_cases() {
-    let fixed =
-        "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,partition=hd";
     for i in 0..30 {
-        let r = check_case(1, i, fixed, &scratch("fixed"));
+        let r = check_case(1, i, lws_sim::fixtures::ALL_FIXED, &scratch("fixed"));
         assert!(r.error.is_none(), "case {i}: {:?}", r.error);
         assert!(r.violated.is_empty(), "case {i}: {:?}", r.violated);
     }

@@ -262,6 +262,7 @@ impl ControllerRuntime {
 
     /// Fire every informer's resync now (the `resync` scenario step).
     pub fn resync_now(&mut self, api: &ApiServer) {
+        let watch_leader_pods = self.config.profile.flags.leader_pod_watch;
         let Some(Manager {
             phase: Phase::Leading {
                 caches, workers, ..
@@ -278,7 +279,7 @@ impl ControllerRuntime {
             KindId::Pod,
             KindId::Service,
         ] {
-            resync_kind(&caches.borrow(), kind, workers, now);
+            resync_kind(&caches.borrow(), kind, workers, watch_leader_pods, now);
         }
     }
 
@@ -339,6 +340,7 @@ impl ControllerRuntime {
     /// as far as they go at this instant. Returns true when the pod was killed meanwhile.
     fn drive(&mut self, manager: &mut Manager, api: &mut ApiServer, rng: &mut SimRng) -> bool {
         let now = api.now_ms();
+        let watch_leader_pods = self.config.profile.flags.leader_pod_watch;
         let Phase::Leading {
             caches,
             resync,
@@ -362,13 +364,13 @@ impl ControllerRuntime {
                 on_statefulset(workers, d, now);
             }
             for d in &pod_d {
-                on_pod(workers, d, now);
+                on_pod(workers, d, watch_leader_pods, now);
             }
             for d in &svc_d {
                 on_service(workers, d, now);
             }
             for r in resync.iter_mut().filter(|r| r.0 <= now) {
-                resync_kind(&c, r.2, workers, now);
+                resync_kind(&c, r.2, workers, watch_leader_pods, now);
                 r.0 += r.1;
             }
         }
@@ -445,7 +447,7 @@ impl ControllerRuntime {
                 KindId::Pod,
                 KindId::Service,
             ] {
-                resync_kind(&caches.borrow(), kind, workers, now);
+                resync_kind(&caches.borrow(), kind, workers, watch_leader_pods, now);
             }
         }
         false
@@ -624,7 +626,7 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
         on_statefulset(&mut workers, &d, now);
     }
     for d in caches.pods.initial_deltas() {
-        on_pod(&mut workers, &d, now);
+        on_pod(&mut workers, &d, cfg.profile.flags.leader_pod_watch, now);
     }
     for d in caches.services.initial_deltas() {
         on_service(&mut workers, &d, now);
@@ -650,7 +652,13 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
 }
 
 /// A resync replays the whole cache as same-object updates to every handler (no API call).
-fn resync_kind(c: &Caches, kind: KindId, workers: &mut [Worker; 2], now: u64) {
+fn resync_kind(
+    c: &Caches,
+    kind: KindId,
+    workers: &mut [Worker; 2],
+    watch_leader_pods: bool,
+    now: u64,
+) {
     fn replay<K: Kind>(inf: &Informer<K>) -> Vec<Delta<K>> {
         inf.all()
             .map(|o| Delta {
@@ -665,7 +673,9 @@ fn resync_kind(c: &Caches, kind: KindId, workers: &mut [Worker; 2], now: u64) {
         KindId::StatefulSet => replay(&c.statefulsets)
             .iter()
             .for_each(|d| on_statefulset(workers, d, now)),
-        KindId::Pod => replay(&c.pods).iter().for_each(|d| on_pod(workers, d, now)),
+        KindId::Pod => replay(&c.pods)
+            .iter()
+            .for_each(|d| on_pod(workers, d, watch_leader_pods, now)),
         KindId::Service => replay(&c.services)
             .iter()
             .for_each(|d| on_service(workers, d, now)),
@@ -718,10 +728,18 @@ fn on_statefulset(workers: &mut [Worker; 2], d: &Delta<StatefulSet>, now: u64) {
     }
 }
 
-/// Pod controller: `For(Pod)` behind the has-name-label filter.
-fn on_pod(workers: &mut [Worker; 2], d: &Delta<Pod>, now: u64) {
-    if k8s::label(&d.obj.metadata, keys::SET_NAME).is_some() {
-        workers[1].queue.add(api::key_of(&*d.obj), now);
+/// Pod controller: `For(Pod)` behind the has-name-label filter. With `leader-pod-watch=on` the
+/// LWS controller also `Watches(Pod)` of leader pods, mapped to their LWS by the name label
+/// (added by d275e0a, PR #778; removed as redundant by 02e43b0, PR #791).
+fn on_pod(workers: &mut [Worker; 2], d: &Delta<Pod>, watch_leader_pods: bool, now: u64) {
+    let Some(name) = k8s::label(&d.obj.metadata, keys::SET_NAME) else {
+        return;
+    };
+    workers[1].queue.add(api::key_of(&*d.obj), now);
+    if watch_leader_pods && k8s::label(&d.obj.metadata, keys::WORKER_INDEX) == Some("0") {
+        workers[0]
+            .queue
+            .add((ns_of(&d.obj.metadata), name.to_string()), now);
     }
 }
 
