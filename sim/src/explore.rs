@@ -1,11 +1,11 @@
-//! Systematic perturbation of one scenario's reference run (after Sieve's intermediate-state
-//! pattern, plus resync timing): crash the controller right after each of its writes, and fire
-//! a resync right after each reconcile finishes. Each perturbation is the reference scenario with
-//! one extra first step (`killController: {afterWrites: k}` or `resync: {afterReconciles: k}`),
+//! Systematic perturbation of one scenario's reference run, Sieve's three patterns plus ours:
+//! crash the controller right after each of its writes (intermediate state); hold back each
+//! watch event to the controller until the next one of the same object (unobserved state);
+//! serve each reconcile's reads from the previous version of every object (stale state); fire a
+//! resync right after each reconcile finishes (resync timing). Each perturbation is the
+//! reference scenario with one extra first step (`killController: {afterWrites: k}`,
+//! `holdWatchEvent: {nth: k}`, `staleRead: {atReconcile: k}`, `resync: {afterReconciles: k}`),
 //! so a finding is an ordinary, replayable scenario.
-//!
-//! Not yet covered (see docs/bug-zoo.md): Sieve's unobserved-state (hold back a watch event)
-//! and stale-state (serve a read from the previous version) patterns.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -15,6 +15,8 @@ use crate::scenario::{self, RunError, RunReport, Scenario, Step};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Perturbation {
     KillAfterWrite(u64),
+    HoldWatchEvent(u64),
+    StaleRead(u64),
     ResyncAfterReconcile(u64),
 }
 
@@ -22,6 +24,8 @@ impl Perturbation {
     pub fn cause(&self) -> &'static str {
         match self {
             Perturbation::KillAfterWrite(_) => "kill-after-write",
+            Perturbation::HoldWatchEvent(_) => "unobserved-state",
+            Perturbation::StaleRead(_) => "stale-state",
             Perturbation::ResyncAfterReconcile(_) => "resync-after-reconcile",
         }
     }
@@ -31,6 +35,8 @@ impl Perturbation {
             Perturbation::KillAfterWrite(k) => Step::KillController {
                 after_writes: Some(k),
             },
+            Perturbation::HoldWatchEvent(k) => Step::HoldWatchEvent(k),
+            Perturbation::StaleRead(k) => Step::StaleRead(k),
             Perturbation::ResyncAfterReconcile(k) => Step::Resync {
                 after_reconciles: Some(k),
             },
@@ -41,6 +47,8 @@ impl Perturbation {
     pub fn yaml(&self) -> String {
         match *self {
             Perturbation::KillAfterWrite(k) => format!("killController: {{afterWrites: {k}}}"),
+            Perturbation::HoldWatchEvent(k) => format!("holdWatchEvent: {{nth: {k}}}"),
+            Perturbation::StaleRead(k) => format!("staleRead: {{atReconcile: {k}}}"),
             Perturbation::ResyncAfterReconcile(k) => format!("resync: {{afterReconciles: {k}}}"),
         }
     }
@@ -90,6 +98,16 @@ pub fn explore(s: &Scenario, reconciler: &str, max_each: u64) -> Result<Explorat
         .into_iter()
         .map(Perturbation::KillAfterWrite)
         .collect();
+    perturbations.extend(
+        points(reference.controller_events)
+            .into_iter()
+            .map(Perturbation::HoldWatchEvent),
+    );
+    perturbations.extend(
+        points(reference.controller_reconciles)
+            .into_iter()
+            .map(Perturbation::StaleRead),
+    );
     perturbations.extend(
         points(reference.controller_reconciles)
             .into_iter()

@@ -8,6 +8,11 @@
 //!
 //! Simplification (docs/fidelity.md): the initial list is consistent (WatchList, client-go
 //! v0.35+), the lag is fixed per informer, and watch history never expires (no 410 relists).
+//!
+//! Two perturbations serve `lws-sim explore` (Sieve's patterns): an event can be *held back*
+//! until the next event of the same object, so the consumer never observes that intermediate
+//! state (unobserved state); and, when asked to, the informer remembers each object's previous
+//! version so a read can be served from it (stale state).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,6 +26,10 @@ pub struct Delta<K> {
     pub obj: Shared<K>,
 }
 
+/// A held-back event has been delivered late after this long with no newer event of its
+/// object: a real watch coalesces states, it does not lose the last one.
+pub const HOLD_MAX_MS: u64 = 30_000;
+
 pub struct Informer<K> {
     cursor: usize,
     lag_ms: u64,
@@ -28,6 +37,11 @@ pub struct Informer<K> {
     by_label: BTreeMap<(String, String), BTreeSet<Key>>,
     by_owner: BTreeMap<String, BTreeSet<Key>>,
     last_rv: u64,
+    /// A held-back event: its object, its watch-log index and when it is delivered anyway.
+    held: Option<(Key, usize, u64)>,
+    /// Each object's version before its latest change (`None`: it did not exist), kept only
+    /// when stale reads may be asked for.
+    previous: Option<BTreeMap<Key, Option<Shared<K>>>>,
 }
 
 fn labels_of<K: Kind>(o: &K) -> impl Iterator<Item = (String, String)> + '_ {
@@ -58,6 +72,8 @@ impl<K: Kind> Informer<K> {
             by_label: BTreeMap::new(),
             by_owner: BTreeMap::new(),
             last_rv: api.resource_version(),
+            held: None,
+            previous: None,
         };
         for (k, v) in store.iter() {
             inf.insert(k.clone(), v.clone());
@@ -84,8 +100,20 @@ impl<K: Kind> Informer<K> {
         }
     }
 
+    /// Remember previous versions from now on, for `stale_get` and `stale_list`.
+    pub fn track_previous(&mut self) {
+        self.previous.get_or_insert_with(BTreeMap::new);
+    }
+
+    fn remember(&mut self, key: &Key, old: Option<Shared<K>>) {
+        if let Some(p) = self.previous.as_mut() {
+            p.insert(key.clone(), old);
+        }
+    }
+
     fn insert(&mut self, key: Key, o: Shared<K>) -> Option<Shared<K>> {
         let old = self.cache.insert(key.clone(), o.clone());
+        self.remember(&key, old.clone());
         if let Some(old) = &old {
             self.unindex(&key, old);
         }
@@ -104,6 +132,7 @@ impl<K: Kind> Informer<K> {
     fn remove(&mut self, key: &Key) -> Option<Shared<K>> {
         let old = self.cache.remove(key)?;
         self.unindex(key, &old);
+        self.remember(key, Some(old.clone()));
         Some(old)
     }
 
@@ -121,14 +150,28 @@ impl<K: Kind> Informer<K> {
 
     /// When the next undelivered event becomes visible to this consumer.
     pub fn next_due_ms(&self, api: &ApiServer) -> Option<u64> {
-        K::store(api)
+        let next = K::store(api)
             .log()
             .get(self.cursor)
-            .map(|e| e.at_ms + self.lag_ms)
+            .map(|e| e.at_ms + self.lag_ms);
+        let held = self.held.as_ref().map(|h| h.2);
+        next.into_iter().chain(held).min()
     }
 
     /// Deliver every event visible at `now_ms`, in resourceVersion order, updating the cache.
     pub fn poll(&mut self, api: &ApiServer, now_ms: u64) -> Vec<Delta<K>> {
+        self.poll_holding(api, now_ms, &mut None)
+    }
+
+    /// `poll`, counting delivered events down in `hold`: the event that brings it to zero is
+    /// held back (explore's unobserved-state pattern), and dropped when a newer event of the
+    /// same object arrives, or delivered late after `HOLD_MAX_MS`.
+    pub fn poll_holding(
+        &mut self,
+        api: &ApiServer,
+        now_ms: u64,
+        hold: &mut Option<u64>,
+    ) -> Vec<Delta<K>> {
         let log = K::store(api).log();
         let mut out = Vec::new();
         while let Some(e) = log.get(self.cursor) {
@@ -142,19 +185,72 @@ impl<K: Kind> Informer<K> {
                 self.last_rv
             );
             self.last_rv = e.rv;
+            let index = self.cursor;
             self.cursor += 1;
             let key = crate::api::key_of(&*e.obj);
-            let old = match e.ty {
-                EventType::Deleted => self.remove(&key),
-                _ => self.insert(key, e.obj.clone()),
-            };
-            out.push(Delta {
-                ty: e.ty,
-                old,
-                obj: e.obj.clone(),
-            });
+            if let Some(n) = hold.as_mut() {
+                *n -= 1;
+                if *n == 0 {
+                    *hold = None;
+                    self.held = Some((key, index, now_ms + HOLD_MAX_MS));
+                    continue;
+                }
+            }
+            if self.held.as_ref().is_some_and(|h| h.0 == key) {
+                self.held = None;
+            }
+            out.push(self.apply(e.ty, key, e.obj.clone()));
+        }
+        if let Some((key, index, due)) = self.held.take() {
+            if due <= now_ms {
+                let e = &log[index];
+                out.push(self.apply(e.ty, key, e.obj.clone()));
+            } else {
+                self.held = Some((key, index, due));
+            }
         }
         out
+    }
+
+    fn apply(&mut self, ty: EventType, key: Key, obj: Shared<K>) -> Delta<K> {
+        let old = match ty {
+            EventType::Deleted => self.remove(&key),
+            _ => self.insert(key, obj.clone()),
+        };
+        Delta { ty, old, obj }
+    }
+
+    /// `get` as of each object's previous version (`track_previous` must be on). A creation is
+    /// not undone: the handler that queued this reconcile may have seen it, and a stale view
+    /// older than that is the time travel of an HA apiserver after a restart, not a lag.
+    /// Deletions are: a deleted object is served as it last was.
+    pub fn stale_get(&self, namespace: &str, name: &str) -> Option<&Shared<K>> {
+        let key = (namespace.to_string(), name.to_string());
+        match self.previous.as_ref().and_then(|p| p.get(&key)) {
+            Some(Some(previous)) => Some(previous),
+            _ => self.cache.get(&key),
+        }
+    }
+
+    /// `list` as of each object's previous version: a scan of the namespace, for the rare
+    /// reconcile explore serves stale.
+    pub fn stale_list(&self, namespace: &str, selector: &Selector) -> Vec<&Shared<K>> {
+        fn in_ns<'a, V>(
+            m: &'a BTreeMap<Key, V>,
+            namespace: &'a str,
+        ) -> impl Iterator<Item = Key> + 'a {
+            m.range((namespace.to_string(), String::new())..)
+                .take_while(move |((ns, _), _)| ns == namespace)
+                .map(|(k, _)| k.clone())
+        }
+        let mut keys: BTreeSet<Key> = in_ns(&self.cache, namespace).collect();
+        if let Some(p) = &self.previous {
+            keys.extend(in_ns(p, namespace));
+        }
+        keys.iter()
+            .filter_map(|(ns, name)| self.stale_get(ns, name))
+            .filter(|o| selector.matches(o.meta().labels.as_ref()))
+            .collect()
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<&Shared<K>> {
@@ -271,5 +367,88 @@ mod tests {
             .unwrap();
         inf.poll(&api, 0);
         assert_eq!(names(&inf, "x"), ["b"]);
+    }
+
+    fn relabel(api: &mut ApiServer, name: &str, app: &str) {
+        let patch = serde_json::json!({"metadata": {"labels": {"app": app}}});
+        api.merge_patch::<Pod>("t", "default", name, &patch)
+            .unwrap();
+    }
+
+    fn app_of(inf: &Informer<Pod>, name: &str) -> Option<String> {
+        let p = inf.get("default", name)?;
+        p.metadata.labels.as_ref()?.get("app").cloned()
+    }
+
+    #[test]
+    fn a_held_event_is_never_observed_when_a_newer_one_follows() {
+        let mut api = ApiServer::new(1, FeatureGates::for_minor(29));
+        let mut inf = Informer::<Pod>::start(&api, 0);
+        api.create("t", pod("a", "x")).unwrap();
+        inf.poll(&api, 0);
+        relabel(&mut api, "a", "y");
+        let mut hold = Some(1);
+        assert!(inf.poll_holding(&api, 0, &mut hold).is_empty(), "held");
+        assert_eq!(hold, None, "the countdown is spent");
+        assert_eq!(
+            app_of(&inf, "a").as_deref(),
+            Some("x"),
+            "still the old state"
+        );
+        relabel(&mut api, "a", "z");
+        let d = inf.poll_holding(&api, 1, &mut hold);
+        assert_eq!(d.len(), 1, "only the newer event is delivered");
+        let old = d[0].old.as_ref().unwrap();
+        assert_eq!(
+            old.metadata.labels.as_ref().unwrap()["app"],
+            "x",
+            "y was skipped"
+        );
+        assert_eq!(inf.next_due_ms(&api), None, "nothing left held");
+    }
+
+    #[test]
+    fn a_held_event_with_no_successor_arrives_late() {
+        let mut api = ApiServer::new(1, FeatureGates::for_minor(29));
+        let mut inf = Informer::<Pod>::start(&api, 0);
+        api.create("t", pod("a", "x")).unwrap();
+        assert!(inf.poll_holding(&api, 0, &mut Some(1)).is_empty());
+        assert_eq!(inf.next_due_ms(&api), Some(HOLD_MAX_MS));
+        assert!(inf.poll(&api, HOLD_MAX_MS - 1).is_empty());
+        assert_eq!(inf.poll(&api, HOLD_MAX_MS).len(), 1);
+        assert_eq!(app_of(&inf, "a").as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn stale_reads_serve_previous_versions_but_never_undo_a_creation() {
+        let mut api = ApiServer::new(1, FeatureGates::for_minor(29));
+        let mut inf = Informer::<Pod>::start(&api, 0);
+        inf.track_previous();
+        api.create("t", pod("a", "x")).unwrap();
+        api.create("t", pod("b", "x")).unwrap();
+        inf.poll(&api, 0);
+        relabel(&mut api, "a", "y");
+        api.delete::<Pod>("t", "default", "b", &crate::api::DeleteOptions::default())
+            .unwrap();
+        inf.poll(&api, 0);
+        let stale_app = |name: &str| {
+            inf.stale_get("default", name)
+                .and_then(|p| p.metadata.labels.as_ref()?.get("app").cloned())
+        };
+        assert_eq!(stale_app("a").as_deref(), Some("x"), "a before its relabel");
+        assert_eq!(
+            stale_app("b").as_deref(),
+            Some("x"),
+            "b before its deletion"
+        );
+        let names: Vec<String> = inf
+            .stale_list("default", &Selector::labels([("app", "x")]))
+            .iter()
+            .map(|p| p.metadata.name.clone().unwrap())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        api.create("t", pod("c", "x")).unwrap();
+        inf.poll(&api, 0);
+        assert!(inf.stale_get("default", "c").is_some(), "a creation stays");
     }
 }

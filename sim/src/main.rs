@@ -24,9 +24,11 @@ run     run each scenario; exit 0 if no invariant broke, 1 if any did, 2 on bad 
 fuzz    generate rollout cases with faults, run each, shrink every failure to a small
         scenario file in --out (default fuzz-failures/); --save-all also writes every failing
         case unminimized (DIR/case-N/); exit 1 if any case failed
-explore re-run a scenario with the controller killed right after each of its writes and a
-        resync after each reconcile (at most N of each, default 200); report every perturbation
-        that breaks an invariant the reference run kept; one scenario per (invariant, cause)
+explore re-run a scenario perturbed four ways (at most N of each, default 200): the controller
+        killed right after each of its writes; each watch event to it held back until the next
+        one of the same object; each reconcile served from stale caches; a resync after each
+        reconcile. Report every perturbation that breaks an invariant the reference run kept;
+        one scenario per (invariant, cause)
 check   run every scenario (files, or *.yaml in directories) against every reconciler in its
         `expect`; print a table; exit 0 only if every expectation is met
 
@@ -585,12 +587,13 @@ fn cmd_explore(args: &[String]) -> ExitCode {
     };
     let base: Vec<String> = ex.reference.violated().into_iter().collect();
     say!(
-        "{} [{}]: reference run broke {:?}; tried {} perturbations ({} controller writes, {} reconciles) in {:.1}s; {} broke something new",
+        "{} [{}]: reference run broke {:?}; tried {} perturbations ({} controller writes, {} watch events, {} reconciles) in {:.1}s; {} broke something new",
         path.display(),
         reconciler,
         base,
         ex.tried,
         ex.reference.controller_writes,
+        ex.reference.controller_events,
         ex.reference.controller_reconciles,
         started.elapsed().as_secs_f64(),
         ex.findings.len()

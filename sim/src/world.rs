@@ -138,6 +138,10 @@ pub enum Event {
     Resync,
     /// Fire a resync right after the N-th controller reconcile from now finishes.
     ResyncAfterReconciles(u64),
+    /// Hold back the N-th watch event the controller receives from now (unobserved state).
+    HoldWatchEvent(u64),
+    /// Serve the N-th controller reconcile from now from previous versions (stale state).
+    StaleRead(u64),
 }
 
 /// Which actor runs; the order breaks ties at equal times.
@@ -473,6 +477,20 @@ impl World {
                 );
                 if let Some(c) = self.controller.as_mut() {
                     c.resync_after_reconciles(n);
+                }
+            }
+            Event::HoldWatchEvent(n) => {
+                self.api
+                    .trace_external("fault", "holdWatchEvent", "", "", format!("nth={n}"));
+                if let Some(c) = self.controller.as_mut() {
+                    c.hold_event(n);
+                }
+            }
+            Event::StaleRead(n) => {
+                self.api
+                    .trace_external("fault", "staleRead", "", "", format!("atReconcile={n}"));
+                if let Some(c) = self.controller.as_mut() {
+                    c.stale_reconcile(n);
                 }
             }
             Event::Resync => {

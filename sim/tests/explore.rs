@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use lws_sim::explore::{explore, perturbed_text, Perturbation};
-use lws_sim::scenario::{run, Scenario};
+use lws_sim::scenario::{run, Scenario, Step};
 
 fn scenario(name: &str) -> (Scenario, String) {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -16,35 +16,51 @@ fn scenario(name: &str) -> (Scenario, String) {
 }
 
 #[test]
-fn a_quiet_lws_survives_kills_after_writes_and_resyncs_after_reconciles() {
+fn a_quiet_lws_survives_every_perturbation_pattern() {
     let (s, _) = scenario("quiescence-restart-and-resync.yaml");
     let ex = explore(&s, "v0.4.1", 4).unwrap();
-    assert_eq!(ex.tried, 8, "4 kill points and 4 resync points");
-    assert!(ex.reference.controller_writes > 4 && ex.reference.controller_reconciles > 4);
+    assert_eq!(ex.tried, 16, "4 points for each of the 4 patterns");
+    let r = &ex.reference;
+    assert!(r.controller_writes > 4 && r.controller_reconciles > 4 && r.controller_events > 4);
     assert!(ex.findings.is_empty(), "{:?}", ex.findings);
 }
 
 #[test]
 fn a_perturbation_is_written_as_a_scenario_that_replays_it() {
     let (s, text) = scenario("quiescence-restart-and-resync.yaml");
-    let p = Perturbation::KillAfterWrite(3);
-    let mut perturbed = s.clone();
-    perturbed.steps.insert(
-        0,
-        lws_sim::scenario::Step::KillController {
-            after_writes: Some(3),
-        },
-    );
-    let direct = run(&perturbed, Some("v0.4.1"), None).unwrap();
     let dir = std::env::temp_dir().join(format!("lws-sim-explore-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("perturbed.yaml");
-    std::fs::write(&file, perturbed_text(&s, &text, p, "v0.4.1", &[])).unwrap();
-    let loaded = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(loaded.spec.controller.reconciler.as_deref(), Some("v0.4.1"));
-    let replay = run(&loaded, None, None).unwrap();
-    assert_eq!(
-        replay.trace_hash, direct.trace_hash,
-        "the file replays the perturbed run"
-    );
+    let steps = [
+        (
+            Perturbation::KillAfterWrite(3),
+            Step::KillController {
+                after_writes: Some(3),
+            },
+        ),
+        (Perturbation::HoldWatchEvent(5), Step::HoldWatchEvent(5)),
+        (Perturbation::StaleRead(4), Step::StaleRead(4)),
+    ];
+    for (p, step) in steps {
+        let mut perturbed = s.clone();
+        perturbed.steps.insert(0, step);
+        let direct = run(&perturbed, Some("v0.4.1"), None).unwrap();
+        let file = dir.join(format!("{}.yaml", p.cause()));
+        std::fs::write(&file, perturbed_text(&s, &text, p, "v0.4.1", &[])).unwrap();
+        let loaded = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(loaded.spec.controller.reconciler.as_deref(), Some("v0.4.1"));
+        let replay = run(&loaded, None, None).unwrap();
+        assert_eq!(
+            replay.trace_hash,
+            direct.trace_hash,
+            "{}: the file replays the perturbed run",
+            p.yaml()
+        );
+        let reference = run(&s, Some("v0.4.1"), None).unwrap();
+        assert_ne!(
+            replay.trace_hash,
+            reference.trace_hash,
+            "{} changes the run",
+            p.yaml()
+        );
+    }
 }

@@ -34,37 +34,68 @@ pub struct Caches {
     pub revisions: Informer<ControllerRevision>,
 }
 
+fn get_in<K: Any + Send + Sync + crate::api::Kind>(
+    inf: &Informer<K>,
+    ns: &str,
+    name: &str,
+    stale: bool,
+) -> Option<AnyObject> {
+    let found = if stale {
+        inf.stale_get(ns, name)
+    } else {
+        inf.get(ns, name)
+    };
+    found.map(|o| o.clone() as AnyObject)
+}
+
+fn list_in<K: Any + Send + Sync + crate::api::Kind>(
+    inf: &Informer<K>,
+    ns: &str,
+    sel: &Selector,
+    stale: bool,
+) -> Vec<AnyObject> {
+    let found = if stale {
+        inf.stale_list(ns, sel)
+    } else {
+        inf.list(ns, sel)
+    };
+    found.into_iter().map(|o| o.clone() as AnyObject).collect()
+}
+
 impl Caches {
-    fn get(&self, kind: KindId, ns: &str, name: &str) -> Option<AnyObject> {
-        fn any<K: Any + Send + Sync>(o: &Arc<K>) -> AnyObject {
-            o.clone()
-        }
+    /// A cached object; `stale` serves its previous version (explore's stale-state pattern).
+    fn get(&self, kind: KindId, ns: &str, name: &str, stale: bool) -> Option<AnyObject> {
         match kind {
-            KindId::LeaderWorkerSet => self.lws.get(ns, name).map(any),
-            KindId::StatefulSet => self.statefulsets.get(ns, name).map(any),
-            KindId::Pod => self.pods.get(ns, name).map(any),
-            KindId::Service => self.services.get(ns, name).map(any),
-            KindId::Node => self.nodes.get("", name).map(any),
-            KindId::ControllerRevision => self.revisions.get(ns, name).map(any),
+            KindId::LeaderWorkerSet => get_in(&self.lws, ns, name, stale),
+            KindId::StatefulSet => get_in(&self.statefulsets, ns, name, stale),
+            KindId::Pod => get_in(&self.pods, ns, name, stale),
+            KindId::Service => get_in(&self.services, ns, name, stale),
+            KindId::Node => get_in(&self.nodes, "", name, stale),
+            KindId::ControllerRevision => get_in(&self.revisions, ns, name, stale),
             _ => None,
         }
     }
 
-    fn list(&self, kind: KindId, ns: &str, sel: &Selector) -> Vec<AnyObject> {
-        fn collect<'a, K: Any + Send + Sync>(
-            it: impl Iterator<Item = &'a Arc<K>>,
-        ) -> Vec<AnyObject> {
-            it.map(|o| o.clone() as AnyObject).collect()
-        }
+    fn list(&self, kind: KindId, ns: &str, sel: &Selector, stale: bool) -> Vec<AnyObject> {
         match kind {
-            KindId::LeaderWorkerSet => collect(self.lws.list(ns, sel).into_iter()),
-            KindId::StatefulSet => collect(self.statefulsets.list(ns, sel).into_iter()),
-            KindId::Pod => collect(self.pods.list(ns, sel).into_iter()),
-            KindId::Service => collect(self.services.list(ns, sel).into_iter()),
-            KindId::Node => collect(self.nodes.list("", sel).into_iter()),
-            KindId::ControllerRevision => collect(self.revisions.list(ns, sel).into_iter()),
+            KindId::LeaderWorkerSet => list_in(&self.lws, ns, sel, stale),
+            KindId::StatefulSet => list_in(&self.statefulsets, ns, sel, stale),
+            KindId::Pod => list_in(&self.pods, ns, sel, stale),
+            KindId::Service => list_in(&self.services, ns, sel, stale),
+            KindId::Node => list_in(&self.nodes, "", sel, stale),
+            KindId::ControllerRevision => list_in(&self.revisions, ns, sel, stale),
             _ => Vec::new(),
         }
+    }
+
+    /// Remember previous versions in every informer, so stale reads can be served.
+    pub fn track_previous(&mut self) {
+        self.lws.track_previous();
+        self.statefulsets.track_previous();
+        self.pods.track_previous();
+        self.services.track_previous();
+        self.nodes.track_previous();
+        self.revisions.track_previous();
     }
 }
 
@@ -90,6 +121,8 @@ pub struct Exchange {
     pub events: Vec<String>,
     /// Cache reads served, for "API calls per reconcile".
     pub reads: u32,
+    /// Serve this reconcile's reads from each object's previous version (explore).
+    pub stale: bool,
 }
 
 #[derive(Clone)]
@@ -175,7 +208,10 @@ impl Client for SimClient {
     async fn get<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>> {
         self.exchange.borrow_mut().reads += 1;
         let ex = self.exchange.borrow();
-        let found = ex.caches.borrow().get(kind_of::<K>(), namespace, name);
+        let found = ex
+            .caches
+            .borrow()
+            .get(kind_of::<K>(), namespace, name, ex.stale);
         match found {
             Some(o) => Ok(downcast(o)),
             None => Err(Error::new(
@@ -193,7 +229,10 @@ impl Client for SimClient {
         self.exchange.borrow_mut().reads += 1;
         let sel = Selector::labels(labels.iter().copied());
         let ex = self.exchange.borrow();
-        let items = ex.caches.borrow().list(kind_of::<K>(), namespace, &sel);
+        let items = ex
+            .caches
+            .borrow()
+            .list(kind_of::<K>(), namespace, &sel, ex.stale);
         Ok(items.into_iter().map(downcast).collect())
     }
 

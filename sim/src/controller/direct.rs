@@ -64,7 +64,14 @@ impl DirectReconciler {
 
     fn run(&self, api: &mut ApiServer, which: Which, namespace: &str, name: &str) -> Calls {
         let key = (namespace.to_string(), name.to_string());
-        let mut f = start_reconcile(which, key, self.caches.clone(), &self.flags, api.now_ms());
+        let mut f = start_reconcile(
+            which,
+            key,
+            self.caches.clone(),
+            &self.flags,
+            false,
+            api.now_ms(),
+        );
         let actor = if which == Which::Lws {
             LWS_ACTOR
         } else {

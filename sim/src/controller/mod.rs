@@ -48,6 +48,8 @@ pub struct ControllerConfig {
     /// Leader election: lease 15 s, retry 2 s x U[1, 2.2) (client-go leaderelection, lws cmd/main.go).
     pub lease_duration_ms: u64,
     pub retry_period_ms: u64,
+    /// Keep each cached object's previous version, so a `staleRead` step can be served.
+    pub track_previous: bool,
 }
 
 impl ControllerConfig {
@@ -60,6 +62,7 @@ impl ControllerConfig {
             restart_delay_ms: (1_000, 5_000),
             lease_duration_ms: 15_000,
             retry_period_ms: 2_000,
+            track_previous: false,
         }
     }
 }
@@ -163,7 +166,13 @@ pub struct ControllerRuntime {
     /// Fire a resync right after this many more reconciles finish (explore's reconcile
     /// boundaries).
     resync_after_reconciles: Option<u64>,
+    /// Hold back the watch event this counts down to (explore's unobserved state).
+    hold_event: Option<u64>,
+    /// Serve the reconcile this counts down to from stale caches (explore's stale state).
+    stale_reconcile: Option<u64>,
     pub writes: u64,
+    /// Watch events delivered to the controller's handlers.
+    pub events_delivered: u64,
     pub restarts: u32,
     /// Events recorded by the reconcilers: "at_ms message".
     pub events: Vec<String>,
@@ -183,7 +192,10 @@ impl ControllerRuntime {
             pod_count: 0,
             kill_after_writes: None,
             resync_after_reconciles: None,
+            hold_event: None,
+            stale_reconcile: None,
             writes: 0,
+            events_delivered: 0,
             restarts: 0,
             events: Vec::new(),
             reconciles: [0, 0],
@@ -254,6 +266,16 @@ impl ControllerRuntime {
 
     pub fn kill_after_writes(&mut self, n: u64) {
         self.kill_after_writes = Some(n.max(1));
+    }
+
+    /// Hold back the `n`-th watch event from now until the next event of the same object.
+    pub fn hold_event(&mut self, n: u64) {
+        self.hold_event = Some(n.max(1));
+    }
+
+    /// Serve the `n`-th reconcile from now from each object's previous version.
+    pub fn stale_reconcile(&mut self, n: u64) {
+        self.stale_reconcile = Some(n.max(1));
     }
 
     fn pod_name(&self) -> String {
@@ -351,12 +373,18 @@ impl ControllerRuntime {
         };
         {
             let mut c = caches.borrow_mut();
-            let lws_d = c.lws.poll(api, now);
-            let sts_d = c.statefulsets.poll(api, now);
-            let pod_d = c.pods.poll(api, now);
-            let svc_d = c.services.poll(api, now);
-            c.nodes.poll(api, now);
-            c.revisions.poll(api, now);
+            let hold = &mut self.hold_event;
+            let armed = hold.is_some();
+            let lws_d = c.lws.poll_holding(api, now, hold);
+            let sts_d = c.statefulsets.poll_holding(api, now, hold);
+            let pod_d = c.pods.poll_holding(api, now, hold);
+            let svc_d = c.services.poll_holding(api, now, hold);
+            c.nodes.poll_holding(api, now, hold);
+            c.revisions.poll_holding(api, now, hold);
+            if armed && hold.is_none() {
+                api.trace_external("fault", "holdEvent", "", "", "one watch event held".into());
+            }
+            self.events_delivered += (lws_d.len() + sts_d.len() + pod_d.len() + svc_d.len()) as u64;
             for d in &lws_d {
                 on_lws(workers, d, now);
             }
@@ -406,7 +434,23 @@ impl ControllerRuntime {
                         break;
                     };
                     self.reconciles[i] += 1;
-                    w.inflight = Some(start_reconcile(w.which, key, caches.clone(), &flags, now));
+                    let stale = self.stale_reconcile.as_mut().is_some_and(|n| {
+                        *n -= 1;
+                        *n == 0
+                    });
+                    if stale {
+                        self.stale_reconcile = None;
+                        let what = format!("{}/{} from previous versions", key.0, key.1);
+                        api.trace_external("fault", "staleRead", "", "", what);
+                    }
+                    w.inflight = Some(start_reconcile(
+                        w.which,
+                        key,
+                        caches.clone(),
+                        &flags,
+                        stale,
+                        now,
+                    ));
                 }
                 let f = w.inflight.as_mut().expect("in flight");
                 match poll_once(f.future.as_mut()) {
@@ -480,6 +524,7 @@ fn start_reconcile(
     key: Key,
     caches: Rc<RefCell<Caches>>,
     flags: &Flags,
+    stale: bool,
     now: u64,
 ) -> InFlight {
     let exchange = Rc::new(RefCell::new(Exchange {
@@ -488,6 +533,7 @@ fn start_reconcile(
         response: None,
         events: Vec::new(),
         reads: 0,
+        stale,
     }));
     let client = SimClient {
         exchange: exchange.clone(),
@@ -599,7 +645,7 @@ fn try_acquire(
 /// to the handlers as an add) and the workers. Lease renewals are not written (docs/fidelity.md).
 fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now: u64) -> Phase {
     let mut lag = || rng.range_inclusive(cfg.watch_lag_ms.0, cfg.watch_lag_ms.1);
-    let caches = Caches {
+    let mut caches = Caches {
         lws: Informer::start(api, lag()),
         statefulsets: Informer::start(api, lag()),
         pods: Informer::start(api, lag()),
@@ -607,6 +653,9 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
         nodes: Informer::start(api, lag()),
         revisions: Informer::start(api, lag()),
     };
+    if cfg.track_previous {
+        caches.track_previous();
+    }
     let mut workers = [
         Worker {
             which: Which::Lws,

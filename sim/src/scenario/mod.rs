@@ -95,6 +95,11 @@ pub enum Step {
     Resync {
         after_reconciles: Option<u64>,
     },
+    /// Explore's unobserved-state pattern: hold back the N-th watch event to the controller
+    /// until the next event of the same object.
+    HoldWatchEvent(u64),
+    /// Explore's stale-state pattern: the N-th reconcile reads each object's previous version.
+    StaleRead(u64),
     DrainNode {
         node: NodeSel,
         replace: bool,
@@ -122,6 +127,8 @@ impl Step {
                 | Step::Check(_)
                 | Step::KillController { .. }
                 | Step::Resync { .. }
+                | Step::HoldWatchEvent(_)
+                | Step::StaleRead(_)
         )
     }
 }
@@ -388,6 +395,8 @@ impl Scenario {
             "resync" => Step::Resync {
                 after_reconciles: s.resync.as_ref().and_then(|r| r.after_reconciles),
             },
+            "holdWatchEvent" => Step::HoldWatchEvent(s.hold_watch_event.as_ref().expect("set").nth),
+            "staleRead" => Step::StaleRead(s.stale_read.as_ref().expect("set").at_reconcile),
             "drainNode" => {
                 let r = s.drain_node.as_ref().expect("set");
                 Step::DrainNode {
@@ -493,6 +502,8 @@ pub struct RunReport {
     /// API writes the controller made and reconciles it ran (explore's perturbation points).
     pub controller_writes: u64,
     pub controller_reconciles: u64,
+    /// Watch events delivered to the controller's handlers.
+    pub controller_events: u64,
 }
 
 impl RunReport {
@@ -764,6 +775,8 @@ impl Runner {
                     None => self.fire(Event::Resync)?,
                 }
             }
+            Step::HoldWatchEvent(n) => self.fire(Event::HoldWatchEvent(*n))?,
+            Step::StaleRead(n) => self.fire(Event::StaleRead(*n))?,
             Step::DrainNode { node, replace } => match self.node_of(node) {
                 Ok(n) => {
                     let groups = self
@@ -927,6 +940,7 @@ pub fn run(
     cc.api_latency_ms = range(c.api_latency, cc.api_latency_ms);
     cc.watch_lag_ms = range(c.watch_lag, cc.watch_lag_ms);
     cc.restart_delay_ms = range(c.restart_delay, cc.restart_delay_ms);
+    cc.track_previous = s.steps.iter().any(|st| matches!(st, Step::StaleRead(_)));
     world.install_controller(cc);
     let mut runner = Runner {
         world,
@@ -971,6 +985,7 @@ pub fn run(
         .controller
         .as_ref()
         .map_or(0, |c| c.reconciles.iter().sum());
+    let controller_events = world.controller.as_ref().map_or(0, |c| c.events_delivered);
     Ok(RunReport {
         scenario: s.spec.name.clone(),
         reconciler: profile.name,
@@ -985,6 +1000,7 @@ pub fn run(
         controller_log,
         controller_writes,
         controller_reconciles,
+        controller_events,
     })
 }
 

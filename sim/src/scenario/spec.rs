@@ -221,6 +221,20 @@ pub struct ResyncSpec {
     pub after_reconciles: Option<u64>,
 }
 
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HoldSpec {
+    /// Hold back the N-th watch event the controller receives from now (1 = the next).
+    pub nth: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StaleSpec {
+    /// The N-th controller reconcile from now reads previous versions (1 = the next).
+    pub at_reconcile: u64,
+}
+
 /// One step as written: exactly one action key, plus `timeout` for `waitFor`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -235,6 +249,8 @@ pub struct StepSpec {
     pub check: Option<ObjectRef>,
     pub kill_controller: Option<KillSpec>,
     pub resync: Option<ResyncSpec>,
+    pub hold_watch_event: Option<HoldSpec>,
+    pub stale_read: Option<StaleSpec>,
     pub drain_node: Option<NodeRef>,
     pub fail_node: Option<NodeRef>,
     pub cordon: Option<NodeRef>,
@@ -261,6 +277,8 @@ impl StepSpec {
         add(self.check.is_some(), "check");
         add(self.kill_controller.is_some(), "killController");
         add(self.resync.is_some(), "resync");
+        add(self.hold_watch_event.is_some(), "holdWatchEvent");
+        add(self.stale_read.is_some(), "staleRead");
         add(self.drain_node.is_some(), "drainNode");
         add(self.fail_node.is_some(), "failNode");
         add(self.cordon.is_some(), "cordon");
