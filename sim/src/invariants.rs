@@ -97,6 +97,9 @@ struct PodInfo {
     fingerprint: u64,
     ready: bool,
     terminating: bool,
+    /// The template-revision-hash label: what the leader StatefulSet compares with its
+    /// template when it decides to replace a leader.
+    revision: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -613,6 +616,7 @@ impl Checker {
                 fingerprint: fp,
                 ready: k8s::is_running_and_ready(p),
                 terminating,
+                revision: k8s::label(&p.metadata, keys::TEMPLATE_REVISION_HASH).map(str::to_string),
             };
             self.pods.insert(pod_name.clone(), info);
             self.groups.entry(group).or_default().pods.insert(pod_name);
@@ -927,12 +931,30 @@ impl Checker {
         if partition >= before {
             return;
         }
+        // Only leaders the StatefulSet will replace are exposed: a partition lowered together
+        // with a template the groups already run (a write from a stale view) takes nothing down.
+        let target = sts
+            .spec
+            .template
+            .metadata
+            .as_ref()
+            .and_then(|m| k8s::label(m, keys::TEMPLATE_REVISION_HASH));
+        let replaced = |g: &i32| {
+            let leader = self.groups.get(g).and_then(|x| {
+                x.pods
+                    .iter()
+                    .filter_map(|n| self.pods.get(n))
+                    .find(|p| p.leader && !p.terminating)
+            });
+            leader.is_some_and(|p| p.revision.as_deref() != target)
+        };
         let exposed: Vec<i32> = (partition..before.min(s))
             .filter(|g| {
                 self.groups
                     .get(g)
                     .is_some_and(|x| x.available && x.phase == Phase::Old)
             })
+            .filter(replaced)
             .collect();
         if exposed.is_empty() {
             return;

@@ -742,7 +742,7 @@ impl Runner {
                     let msg = format!(
                         "waited {} for {what}; state: {}",
                         crate::time::fmt_ms(*timeout_ms),
-                        self.checker.stuck_state()
+                        stuck_state(&self.world, &self.checker)
                     );
                     self.checker
                         .external(&self.world.api, invariants::TIMEOUT, msg);
@@ -913,6 +913,35 @@ pub fn rollout_complete(w: &World, c: &Checker) -> bool {
             })
 }
 
+/// Why the rollout is not complete: the groups' state, and, once every group is done, where the
+/// LWS status disagrees with the world (the status counts and conditions rollout-complete needs).
+fn stuck_state(w: &World, c: &Checker) -> String {
+    let mut s = c.stuck_state();
+    if !c.rollout_complete_groups() {
+        return s;
+    }
+    for l in w
+        .api
+        .list::<LeaderWorkerSet>(None, &crate::api::Selector::everything())
+    {
+        let st = l.status.clone().unwrap_or_default();
+        let conditions: Vec<String> = st
+            .conditions
+            .iter()
+            .filter(|c| c.status == "True")
+            .map(|c| c.type_.clone())
+            .collect();
+        s.push_str(&format!(
+            "; but the status of LWS {} disagrees: readyReplicas {}, updatedReplicas {} of {} groups, True conditions {conditions:?}",
+            lws::k8s::name(&l.metadata),
+            st.ready_replicas,
+            st.updated_replicas,
+            l.replicas()
+        ));
+    }
+    s
+}
+
 fn wait_target_met(w: &World, c: &Checker, t: &WaitTarget) -> bool {
     match t {
         WaitTarget::Available => lws_available(w) && c.available_groups() >= c.replicas.max(1),
@@ -967,7 +996,7 @@ pub fn run(
             let msg = format!(
                 "the rollout did not complete within {} after the last step: {}",
                 crate::time::fmt_ms(within),
-                runner.checker.stuck_state()
+                stuck_state(&runner.world, &runner.checker)
             );
             runner
                 .checker
