@@ -46,7 +46,7 @@ pub async fn reconcile<C: Client>(
         Err(e) if e.is_not_found() => return Ok(Action::done()),
         Err(e) => return Err(e),
     };
-    if handle_restart_policy(c, flags, &pod, &lws).await? {
+    if handle_restart_policy(c, flags, &pod, &lws, false).await? {
         return Ok(Action::done());
     }
     if worker_index != "0" {
@@ -154,19 +154,45 @@ pub fn container_restarted(pod: &Pod) -> bool {
     statuses.chain(init).any(|c| c.restart_count > 0)
 }
 
+/// The B09 fix (PR #999, dcbd8f0; `pod-delete-events=tombstone`): a delete event carries the
+/// deleted pod, so a deleted worker restarts its group even when the worker StatefulSet has
+/// already re-created a pod of the same name, which is all a reconcile by name would see. A
+/// deleted leader needs nothing: its group goes with it.
+pub async fn reconcile_deleted<C: Client>(c: &C, flags: &Flags, pod: &Pod) -> Result<()> {
+    let ns = k8s::namespace(&pod.metadata);
+    let (Some(lws_name), Some(worker_index)) = (
+        k8s::label(&pod.metadata, keys::SET_NAME),
+        k8s::label(&pod.metadata, keys::WORKER_INDEX),
+    ) else {
+        return Ok(());
+    };
+    if worker_index == "0" {
+        return Ok(());
+    }
+    let lws = match c.get::<LeaderWorkerSet>(ns, lws_name).await {
+        Ok(l) => l,
+        Err(e) if e.is_not_found() => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    handle_restart_policy(c, flags, pod, &lws, true)
+        .await
+        .map(|_| ())
+}
+
 /// `handleRestartPolicy` (V3 podc:156-187 = FX podc:165-196): with RecreateGroupOnPodRestart, a
-/// restarted or deleted group member deletes the leader in the foreground. Returns whether the
-/// leader was or is being deleted.
+/// restarted or deleted (`gone`, or terminating) group member deletes the leader in the
+/// foreground. Returns whether the leader was or is being deleted.
 async fn handle_restart_policy<C: Client>(
     c: &C,
     flags: &Flags,
     pod: &Pod,
     lws: &LeaderWorkerSet,
+    gone: bool,
 ) -> Result<bool> {
     if lws.spec.leader_worker_template.restart_policy != "RecreateGroupOnPodRestart" {
         return Ok(false);
     }
-    if !container_restarted(pod) && !k8s::is_terminating(&pod.metadata) {
+    if !gone && !container_restarted(pod) && !k8s::is_terminating(&pod.metadata) {
         return Ok(false);
     }
     let ns = k8s::namespace(&pod.metadata);

@@ -93,6 +93,9 @@ pub struct Flags {
     /// as redundant by 02e43b0, PR #791, 2026-03-24). Without it a leader pod's readiness reaches
     /// the LWS controller only through StatefulSet status events.
     pub leader_pod_watch: bool,
+    /// B09 (PR #999, dcbd8f0): pod delete events reach the pod reconciler with the deleted pod
+    /// (a tombstone), instead of only its name, which may already name a replacement.
+    pub pod_delete_tombstones: bool,
     /// Not upstream: a proposed fix for Z02 (docs/bug-zoo.md). Upstream counts a terminating
     /// leader that is still Ready as ready, and a worker StatefulSet whose terminating pods are
     /// still Ready as available; with this set, neither is (leader `deletionTimestamp`, worker
@@ -244,6 +247,13 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.leader_pod_watch = i == 1,
     },
     FlagSpec {
+        name: "pod-delete-events",
+        values: &["read-live", "tombstone"],
+        upstream: "B09, PR #999 (dcbd8f0)",
+        get: |f| usize::from(f.pod_delete_tombstones),
+        set: |f, i| f.pod_delete_tombstones = i == 1,
+    },
+    FlagSpec {
         name: "terminating-pods",
         values: &["ready", "not-ready"],
         upstream: "proposed fix for Z02 (not upstream)",
@@ -281,6 +291,7 @@ impl Flags {
             missing_worker_sts: MissingWorkerSts::Error,
             terminating_not_ready: false,
             leader_pod_watch: false,
+            pod_delete_tombstones: false,
             restart_policy_default_recreate: false,
             network_config: false,
         }
@@ -301,6 +312,7 @@ impl Flags {
             missing_worker_sts: MissingWorkerSts::Error,
             terminating_not_ready: false,
             leader_pod_watch: false,
+            pod_delete_tombstones: false,
             restart_policy_default_recreate: true,
             network_config: true,
         }

@@ -19,13 +19,14 @@ use crate::rng::SimRng;
 use crate::scenario::{self, RunReport, Scenario};
 
 /// Fault kinds a case may use; each case enables a random non-empty subset.
-pub const FAULTS: [&str; 6] = [
+pub const FAULTS: [&str; 7] = [
     "killController",
     "killAfterWrites",
     "resync",
     "drainNode",
     "crashContainer",
     "deletePod",
+    "forceDeletePod",
 ];
 
 /// The image of a broken first template: listed as unpullable in the case's cluster.
@@ -73,7 +74,7 @@ fn pick<T: Copy>(rng: &mut SimRng, items: &[T]) -> T {
 
 /// Draw a case. The default distribution: 1-8 groups of 1-4 pods (median 4 groups of 3),
 /// maxUnavailable 1-2 or 25-50%, maxSurge 0-2, either startup policy, one template update
-/// (from an image that never pulls in one case of eight), 1-4 faults of 1-6 kinds.
+/// (from an image that never pulls in one case of eight), 1-4 faults of 1-7 kinds.
 pub fn generate(campaign_seed: u64, index: u64) -> Case {
     let seed = case_seed(campaign_seed, index);
     let mut rng = SimRng::labelled(seed, "generator");
@@ -231,6 +232,9 @@ impl Case {
                         "resync" => "resync: {}".to_string(),
                         "drainNode" => format!("drainNode: {{nodeOf: {pod}}}"),
                         "crashContainer" => format!("crashContainer: {{pod: {pod}}}"),
+                        "forceDeletePod" => {
+                            format!("deletePod: {{pod: {pod}, gracePeriodSeconds: 0}}")
+                        }
                         _ => format!("deletePod: {{pod: {pod}}}"),
                     };
                     let _ = writeln!(s, "  - {line}");

@@ -28,6 +28,11 @@ pub const CHECK: &str = "check";
 pub const GROUP_RESTART: &str = "groupRestart";
 pub const STATUS_CONDITIONS: &str = "statusConditions";
 pub const PARTITION_BUDGET: &str = "partitionBudget";
+pub const REQUIRED_RESTART: &str = "requiredRestart";
+
+/// How long a group restart the restart policy owes may take: a controller pod that was down
+/// is back (restart delay and a 15 s lease) well within it.
+pub const RESTART_DUE_MS: u64 = 120_000;
 
 /// Every invariant a scenario can enable by name (`timeout` and `check` are always on).
 /// How long a disrupted group must stay available before it counts as recovered.
@@ -37,7 +42,7 @@ pub const DISRUPTION_SETTLE_MS: u64 = 60_000;
 /// this counts as up when a partition move is judged (watch lags are milliseconds).
 pub const STALE_VIEW_MS: u64 = 5_000;
 
-pub const ALL: [&str; 9] = [
+pub const ALL: [&str; 10] = [
     AVAILABILITY,
     GROUP_CONSISTENCY,
     UPDATE_ORDER,
@@ -47,6 +52,7 @@ pub const ALL: [&str; 9] = [
     GROUP_RESTART,
     STATUS_CONDITIONS,
     PARTITION_BUDGET,
+    REQUIRED_RESTART,
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -197,6 +203,10 @@ pub struct Checker {
     /// (leader deletions by the pod controller, read from the trace).
     owed_restarts: BTreeMap<i32, i32>,
     restarts: BTreeMap<i32, i32>,
+    /// Groups a fault obliges the restart policy to restart: (due, the pod hit, when).
+    required_restarts: BTreeMap<i32, (u64, String, u64)>,
+    /// The LWS asks for RecreateGroupOnPodRestart.
+    recreate_on_restart: bool,
     trace_cursor: usize,
     pub min_available: Option<i32>,
     below_floor: bool,
@@ -274,6 +284,8 @@ impl Checker {
             lws_templates: BTreeSet::new(),
             owed_restarts: BTreeMap::new(),
             restarts: BTreeMap::new(),
+            required_restarts: BTreeMap::new(),
+            recreate_on_restart: false,
             trace_cursor: 0,
             min_available: None,
             below_floor: false,
@@ -288,6 +300,11 @@ impl Checker {
             spurious_upgrade: false,
             violations: Vec::new(),
         }
+    }
+
+    /// The namespace of the LWS under watch.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
     }
 
     pub fn is_enabled(&self, name: &str) -> bool {
@@ -333,6 +350,49 @@ impl Checker {
         for g in groups {
             *self.owed_restarts.entry(g).or_default() += 1;
         }
+    }
+
+    /// A fault hit `pod` of group `g` (a crashed container, a deletion, an eviction): under
+    /// RecreateGroupOnPodRestart the whole group must be recreated, so its leader must go.
+    pub fn require_restart(&mut self, g: i32, pod: &str, now_ms: u64) {
+        if self.recreate_on_restart {
+            self.required_restarts.entry(g).or_insert((
+                now_ms + RESTART_DUE_MS,
+                pod.to_string(),
+                now_ms,
+            ));
+        }
+    }
+
+    /// `requiredRestart`: every group restart a fault made due happens (its leader is deleted)
+    /// within `RESTART_DUE_MS` (lws-bugs-and-tests I-RESTART; bug B09). Checked as time passes
+    /// and by `finish` at the end of a run.
+    fn check_required_restarts(&mut self, api: &ApiServer) {
+        let now = api.now_ms();
+        let late: Vec<i32> = self
+            .required_restarts
+            .iter()
+            .filter(|(_, (due, _, _))| *due <= now)
+            .map(|(g, _)| *g)
+            .collect();
+        for g in late {
+            let (_, pod, at) = self.required_restarts.remove(&g).expect("listed");
+            if g >= self.replicas {
+                continue; // scaled away
+            }
+            let msg = format!(
+                "pod {pod} of group {g} failed at t={} under RecreateGroupOnPodRestart, but the group was not recreated within {}: its leader was never deleted",
+                fmt_ms(at),
+                fmt_ms(RESTART_DUE_MS)
+            );
+            let objects = self.group_objects(g);
+            self.violate(api, REQUIRED_RESTART, msg, objects);
+        }
+    }
+
+    /// End of run: restarts still owed are late if their time has come.
+    pub fn finish(&mut self, api: &ApiServer) {
+        self.check_required_restarts(api);
     }
 
     /// `groupRestart`: the restart policy deletes a group's leader at most once per injected
@@ -463,6 +523,9 @@ impl Checker {
         self.observe_pods(api, &name, &mut dirty);
         self.observe_statefulsets(api, &name);
         self.check_restarts(api, &name);
+        if !self.required_restarts.is_empty() {
+            self.check_required_restarts(api);
+        }
         for g in dirty {
             self.reevaluate(api, g);
         }
@@ -495,6 +558,8 @@ impl Checker {
         self.lws_templates.insert(fnv64(&template));
         self.replicas = l.replicas();
         self.size = l.size();
+        self.recreate_on_restart =
+            l.spec.leader_worker_template.restart_policy == "RecreateGroupOnPodRestart";
         if let Ok(k) = lws::lws_controller::knobs(l) {
             self.max_unavailable = k.max_unavailable;
             self.max_surge = k.max_surge;
@@ -591,6 +656,9 @@ impl Checker {
             dirty.insert(group);
             let was_terminating = self.pods.get(&pod_name).is_some_and(|i| i.terminating);
             if e.ty == EventType::Deleted {
+                if self.pods.get(&pod_name).is_some_and(|i| i.leader) {
+                    self.required_restarts.remove(&group);
+                }
                 self.pods.remove(&pod_name);
                 self.fingerprints.remove(k8s::uid(&p.metadata));
                 if let Some(g) = self.groups.get_mut(&group) {
@@ -607,12 +675,16 @@ impl Checker {
                 .entry(uid)
                 .or_insert_with(|| fingerprint(p.spec.as_ref()));
             let terminating = k8s::is_terminating(&p.metadata);
+            let leader = k8s::label(&p.metadata, keys::WORKER_INDEX) == Some("0");
+            if terminating && leader {
+                self.required_restarts.remove(&group);
+            }
             if terminating && !was_terminating {
                 self.quiet_violation(api, format!("pod {pod_name} was deleted"), pod_name.clone());
             }
             let info = PodInfo {
                 group,
-                leader: k8s::label(&p.metadata, keys::WORKER_INDEX) == Some("0"),
+                leader,
                 fingerprint: fp,
                 ready: k8s::is_running_and_ready(p),
                 terminating,

@@ -130,6 +130,7 @@ pub enum Event {
     DeletePod {
         namespace: String,
         pod: String,
+        grace_period_seconds: Option<i64>,
     },
     KillController,
     /// Crash the controller right after its N-th API write from now.
@@ -500,12 +501,21 @@ impl World {
                     c.resync_now(&self.api);
                 }
             }
-            Event::DeletePod { namespace, pod } => {
+            Event::DeletePod {
+                namespace,
+                pod,
+                grace_period_seconds,
+            } => {
+                let detail = grace_period_seconds
+                    .map(|g| format!("grace={g}"))
+                    .unwrap_or_default();
                 self.api
-                    .trace_external("fault", "deletePod", "Pod", &pod, String::new());
-                let _ =
-                    self.api
-                        .delete::<Pod>("kubectl", &namespace, &pod, &DeleteOptions::default());
+                    .trace_external("fault", "deletePod", "Pod", &pod, detail);
+                let opts = DeleteOptions {
+                    grace_period_seconds,
+                    ..DeleteOptions::default()
+                };
+                let _ = self.api.delete::<Pod>("kubectl", &namespace, &pod, &opts);
             }
         }
     }

@@ -53,7 +53,7 @@ fn run(w: &mut World, c: &mut Checker, ms: u64) {
     while w.step(deadline) {
         c.observe(&w.api);
     }
-    w.now_ms = w.now_ms.max(deadline);
+    w.run_until(deadline);
 }
 
 #[test]
@@ -292,4 +292,35 @@ fn partition_budget_counts_groups_down_longer_than_the_controller_can_miss() {
         "{}",
         v[0]
     );
+}
+
+#[test]
+fn required_restart_fires_only_when_the_owed_group_restart_never_comes() {
+    // A real crash under RecreateGroupOnPodRestart (the v0.4.1 default): the pod controller
+    // deletes the leader, so the restart the crash made due happens.
+    let (mut w, mut c) = at_rest();
+    let now = w.now_ms;
+    w.schedule(
+        now,
+        lws_sim::world::Event::CrashContainer {
+            namespace: "default".into(),
+            pod: "q-1-1".into(),
+        },
+    );
+    c.require_restart(1, "q-1-1", now);
+    run(&mut w, &mut c, invariants::RESTART_DUE_MS + 10_000);
+    c.finish(&w.api);
+    assert!(
+        violations_of(&c, invariants::REQUIRED_RESTART).is_empty(),
+        "{:?}",
+        c.violations
+    );
+    // The same obligation with nothing that fails: the leader is never deleted.
+    let (mut w, mut c) = at_rest();
+    c.require_restart(1, "q-1-1", w.now_ms);
+    run(&mut w, &mut c, invariants::RESTART_DUE_MS + 10_000);
+    c.finish(&w.api);
+    let v = violations_of(&c, invariants::REQUIRED_RESTART);
+    assert_eq!(v.len(), 1, "{v:?}");
+    assert!(v[0].contains("group was not recreated"), "{}", v[0]);
 }

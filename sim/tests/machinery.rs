@@ -372,6 +372,7 @@ fn scripted_run(seed: u64) -> (u64, usize, Vec<u64>) {
         Event::DeletePod {
             namespace: "default".into(),
             pod: "web-1".into(),
+            grace_period_seconds: None,
         },
     );
     w.run_until(w.now_ms + 600_000);

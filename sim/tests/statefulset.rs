@@ -260,6 +260,7 @@ fn on_delete_changes_nothing_until_a_pod_is_deleted() {
         lws_sim::world::Event::DeletePod {
             namespace: "default".into(),
             pod: "web-2".into(),
+            grace_period_seconds: None,
         },
     );
     w.run_until(w.now_ms + 600_000);

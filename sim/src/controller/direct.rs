@@ -70,6 +70,7 @@ impl DirectReconciler {
             self.caches.clone(),
             &self.flags,
             false,
+            None,
             api.now_ms(),
         );
         let actor = if which == Which::Lws {

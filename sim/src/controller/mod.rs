@@ -10,6 +10,7 @@ pub mod client;
 pub mod direct;
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -24,7 +25,9 @@ use lws::client::Action;
 use lws::k8s;
 use lws::profile::{Flags, Profile};
 
-use crate::api::{self, ApiError, ApiServer, DeleteOptions, Deleted, Key, Kind, KindId, Operation};
+use crate::api::{
+    self, ApiError, ApiServer, DeleteOptions, Deleted, Key, Kind, KindId, Operation, Shared,
+};
 use crate::informer::{Delta, Informer};
 use crate::queue::WorkQueue;
 use crate::rng::SimRng;
@@ -118,6 +121,8 @@ struct Worker {
     which: Which,
     queue: WorkQueue,
     inflight: Option<InFlight>,
+    /// Deleted pods waiting for their key's next reconcile (`pod-delete-events=tombstone`).
+    tombstones: BTreeMap<Key, Shared<Pod>>,
 }
 
 impl Worker {
@@ -284,7 +289,7 @@ impl ControllerRuntime {
 
     /// Fire every informer's resync now (the `resync` scenario step).
     pub fn resync_now(&mut self, api: &ApiServer) {
-        let watch_leader_pods = self.config.profile.flags.leader_pod_watch;
+        let watches = Watches::of(&self.config.profile.flags);
         let Some(Manager {
             phase: Phase::Leading {
                 caches, workers, ..
@@ -301,7 +306,7 @@ impl ControllerRuntime {
             KindId::Pod,
             KindId::Service,
         ] {
-            resync_kind(&caches.borrow(), kind, workers, watch_leader_pods, now);
+            resync_kind(&caches.borrow(), kind, workers, watches, now);
         }
     }
 
@@ -362,7 +367,7 @@ impl ControllerRuntime {
     /// as far as they go at this instant. Returns true when the pod was killed meanwhile.
     fn drive(&mut self, manager: &mut Manager, api: &mut ApiServer, rng: &mut SimRng) -> bool {
         let now = api.now_ms();
-        let watch_leader_pods = self.config.profile.flags.leader_pod_watch;
+        let watches = Watches::of(&self.config.profile.flags);
         let Phase::Leading {
             caches,
             resync,
@@ -392,13 +397,13 @@ impl ControllerRuntime {
                 on_statefulset(workers, d, now);
             }
             for d in &pod_d {
-                on_pod(workers, d, watch_leader_pods, now);
+                on_pod(workers, d, watches, now);
             }
             for d in &svc_d {
                 on_service(workers, d, now);
             }
             for r in resync.iter_mut().filter(|r| r.0 <= now) {
-                resync_kind(&c, r.2, workers, watch_leader_pods, now);
+                resync_kind(&c, r.2, workers, watches, now);
                 r.0 += r.1;
             }
         }
@@ -443,12 +448,14 @@ impl ControllerRuntime {
                         let what = format!("{}/{} from previous versions", key.0, key.1);
                         api.trace_external("fault", "staleRead", "", "", what);
                     }
+                    let tombstone = w.tombstones.remove(&key);
                     w.inflight = Some(start_reconcile(
                         w.which,
                         key,
                         caches.clone(),
                         &flags,
                         stale,
+                        tombstone,
                         now,
                     ));
                 }
@@ -491,7 +498,7 @@ impl ControllerRuntime {
                 KindId::Pod,
                 KindId::Service,
             ] {
-                resync_kind(&caches.borrow(), kind, workers, watch_leader_pods, now);
+                resync_kind(&caches.borrow(), kind, workers, watches, now);
             }
         }
         false
@@ -525,6 +532,7 @@ fn start_reconcile(
     caches: Rc<RefCell<Caches>>,
     flags: &Flags,
     stale: bool,
+    tombstone: Option<Shared<Pod>>,
     now: u64,
 ) -> InFlight {
     let exchange = Rc::new(RefCell::new(Exchange {
@@ -540,19 +548,21 @@ fn start_reconcile(
     };
     let flags = flags.clone();
     let (ns, name) = key.clone();
-    let future: Pin<Box<dyn Future<Output = lws::client::Result<Action>>>> =
-        match which {
-            Which::Lws => Box::pin(async move {
-                let ctx = lws::lws_controller::Ctx {
-                    flags: &flags,
-                    now: to_time(now),
-                };
-                lws::lws_controller::reconcile(&client, &ctx, &ns, &name).await
-            }),
-            Which::Pod => Box::pin(async move {
-                lws::pod_controller::reconcile(&client, &flags, &ns, &name).await
-            }),
-        };
+    let future: Pin<Box<dyn Future<Output = lws::client::Result<Action>>>> = match which {
+        Which::Lws => Box::pin(async move {
+            let ctx = lws::lws_controller::Ctx {
+                flags: &flags,
+                now: to_time(now),
+            };
+            lws::lws_controller::reconcile(&client, &ctx, &ns, &name).await
+        }),
+        Which::Pod => Box::pin(async move {
+            if let Some(pod) = tombstone {
+                lws::pod_controller::reconcile_deleted(&client, &flags, &pod).await?;
+            }
+            lws::pod_controller::reconcile(&client, &flags, &ns, &name).await
+        }),
+    };
     InFlight {
         key,
         future,
@@ -661,11 +671,13 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
             which: Which::Lws,
             queue: WorkQueue::default(),
             inflight: None,
+            tombstones: BTreeMap::new(),
         },
         Worker {
             which: Which::Pod,
             queue: WorkQueue::default(),
             inflight: None,
+            tombstones: BTreeMap::new(),
         },
     ];
     for d in caches.lws.initial_deltas() {
@@ -675,7 +687,7 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
         on_statefulset(&mut workers, &d, now);
     }
     for d in caches.pods.initial_deltas() {
-        on_pod(&mut workers, &d, cfg.profile.flags.leader_pod_watch, now);
+        on_pod(&mut workers, &d, Watches::of(&cfg.profile.flags), now);
     }
     for d in caches.services.initial_deltas() {
         on_service(&mut workers, &d, now);
@@ -701,13 +713,7 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
 }
 
 /// A resync replays the whole cache as same-object updates to every handler (no API call).
-fn resync_kind(
-    c: &Caches,
-    kind: KindId,
-    workers: &mut [Worker; 2],
-    watch_leader_pods: bool,
-    now: u64,
-) {
+fn resync_kind(c: &Caches, kind: KindId, workers: &mut [Worker; 2], watches: Watches, now: u64) {
     fn replay<K: Kind>(inf: &Informer<K>) -> Vec<Delta<K>> {
         inf.all()
             .map(|o| Delta {
@@ -724,7 +730,7 @@ fn resync_kind(
             .for_each(|d| on_statefulset(workers, d, now)),
         KindId::Pod => replay(&c.pods)
             .iter()
-            .for_each(|d| on_pod(workers, d, watch_leader_pods, now)),
+            .for_each(|d| on_pod(workers, d, watches, now)),
         KindId::Service => replay(&c.services)
             .iter()
             .for_each(|d| on_service(workers, d, now)),
@@ -777,15 +783,39 @@ fn on_statefulset(workers: &mut [Worker; 2], d: &Delta<StatefulSet>, now: u64) {
     }
 }
 
-/// Pod controller: `For(Pod)` behind the has-name-label filter. With `leader-pod-watch=on` the
-/// LWS controller also `Watches(Pod)` of leader pods, mapped to their LWS by the name label
-/// (added by d275e0a, PR #778; removed as redundant by 02e43b0, PR #791).
-fn on_pod(workers: &mut [Worker; 2], d: &Delta<Pod>, watch_leader_pods: bool, now: u64) {
+/// The handler wiring that differs between flag values.
+#[derive(Clone, Copy)]
+struct Watches {
+    /// `leader-pod-watch=on`.
+    leader_pods: bool,
+    /// `pod-delete-events=tombstone`.
+    pod_tombstones: bool,
+}
+
+impl Watches {
+    fn of(flags: &Flags) -> Watches {
+        Watches {
+            leader_pods: flags.leader_pod_watch,
+            pod_tombstones: flags.pod_delete_tombstones,
+        }
+    }
+}
+
+/// Pod controller: `For(Pod)` behind the has-name-label filter; with `pod-delete-events=tombstone`
+/// a delete also hands the deleted pod to the next reconcile of its key (B09's typed request).
+/// With `leader-pod-watch=on` the LWS controller also `Watches(Pod)` of leader pods, mapped to
+/// their LWS by the name label (added by d275e0a, PR #778; removed as redundant by 02e43b0, PR
+/// #791).
+fn on_pod(workers: &mut [Worker; 2], d: &Delta<Pod>, watches: Watches, now: u64) {
     let Some(name) = k8s::label(&d.obj.metadata, keys::SET_NAME) else {
         return;
     };
-    workers[1].queue.add(api::key_of(&*d.obj), now);
-    if watch_leader_pods && k8s::label(&d.obj.metadata, keys::WORKER_INDEX) == Some("0") {
+    let key = api::key_of(&*d.obj);
+    if watches.pod_tombstones && d.ty == api::EventType::Deleted {
+        workers[1].tombstones.insert(key.clone(), d.obj.clone());
+    }
+    workers[1].queue.add(key, now);
+    if watches.leader_pods && k8s::label(&d.obj.metadata, keys::WORKER_INDEX) == Some("0") {
         workers[0]
             .queue
             .add((ns_of(&d.obj.metadata), name.to_string()), now);

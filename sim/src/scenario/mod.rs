@@ -114,6 +114,7 @@ pub enum Step {
     DeletePod {
         namespace: String,
         pod: String,
+        grace_period_seconds: Option<i64>,
     },
 }
 
@@ -427,6 +428,7 @@ impl Scenario {
                 Step::DeletePod {
                     namespace: ns(&p.namespace),
                     pod: p.pod.clone(),
+                    grace_period_seconds: p.grace_period_seconds,
                 }
             }
             other => unreachable!("unknown action {other}"),
@@ -583,6 +585,50 @@ impl Runner {
         let now = self.world.now_ms;
         self.world.schedule(now, e);
         self.advance_to(now)
+    }
+
+    /// A fault is about to hit `pod`: if it is a live member of its group's current generation
+    /// (not terminating, not a worker of a leader already replaced), the restart policy owes
+    /// that group a restart.
+    fn require_restart(&mut self, pod: &str, now: u64) {
+        let ns = self.checker.namespace().to_string();
+        let Some(p) = self.world.api.try_get::<Pod>(&ns, pod) else {
+            return;
+        };
+        let Some(&g) = self.checker.groups_of([pod]).first() else {
+            return;
+        };
+        let leader_name = p
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(lws::api::keys::SET_NAME))
+            .map(|n| format!("{n}-{g}"));
+        let leader = leader_name.and_then(|n| self.world.api.try_get::<Pod>(&ns, &n));
+        let current = leader.is_some_and(|l| {
+            !k8s::is_terminating(&l.metadata)
+                && l.metadata.creation_timestamp <= p.metadata.creation_timestamp
+        });
+        if current && !k8s::is_terminating(&p.metadata) {
+            self.checker.require_restart(g, pod, now);
+        }
+    }
+
+    /// The highest container restart count of a pod (0 if it does not exist).
+    fn restart_count(&self, namespace: &str, pod: &str) -> i32 {
+        let Some(p) = self.world.api.try_get::<Pod>(namespace, pod) else {
+            return 0;
+        };
+        let statuses = p
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref());
+        statuses
+            .into_iter()
+            .flatten()
+            .map(|c| c.restart_count)
+            .max()
+            .unwrap_or(0)
     }
 
     fn node_of(&self, sel: &NodeSel) -> Result<String, String> {
@@ -779,9 +825,11 @@ impl Runner {
             Step::StaleRead(n) => self.fire(Event::StaleRead(*n))?,
             Step::DrainNode { node, replace } => match self.node_of(node) {
                 Ok(n) => {
-                    let groups = self
-                        .checker
-                        .groups_of(self.pods_on(&n).iter().map(String::as_str));
+                    let pods = self.pods_on(&n);
+                    let groups = self.checker.groups_of(pods.iter().map(String::as_str));
+                    for p in &pods {
+                        self.require_restart(p, now);
+                    }
                     self.checker.owe_restart(groups.iter().copied());
                     self.checker.disrupt(groups, self.world.now_ms);
                     self.fire(Event::DrainNode {
@@ -816,19 +864,32 @@ impl Runner {
             Step::CrashContainer { namespace, pod } => {
                 let groups = self.checker.groups_of([pod.as_str()]);
                 self.checker.owe_restart(groups.iter().copied());
-                self.checker.disrupt(groups, self.world.now_ms);
+                self.checker
+                    .disrupt(groups.iter().copied(), self.world.now_ms);
+                let before = self.restart_count(namespace, pod);
                 self.fire(Event::CrashContainer {
                     namespace: namespace.clone(),
                     pod: pod.clone(),
                 })?;
+                // A crash only counts if a container did restart (the pod was Running).
+                if self.restart_count(namespace, pod) > before {
+                    self.require_restart(pod, now);
+                }
             }
-            Step::DeletePod { namespace, pod } => {
+            Step::DeletePod {
+                namespace,
+                pod,
+                grace_period_seconds,
+            } => {
                 let groups = self.checker.groups_of([pod.as_str()]);
                 self.checker.owe_restart(groups.iter().copied());
-                self.checker.disrupt(groups, self.world.now_ms);
+                self.checker
+                    .disrupt(groups.iter().copied(), self.world.now_ms);
+                self.require_restart(pod, now);
                 self.fire(Event::DeletePod {
                     namespace: namespace.clone(),
                     pod: pod.clone(),
+                    grace_period_seconds: *grace_period_seconds,
                 })?;
             }
         }
@@ -1003,6 +1064,7 @@ pub fn run(
                 .external(&runner.world.api, invariants::CONVERGENCE, msg);
         }
     }
+    runner.checker.finish(&runner.world.api);
     let Runner { mut world, checker } = runner;
     let controller_log = world
         .controller

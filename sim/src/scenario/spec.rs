@@ -208,6 +208,15 @@ pub struct PodRef {
     pub namespace: Option<String>,
 }
 
+/// `kubectl delete pod`, optionally with `--grace-period` (0 is `--force --grace-period=0`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DeletePodSpec {
+    pub pod: String,
+    pub namespace: Option<String>,
+    pub grace_period_seconds: Option<i64>,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct KillSpec {
@@ -256,7 +265,7 @@ pub struct StepSpec {
     pub cordon: Option<NodeRef>,
     pub uncordon: Option<NodeRef>,
     pub crash_container: Option<PodRef>,
-    pub delete_pod: Option<PodRef>,
+    pub delete_pod: Option<DeletePodSpec>,
 }
 
 impl StepSpec {
