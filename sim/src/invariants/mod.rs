@@ -17,6 +17,11 @@ use lws::{k8s, rollout};
 use crate::api::{ApiServer, EventType, Kind};
 use crate::time::fmt_ms;
 
+mod groups;
+mod partition;
+mod restart;
+mod status;
+
 pub const AVAILABILITY: &str = "availability";
 pub const GROUP_CONSISTENCY: &str = "groupConsistency";
 pub const UPDATE_ORDER: &str = "updateOrder";
@@ -344,88 +349,6 @@ impl Checker {
         self.disrupted_ever.extend(groups);
     }
 
-    /// One injected failure touched these groups: each may be restarted once for it.
-    pub fn owe_restart(&mut self, groups: impl IntoIterator<Item = i32>) {
-        let groups: BTreeSet<i32> = groups.into_iter().collect();
-        for g in groups {
-            *self.owed_restarts.entry(g).or_default() += 1;
-        }
-    }
-
-    /// A fault hit `pod` of group `g` (a crashed container, a deletion, an eviction): under
-    /// RecreateGroupOnPodRestart the whole group must be recreated, so its leader must go.
-    pub fn require_restart(&mut self, g: i32, pod: &str, now_ms: u64) {
-        if self.recreate_on_restart {
-            self.required_restarts.entry(g).or_insert((
-                now_ms + RESTART_DUE_MS,
-                pod.to_string(),
-                now_ms,
-            ));
-        }
-    }
-
-    /// `requiredRestart`: every group restart a fault made due happens (its leader is deleted)
-    /// within `RESTART_DUE_MS` (lws-bugs-and-tests I-RESTART; bug B09). Checked as time passes
-    /// and by `finish` at the end of a run.
-    fn check_required_restarts(&mut self, api: &ApiServer) {
-        let now = api.now_ms();
-        let late: Vec<i32> = self
-            .required_restarts
-            .iter()
-            .filter(|(_, (due, _, _))| *due <= now)
-            .map(|(g, _)| *g)
-            .collect();
-        for g in late {
-            let (_, pod, at) = self.required_restarts.remove(&g).expect("listed");
-            if g >= self.replicas {
-                continue; // scaled away
-            }
-            let msg = format!(
-                "pod {pod} of group {g} failed at t={} under RecreateGroupOnPodRestart, but the group was not recreated within {}: its leader was never deleted",
-                fmt_ms(at),
-                fmt_ms(RESTART_DUE_MS)
-            );
-            let objects = self.group_objects(g);
-            self.violate(api, REQUIRED_RESTART, msg, objects);
-        }
-    }
-
-    /// End of run: restarts still owed are late if their time has come.
-    pub fn finish(&mut self, api: &ApiServer) {
-        self.check_required_restarts(api);
-    }
-
-    /// `groupRestart`: the restart policy deletes a group's leader at most once per injected
-    /// failure of that group (lws-bugs-and-tests I-RESTART; B03, B08).
-    fn check_restarts(&mut self, api: &ApiServer, name: &str) {
-        let entries = &api.trace.entries;
-        let mut restarted = Vec::new();
-        while let Some(e) = entries.get(self.trace_cursor) {
-            self.trace_cursor += 1;
-            if e.verb != "delete" || e.kind != "Pod" || e.actor != "pod-controller" || e.rv == 0 {
-                continue;
-            }
-            let Some(rest) = e.name.strip_prefix(name).and_then(|r| r.strip_prefix('-')) else {
-                continue;
-            };
-            if let Ok(g) = rest.parse::<i32>() {
-                restarted.push(g);
-            }
-        }
-        for g in restarted {
-            let n = self.restarts.entry(g).or_default();
-            *n += 1;
-            let (n, owed) = (*n, self.owed_restarts.get(&g).copied().unwrap_or(0));
-            if n > owed {
-                let msg = format!(
-                    "group {g} was restarted by the restart policy {n} times for {owed} injected failure(s): a stale or out-of-turn pod deleted its leader"
-                );
-                let objects = self.group_objects(g);
-                self.violate(api, GROUP_RESTART, msg, objects);
-            }
-        }
-    }
-
     /// The groups a set of pods belongs to (for faults naming pods or nodes).
     pub fn groups_of<'a>(&self, pods: impl IntoIterator<Item = &'a str>) -> Vec<i32> {
         pods.into_iter()
@@ -484,9 +407,12 @@ impl Checker {
     }
 
     fn violate(&mut self, api: &ApiServer, invariant: &str, message: String, objects: Vec<String>) {
-        if !self.enabled.contains(invariant) {
-            return;
+        if self.enabled.contains(invariant) {
+            self.record(api, invariant, message, objects);
         }
+    }
+
+    fn record(&mut self, api: &ApiServer, invariant: &str, message: String, objects: Vec<String>) {
         let recent = recent_events(api, &objects, 8);
         self.violations.push(Violation {
             invariant: invariant.into(),
@@ -499,17 +425,8 @@ impl Checker {
 
     /// Record a violation decided outside the checker (timeout, check, convergence).
     pub fn external(&mut self, api: &ApiServer, invariant: &str, message: String) {
-        let enabled = matches!(invariant, TIMEOUT | CHECK) || self.enabled.contains(invariant);
-        if enabled {
-            let objects = Vec::new();
-            let recent = recent_events(api, &objects, 8);
-            self.violations.push(Violation {
-                invariant: invariant.into(),
-                at_ms: api.now_ms(),
-                message,
-                objects,
-                recent,
-            });
+        if matches!(invariant, TIMEOUT | CHECK) || self.enabled.contains(invariant) {
+            self.record(api, invariant, message, Vec::new());
         }
     }
 
@@ -588,57 +505,6 @@ impl Checker {
         }
         self.recount();
         dirty.extend(self.groups.keys().copied());
-    }
-
-    /// `statusConditions`: Available is never True together with Progressing or
-    /// UpgradeInProgress (the exclusive pairs of upstream `setCondition`; bug B16), and
-    /// UpgradeInProgress is never True while the LWS template has never changed (bug B18).
-    /// A check of the one LWS version just written (lws-bugs-and-tests I-STATUS).
-    fn check_conditions(&mut self, api: &ApiServer, l: &LeaderWorkerSet) {
-        self.check_exclusive_conditions(api, l);
-        let upgrading = l.status.as_ref().is_some_and(|s| {
-            s.conditions
-                .iter()
-                .any(|c| c.type_ == rollout::UPGRADE_IN_PROGRESS && c.status == "True")
-        });
-        let spurious = upgrading && self.lws_templates.len() == 1;
-        if std::mem::replace(&mut self.spurious_upgrade, spurious) || !spurious {
-            return;
-        }
-        let msg = "status has UpgradeInProgress=True, but the LWS template has never changed: no upgrade can be in progress".to_string();
-        let objects = vec![k8s::name(&l.metadata).to_string()];
-        self.violate(api, STATUS_CONDITIONS, msg, objects);
-    }
-
-    fn check_exclusive_conditions(&mut self, api: &ApiServer, l: &LeaderWorkerSet) {
-        let conditions = l.status.as_ref().map(|s| s.conditions.as_slice());
-        let is_true = |t: &str| {
-            conditions
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == t && c.status == "True")
-        };
-        let clash: Vec<&str> = if is_true(rollout::AVAILABLE) {
-            [rollout::PROGRESSING, rollout::UPGRADE_IN_PROGRESS]
-                .into_iter()
-                .filter(|t| is_true(t))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        if clash.is_empty() {
-            self.conflicting_conditions = false;
-            return;
-        }
-        if std::mem::replace(&mut self.conflicting_conditions, true) {
-            return;
-        }
-        let msg = format!(
-            "status has Available=True together with {}=True; they are mutually exclusive",
-            clash.join("=True and ")
-        );
-        let objects = vec![k8s::name(&l.metadata).to_string()];
-        self.violate(api, STATUS_CONDITIONS, msg, objects);
     }
 
     fn observe_pods(&mut self, api: &ApiServer, name: &str, dirty: &mut BTreeSet<i32>) {
@@ -841,299 +707,6 @@ impl Checker {
             .get(&g)
             .map(|x| x.pods.iter().cloned().collect())
             .unwrap_or_default()
-    }
-
-    /// `updateOrder`: group g may start moving to the latest revision only together with the
-    /// groups above it that are not on it yet, in one window of at most
-    /// max(1, maxUnavailable + maxSurge) groups. So the groups in [g, replicas) still old or
-    /// part-moved, g included, may number at most that window: top-down, a window at a time.
-    fn check_order(&mut self, api: &ApiServer, g: i32) {
-        let revision = self.latest.unwrap_or(0) + 1;
-        let window = (self.max_unavailable + self.max_surge).max(1);
-        let pending: Vec<i32> = (g + 1..self.replicas)
-            .filter(|h| {
-                matches!(
-                    self.groups.get(h).map(|x| x.phase),
-                    Some(Phase::Old | Phase::Moving)
-                )
-            })
-            .collect();
-        if (pending.len() as i32) < window {
-            return;
-        }
-        let old: Vec<i32> = pending
-            .iter()
-            .copied()
-            .filter(|h| self.groups.get(h).is_some_and(|x| x.phase == Phase::Old))
-            .collect();
-        let moving: Vec<i32> = pending
-            .iter()
-            .copied()
-            .filter(|h| !old.contains(h))
-            .collect();
-        let msg = format!(
-            "group {g} started moving to revision {revision} while, above it, group(s) {old:?} were still on an older revision and {moving:?} part-moved: {} groups in flight, at most {window} allowed (maxUnavailable {} + maxSurge {})",
-            pending.len() + 1,
-            self.max_unavailable,
-            self.max_surge
-        );
-        let mut objects = self.group_objects(g);
-        objects.extend(pending.iter().flat_map(|h| self.group_objects(*h)));
-        self.violate(api, UPDATE_ORDER, msg, objects);
-    }
-
-    /// `groupConsistency`: an all-ready group's leader and workers come from one revision.
-    fn check_consistency(&mut self, api: &ApiServer, g: i32, all_ready: bool) {
-        if !all_ready {
-            if let Some(x) = self.groups.get_mut(&g) {
-                x.inconsistent = false;
-            }
-            return;
-        }
-        let live = self.live_pods(g);
-        let leader = live
-            .iter()
-            .find(|(_, i)| i.leader)
-            .map(|(_, i)| i.fingerprint);
-        let workers: Vec<u64> = live
-            .iter()
-            .filter(|(_, i)| !i.leader)
-            .map(|(_, i)| i.fingerprint)
-            .collect();
-        let consistent = self
-            .revisions
-            .iter()
-            .any(|r| Some(r.leader) == leader && workers.iter().all(|w| *w == r.worker));
-        let was = self.groups.get(&g).is_some_and(|x| x.inconsistent);
-        if let Some(x) = self.groups.get_mut(&g) {
-            x.inconsistent = !consistent;
-        }
-        if consistent || was {
-            return;
-        }
-        let rev_of = |fp: u64, leader: bool| {
-            self.revisions
-                .iter()
-                .position(|r| {
-                    if leader {
-                        r.leader == fp
-                    } else {
-                        r.worker == fp
-                    }
-                })
-                .map(|i| format!("revision {}", i + 1))
-                .unwrap_or_else(|| "no known revision".into())
-        };
-        let leader_rev = leader.map(|fp| rev_of(fp, true)).unwrap_or_default();
-        let mut worker_revs: Vec<String> = workers.iter().map(|fp| rev_of(*fp, false)).collect();
-        worker_revs.sort();
-        worker_revs.dedup();
-        let msg = format!(
-            "group {g} is ready but mixes revisions: the leader runs the {leader_rev} leader template, the workers run the {} worker template",
-            worker_revs.join(" and ")
-        );
-        let objects = self.group_objects(g);
-        self.violate(api, GROUP_CONSISTENCY, msg, objects);
-    }
-
-    /// `availability`: once all groups have been available, never fewer than
-    /// `replicas - maxUnavailable - disrupted` available groups.
-    fn check_availability(&mut self, api: &ApiServer) {
-        let now = api.now_ms();
-        let since = &self.available_since;
-        self.disrupted
-            .retain(|g| since.get(g).is_none_or(|t| now < t + DISRUPTION_SETTLE_MS));
-        let available = self.available_groups();
-        if !self.first_available {
-            // Armed once every desired group has been up (groups being scaled away or surge
-            // groups do not count: an LWS that never came up is not owed availability).
-            if self.replicas > 0 && self.counts.available_desired >= self.replicas {
-                self.first_available = true;
-            } else {
-                return;
-            }
-        }
-        self.min_available = Some(self.min_available.map_or(available, |m| m.min(available)));
-        // After a scale-up the new groups are not owed yet: the floor counts groups that have
-        // been available since the last change of replicas.
-        self.available_hw = self.available_hw.max(available);
-        let floor = self.replicas.min(self.available_hw)
-            - self.max_unavailable
-            - self.disrupted.len() as i32;
-        if available >= floor {
-            self.below_floor = false;
-            return;
-        }
-        if self.below_floor {
-            return;
-        }
-        self.below_floor = true;
-        let down: Vec<i32> = (0..self.replicas)
-            .filter(|g| !self.groups.get(g).is_some_and(|x| x.available))
-            .collect();
-        let msg = format!(
-            "{available} of {} groups available, below the floor of {floor} (replicas {} - maxUnavailable {} - disrupted {}); unavailable groups: {down:?}",
-            self.replicas,
-            self.replicas,
-            self.max_unavailable,
-            self.disrupted.len()
-        );
-        let objects = down.iter().flat_map(|g| self.group_objects(*g)).collect();
-        self.violate(api, AVAILABILITY, msg, objects);
-    }
-
-    /// `partitionBudget`: a partition decrease never exposes a ready, not-yet-updated group
-    /// while that would leave fewer than `replicas - maxUnavailable` groups up, counting the
-    /// groups already down (bug B10; lws-bugs-and-tests I-AVAIL as judged at the move). Groups
-    /// down for less than `STALE_VIEW_MS` count as up: the controller may not have seen them.
-    /// Unlike `availability`, groups disrupted by faults are not excused: the budget is what
-    /// the controller must protect.
-    fn check_partition_move(&mut self, api: &ApiServer, sts: &StatefulSet) {
-        let partition = sts
-            .spec
-            .update_strategy
-            .as_ref()
-            .and_then(|u| u.rolling_update.as_ref())
-            .and_then(|r| r.partition)
-            .unwrap_or(0);
-        let Some(before) = self.leader_partition.replace(partition) else {
-            return;
-        };
-        let s = sts.spec.replicas.unwrap_or(1);
-        if partition >= before {
-            return;
-        }
-        // Only leaders the StatefulSet will replace are exposed: a partition lowered together
-        // with a template the groups already run (a write from a stale view) takes nothing down.
-        let target = sts
-            .spec
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|m| k8s::label(m, keys::TEMPLATE_REVISION_HASH));
-        let replaced = |g: &i32| {
-            let leader = self.groups.get(g).and_then(|x| {
-                x.pods
-                    .iter()
-                    .filter_map(|n| self.pods.get(n))
-                    .find(|p| p.leader && !p.terminating)
-            });
-            leader.is_some_and(|p| p.revision.as_deref() != target)
-        };
-        let exposed: Vec<i32> = (partition..before.min(s))
-            .filter(|g| {
-                self.groups
-                    .get(g)
-                    .is_some_and(|x| x.available && x.phase == Phase::Old)
-            })
-            .filter(replaced)
-            .collect();
-        if exposed.is_empty() {
-            return;
-        }
-        let now = api.now_ms();
-        let (mut down, mut unseen) = (Vec::new(), 0);
-        for (&g, &since) in &self.unavailable_since {
-            if g >= s {
-                continue;
-            }
-            if now >= since + STALE_VIEW_MS {
-                down.push(g);
-            } else {
-                unseen += 1;
-            }
-        }
-        let up = self.counts.available + unseen - exposed.len() as i32;
-        let floor = self.replicas - self.max_unavailable;
-        if up >= floor {
-            return;
-        }
-        let down_why: Vec<String> = down
-            .iter()
-            .map(|g| format!("{g} ({})", self.why_down(*g)))
-            .collect();
-        let msg = format!(
-            "partition lowered {before} -> {partition}, taking down ready groups {exposed:?} on an older revision while groups [{}] have been unavailable for over {}: {up} groups left up, below replicas {} - maxUnavailable {}",
-            down_why.join(", "),
-            fmt_ms(STALE_VIEW_MS),
-            self.replicas,
-            self.max_unavailable
-        );
-        let mut objects = vec![k8s::name(&sts.metadata).to_string()];
-        for g in exposed.iter().chain(&down) {
-            objects.extend(self.group_objects(*g));
-        }
-        self.violate(api, PARTITION_BUDGET, msg, objects);
-    }
-
-    fn has_terminating(&self, g: i32) -> bool {
-        self.groups.get(&g).is_some_and(|x| {
-            x.pods
-                .iter()
-                .any(|n| self.pods.get(n).is_some_and(|p| p.terminating))
-        })
-    }
-
-    /// Why group g is not available, in a few words.
-    fn why_down(&self, g: i32) -> String {
-        let Some(group) = self.groups.get(&g) else {
-            return "no pods".into();
-        };
-        let pods: Vec<&PodInfo> = group.pods.iter().filter_map(|n| self.pods.get(n)).collect();
-        let terminating = pods.iter().filter(|p| p.terminating).count();
-        let live = pods.len() - terminating;
-        let unready = pods.iter().filter(|p| !p.terminating && !p.ready).count();
-        let leader_terminating = pods.iter().any(|p| p.leader && p.terminating);
-        let mut parts = Vec::new();
-        if leader_terminating {
-            parts.push("leader terminating".to_string());
-        } else if terminating > 0 {
-            parts.push(format!("{terminating} pods terminating"));
-        }
-        if live < self.size as usize {
-            parts.push(format!("{live} of {} pods live", self.size));
-        }
-        if unready > 0 {
-            parts.push(format!("{unready} not ready"));
-        }
-        if terminating == 0 && self.down_terminating.contains(&g) {
-            parts.push("had a terminating pod".into());
-        }
-        parts.join(", ")
-    }
-
-    /// `surgeBound`: the leader StatefulSet never asks for more than `replicas + maxSurge`
-    /// groups, judged against the replicas the controller based that write on (its
-    /// `leaderworkerset.sigs.k8s.io/replicas` annotation), so a user's scale-down in flight is
-    /// not counted against it (lws-bugs-and-tests I-SURGE).
-    fn check_surge(&mut self, api: &ApiServer, sts: &k8s_openapi::api::apps::v1::StatefulSet) {
-        let Some(base) =
-            k8s::annotation(&sts.metadata, keys::REPLICAS).and_then(|r| r.parse::<i32>().ok())
-        else {
-            return;
-        };
-        let surge = self
-            .max_surge_raw
-            .as_ref()
-            .map_or(0, |v| k8s::scaled_value(v, base, true).unwrap_or(0))
-            .clamp(0, base);
-        let asked = sts.spec.replicas.unwrap_or(1);
-        let bound = base + surge;
-        if asked <= bound {
-            self.over_surge = false;
-            return;
-        }
-        if self.over_surge {
-            return;
-        }
-        self.over_surge = true;
-        let msg = format!("the leader StatefulSet asks for {asked} groups, more than replicas {base} + maxSurge {surge}");
-        self.violate(
-            api,
-            SURGE_BOUND,
-            msg,
-            vec![k8s::name(&sts.metadata).to_string()],
-        );
     }
 }
 
