@@ -134,12 +134,44 @@ pub fn explore(s: &Scenario, reconciler: &str, max_each: u64) -> Result<Explorat
     })
 }
 
-/// The scenario file text with the perturbation as first step and `expect` set to what the
-/// perturbed run broke. Paths are made absolute so the file replays from anywhere.
+/// `s` with the perturbation as its first step and only the original steps in `keep`.
+pub fn perturbed(s: &Scenario, p: Perturbation, keep: &[usize]) -> Scenario {
+    let mut out = s.clone();
+    out.steps = std::iter::once(p.step())
+        .chain(keep.iter().map(|&i| s.steps[i].clone()))
+        .collect();
+    out
+}
+
+/// Greedy minimization of a finding: drop original steps, last first, while the perturbed run
+/// still breaks `invariant`. Returns the indices of the steps kept and the final run.
+pub fn minimize(
+    s: &Scenario,
+    p: Perturbation,
+    reconciler: &str,
+    invariant: &str,
+) -> Result<(Vec<usize>, RunReport), RunError> {
+    let mut keep: Vec<usize> = (0..s.steps.len()).collect();
+    let mut last = scenario::run(&perturbed(s, p, &keep), Some(reconciler), None)?;
+    for i in (0..s.steps.len()).rev() {
+        let fewer: Vec<usize> = keep.iter().copied().filter(|&k| k != i).collect();
+        let r = scenario::run(&perturbed(s, p, &fewer), Some(reconciler), None)?;
+        if r.violated().contains(invariant) {
+            keep = fewer;
+            last = r;
+        }
+    }
+    Ok((keep, last))
+}
+
+/// The scenario file text with the perturbation as first step, only the original steps in
+/// `keep` (indices into the file's `steps`), and `expect` set to what the perturbed run broke.
+/// Paths are made absolute so the file replays from anywhere.
 pub fn perturbed_text(
     s: &Scenario,
     original: &str,
     p: Perturbation,
+    keep: &[usize],
     reconciler: &str,
     violated: &[String],
 ) -> String {
@@ -150,6 +182,9 @@ pub fn perturbed_text(
         .unwrap_or_default();
     let mut out = String::new();
     let mut in_expect = false;
+    let mut in_steps = false;
+    // The index of the step item the current line belongs to, while in `steps:`.
+    let mut step: Option<usize> = None;
     for line in original.lines() {
         if line.starts_with("expect:") {
             in_expect = true;
@@ -160,6 +195,17 @@ pub fn perturbed_text(
                 continue;
             }
             in_expect = false;
+        }
+        if in_steps && !line.starts_with(' ') && !line.trim().is_empty() {
+            in_steps = false;
+        }
+        if in_steps {
+            if line.trim_start().starts_with("- ") && !line.starts_with("    ") {
+                step = Some(step.map_or(0, |i| i + 1));
+            }
+            if step.is_some_and(|i| !keep.contains(&i)) {
+                continue;
+            }
         }
         let mut line = line.to_string();
         if let Some(rest) = line.trim_start().strip_prefix("reconciler:") {
@@ -176,6 +222,7 @@ pub fn perturbed_text(
         out.push_str(&line);
         out.push('\n');
         if line.trim_end() == "steps:" {
+            in_steps = true;
             out.push_str(&format!("  - {}\n", p.yaml()));
         }
     }

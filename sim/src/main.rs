@@ -613,19 +613,33 @@ fn cmd_explore(args: &[String]) -> ExitCode {
             .iter()
             .filter(|g| g.perturbation.cause() == cause && g.new.contains(&invariant))
             .count();
-        let mut violated: Vec<String> = base.iter().cloned().chain(f.new.iter().cloned()).collect();
-        violated.sort();
-        violated.dedup();
-        let text =
-            lws_sim::explore::perturbed_text(&s, &original, f.perturbation, &reconciler, &violated);
+        let (keep, run) =
+            match lws_sim::explore::minimize(&s, f.perturbation, &reconciler, &invariant) {
+                Ok(x) => x,
+                Err(e) => {
+                    eprintln!("error: {}", e.0);
+                    return ExitCode::from(2);
+                }
+            };
+        let violated: Vec<String> = run.violated().into_iter().collect();
+        let text = lws_sim::explore::perturbed_text(
+            &s,
+            &original,
+            f.perturbation,
+            &keep,
+            &reconciler,
+            &violated,
+        );
         let file = out.join(format!("{invariant}-{cause}.yaml"));
         if let Err(e) = std::fs::create_dir_all(&out).and_then(|_| std::fs::write(&file, text)) {
             eprintln!("error: {}: {e}", file.display());
             return ExitCode::from(2);
         }
         say!(
-            "{invariant} via {cause}: {count} perturbations, first {}: lws-sim run {}",
+            "{invariant} via {cause}: {count} perturbations, first {}; minimized to {} of {} steps: lws-sim run {}",
             f.perturbation.yaml(),
+            keep.len() + 1,
+            s.steps.len() + 1,
             file.display()
         );
     }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use lws_sim::explore::{explore, perturbed_text, Perturbation};
+use lws_sim::explore::{explore, minimize, perturbed_text, Perturbation};
 use lws_sim::scenario::{run, Scenario, Step};
 
 fn scenario(name: &str) -> (Scenario, String) {
@@ -45,7 +45,8 @@ fn a_perturbation_is_written_as_a_scenario_that_replays_it() {
         perturbed.steps.insert(0, step);
         let direct = run(&perturbed, Some("v0.4.1"), None).unwrap();
         let file = dir.join(format!("{}.yaml", p.cause()));
-        std::fs::write(&file, perturbed_text(&s, &text, p, "v0.4.1", &[])).unwrap();
+        let all: Vec<usize> = (0..s.steps.len()).collect();
+        std::fs::write(&file, perturbed_text(&s, &text, p, &all, "v0.4.1", &[])).unwrap();
         let loaded = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(loaded.spec.controller.reconciler.as_deref(), Some("v0.4.1"));
         let replay = run(&loaded, None, None).unwrap();
@@ -63,4 +64,35 @@ fn a_perturbation_is_written_as_a_scenario_that_replays_it() {
             p.yaml()
         );
     }
+}
+
+#[test]
+fn a_finding_is_minimized_to_the_steps_it_needs_and_still_replays() {
+    // B16 breaks statusConditions as the LWS comes up: none of the scenario's steps is needed.
+    let (s, text) = scenario("quiescence-restart-and-resync.yaml");
+    let reconciler = "v0.4.1,condition-flip=copy";
+    let p = Perturbation::KillAfterWrite(2);
+    let (keep, run) = minimize(&s, p, reconciler, "statusConditions").unwrap();
+    assert!(
+        keep.len() < s.steps.len(),
+        "kept {keep:?} of {}",
+        s.steps.len()
+    );
+    assert!(run.violated().contains("statusConditions"));
+    let dir = std::env::temp_dir().join(format!("lws-sim-explore-min-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("min.yaml");
+    let violated: Vec<String> = run.violated().into_iter().collect();
+    std::fs::write(
+        &file,
+        perturbed_text(&s, &text, p, &keep, reconciler, &violated),
+    )
+    .unwrap();
+    let loaded = Scenario::load(&file).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(loaded.steps.len(), keep.len() + 1);
+    let replay = run(&loaded, None, None).unwrap();
+    assert_eq!(
+        replay.trace_hash, run.trace_hash,
+        "the file replays the minimized run"
+    );
 }
