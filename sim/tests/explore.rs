@@ -82,7 +82,7 @@ fn a_finding_is_minimized_to_the_steps_it_needs_and_still_replays() {
     let dir = std::env::temp_dir().join(format!("lws-sim-explore-min-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("min.yaml");
-    let violated: Vec<String> = run.violated().into_iter().collect();
+    let violated: Vec<String> = found.violated().into_iter().collect();
     std::fs::write(
         &file,
         perturbed_text(&s, &text, p, &keep, reconciler, &violated),
