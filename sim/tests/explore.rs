@@ -72,13 +72,13 @@ fn a_finding_is_minimized_to_the_steps_it_needs_and_still_replays() {
     let (s, text) = scenario("quiescence-restart-and-resync.yaml");
     let reconciler = "v0.4.1,condition-flip=copy";
     let p = Perturbation::KillAfterWrite(2);
-    let (keep, run) = minimize(&s, p, reconciler, "statusConditions").unwrap();
+    let (keep, found) = minimize(&s, p, reconciler, "statusConditions").unwrap();
     assert!(
         keep.len() < s.steps.len(),
         "kept {keep:?} of {}",
         s.steps.len()
     );
-    assert!(run.violated().contains("statusConditions"));
+    assert!(found.violated().contains("statusConditions"));
     let dir = std::env::temp_dir().join(format!("lws-sim-explore-min-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("min.yaml");
@@ -92,7 +92,7 @@ fn a_finding_is_minimized_to_the_steps_it_needs_and_still_replays() {
     assert_eq!(loaded.steps.len(), keep.len() + 1);
     let replay = run(&loaded, None, None).unwrap();
     assert_eq!(
-        replay.trace_hash, run.trace_hash,
+        replay.trace_hash, found.trace_hash,
         "the file replays the minimized run"
     );
 }
