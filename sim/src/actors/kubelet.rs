@@ -123,7 +123,7 @@ impl Kubelet {
                     return;
                 }
                 let mut pod = (*live).clone();
-                if action == Action::Start && pulls_nothing(&pod, cfg) {
+                if action == Action::Start && has_unpullable_image(&pod, cfg) {
                     mark_image_pull_backoff(&mut pod);
                     let _ = api.update_status(ACTOR, pod);
                     return;
@@ -200,7 +200,7 @@ impl Kubelet {
 }
 
 /// Whether some container's image is one the cluster cannot pull.
-fn pulls_nothing(pod: &Pod, cfg: &ClusterConfig) -> bool {
+fn has_unpullable_image(pod: &Pod, cfg: &ClusterConfig) -> bool {
     pod.spec.iter().flat_map(|s| s.containers.iter()).any(|c| {
         c.image
             .as_ref()
