@@ -291,8 +291,7 @@ pub fn leader_statefulset(
                 type_: Some("RollingUpdate".into()),
                 rolling_update: Some(RollingUpdateStatefulSetStrategy {
                     partition: Some(partition),
-                    // Copied verbatim from the LWS in V3 and FX (lws-spec §2.4; B13).
-                    max_unavailable: lws.rolling_update().max_unavailable,
+                    max_unavailable: leader_max_unavailable(lws, flags),
                 }),
             }),
             template,
@@ -300,6 +299,18 @@ pub fn leader_statefulset(
         },
         status: None,
     }
+}
+
+/// The leader StatefulSet's `maxUnavailable`: the LWS value verbatim in V3 and FX (lws-spec
+/// §2.4), so 0 (valid for an LWS with a surge) is rejected by the StatefulSet API where
+/// MaxUnavailableStatefulSet is on (bug B13); with PR #781 (d4d6b17), `max(1, MU + MS)` of the
+/// scaled knobs, so surge groups being created do not eat the budget (HD lwsc:775ff).
+fn leader_max_unavailable(lws: &LeaderWorkerSet, flags: &Flags) -> Option<IntOrString> {
+    if !flags.leader_max_unavailable_budget {
+        return lws.rolling_update().max_unavailable;
+    }
+    let k = knobs(lws).ok()?;
+    Some(IntOrString::Int((k.max_unavailable + k.max_surge).max(1)))
 }
 
 /// The exclusive-topology annotations copied from the LWS metadata to pod templates.

@@ -93,6 +93,9 @@ pub struct Flags {
     /// as redundant by 02e43b0, PR #791, 2026-03-24). Without it a leader pod's readiness reaches
     /// the LWS controller only through StatefulSet status events.
     pub leader_pod_watch: bool,
+    /// B13 (PR #781, d4d6b17): the leader StatefulSet's maxUnavailable is `max(1, MU + MS)`
+    /// instead of the LWS value copied verbatim.
+    pub leader_max_unavailable_budget: bool,
     /// B09 (PR #999, dcbd8f0): pod delete events reach the pod reconciler with the deleted pod
     /// (a tombstone), instead of only its name, which may already name a replacement.
     pub pod_delete_tombstones: bool,
@@ -247,6 +250,13 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.leader_pod_watch = i == 1,
     },
     FlagSpec {
+        name: "leader-max-unavailable",
+        values: &["copy", "budget"],
+        upstream: "B13, PR #781 (d4d6b17)",
+        get: |f| usize::from(f.leader_max_unavailable_budget),
+        set: |f, i| f.leader_max_unavailable_budget = i == 1,
+    },
+    FlagSpec {
         name: "pod-delete-events",
         values: &["read-live", "tombstone"],
         upstream: "B09, PR #999 (dcbd8f0)",
@@ -292,6 +302,7 @@ impl Flags {
             terminating_not_ready: false,
             leader_pod_watch: false,
             pod_delete_tombstones: false,
+            leader_max_unavailable_budget: false,
             restart_policy_default_recreate: false,
             network_config: false,
         }
@@ -313,6 +324,7 @@ impl Flags {
             terminating_not_ready: false,
             leader_pod_watch: false,
             pod_delete_tombstones: false,
+            leader_max_unavailable_budget: false,
             restart_policy_default_recreate: true,
             network_config: true,
         }

@@ -978,6 +978,15 @@ pub fn rollout_complete(w: &World, c: &Checker) -> bool {
 /// LWS status disagrees with the world (the status counts and conditions rollout-complete needs).
 fn stuck_state(w: &World, c: &Checker) -> String {
     let mut s = c.stuck_state();
+    let last_error = w
+        .controller
+        .as_ref()
+        .and_then(|ctl| ctl.events.iter().rev().find(|e| e.contains(" failed: ")));
+    if let Some(e) = last_error {
+        let (at, what) = e.split_once(' ').unwrap_or(("", e));
+        let at = at.parse().map(crate::time::fmt_ms).unwrap_or_default();
+        s.push_str(&format!("; last controller error (t={at}): {what}"));
+    }
     if !c.rollout_complete_groups() {
         return s;
     }
