@@ -58,6 +58,9 @@ pub struct Case {
     /// The first template's image never pulls, so no group ever comes up before the update
     /// that fixes it (the shape of issue #567, bug B11).
     pub broken_first_image: bool,
+    /// Kubernetes 1.x: 29 (MaxUnavailableStatefulSet off), 35 (on by default) or 37 (old
+    /// unavailable pods replaced first).
+    pub kubernetes_minor: u32,
     pub nodes: u32,
     pub startup_ms: (u64, u64),
     pub steps: Vec<CaseStep>,
@@ -73,7 +76,9 @@ fn pick<T: Copy>(rng: &mut SimRng, items: &[T]) -> T {
 }
 
 /// Draw a case. The default distribution: 1-8 groups of 1-4 pods (median 4 groups of 3),
-/// maxUnavailable 1-2 or 25-50%, maxSurge 0-2, either startup policy, one template update
+/// maxUnavailable 1-2 (0 too with a surge) or 25-50%, maxSurge 0-2, either startup policy,
+/// Kubernetes 1.29, 1.35 or 1.37 (MaxUnavailableStatefulSet off, on, on with PR #137666), one
+/// template update
 /// (from an image that never pulls in one case of eight), 1-4 faults of 1-7 kinds.
 pub fn generate(campaign_seed: u64, index: u64) -> Case {
     let seed = case_seed(campaign_seed, index);
@@ -86,7 +91,7 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
     let max_unavailable = if max_surge == "0" {
         pick(&mut rng, &["1", "1", "2"])
     } else {
-        pick(&mut rng, &["1", "2", "25%", "50%"])
+        pick(&mut rng, &["0", "1", "2", "25%", "50%"])
     }
     .to_string();
     let restart_policy = pick(
@@ -94,7 +99,11 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
         &[None, Some("RecreateGroupOnPodRestart"), Some("None")],
     );
     let startup_policy = pick(&mut rng, &[None, Some("LeaderReady")]);
-    let broken_first_image = rng.next_u64().is_multiple_of(8);
+    let kubernetes_minor = pick(&mut rng, &[29, 35, 37]);
+    // A 1.35 StatefulSet never replaces pods that are unavailable when the budget is spent
+    // (fixed in 1.37, PR #137666): a Kubernetes limit, not the controller's, so no broken image
+    // there.
+    let broken_first_image = rng.next_u64().is_multiple_of(8) && kubernetes_minor != 35;
     let mut enabled: Vec<&'static str> = FAULTS
         .iter()
         .copied()
@@ -133,6 +142,7 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
         restart_policy,
         startup_policy,
         broken_first_image,
+        kubernetes_minor,
         nodes: (pods * 2).div_ceil(4).max(2) + 2,
         startup_ms: (
             rng.range_inclusive(5, 30) * 1000,
@@ -195,8 +205,8 @@ impl Case {
         let _ = writeln!(s, "seed: {}", self.seed % 1_000_000_007);
         let _ = writeln!(
             s,
-            "cluster:\n  kubernetesVersion: \"1.29\"\n  nodes: {{count: {}, podsPerNode: 4}}\n  podStartup: {}ms..{}ms\n  podTermination: 1s..10s",
-            self.nodes, self.startup_ms.0, self.startup_ms.1
+            "cluster:\n  kubernetesVersion: \"1.{}\"\n  nodes: {{count: {}, podsPerNode: 4}}\n  podStartup: {}ms..{}ms\n  podTermination: 1s..10s",
+            self.kubernetes_minor, self.nodes, self.startup_ms.0, self.startup_ms.1
         );
         if self.broken_first_image {
             let _ = writeln!(s, "  unpullableImages: [{BROKEN_IMAGE}]");
@@ -318,6 +328,12 @@ pub fn shrink(case: &Case, reconciler: &str, target: &str, scratch: &Path, budge
         if best.broken_first_image {
             candidates.push(Case {
                 broken_first_image: false,
+                ..best.clone()
+            });
+        }
+        if best.kubernetes_minor != 29 {
+            candidates.push(Case {
+                kubernetes_minor: 29,
                 ..best.clone()
             });
         }

@@ -24,7 +24,7 @@ fn rollout_knobs() -> impl Strategy<Value = (String, String)> {
     prop_oneof![
         (prop::sample::select(vec!["1", "2"]), Just("0")),
         (
-            prop::sample::select(vec!["1", "2", "25%", "50%"]),
+            prop::sample::select(vec!["0", "1", "2", "25%", "50%"]),
             prop::sample::select(vec!["1", "2", "50%"])
         ),
     ]
@@ -86,6 +86,7 @@ prop_compose! {
         restart_policy in prop::sample::select(vec![None, Some("RecreateGroupOnPodRestart"), Some("None")]),
         startup_policy in prop::option::of(Just("LeaderReady")),
         broken_first_image in prop::bool::weighted(0.125),
+        kubernetes_minor in prop::sample::select(vec![29u32, 35, 37]),
         startup_lo_s in 5u64..=30,
         startup_hi_s in 30u64..=90,
         seed in any::<u64>(),
@@ -97,7 +98,8 @@ prop_compose! {
         max_surge in Just(max_surge),
         restart_policy in Just(restart_policy),
         startup_policy in Just(startup_policy),
-        broken_first_image in Just(broken_first_image),
+        broken_first_image in Just(broken_first_image && kubernetes_minor != 35),
+        kubernetes_minor in Just(kubernetes_minor),
         startup_ms in Just((startup_lo_s * 1000, startup_hi_s * 1000)),
         seed in Just(seed),
     ) -> Case {
@@ -113,6 +115,7 @@ prop_compose! {
             restart_policy,
             startup_policy,
             broken_first_image,
+            kubernetes_minor,
             nodes: (pods * 2).div_ceil(4).max(2) + 2,
             startup_ms,
             steps,

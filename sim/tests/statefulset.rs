@@ -526,3 +526,38 @@ fn a_lagging_cache_makes_the_controller_retry_creates_with_already_exists() {
         "stale cache reads show up as AlreadyExists retries"
     );
 }
+
+/// A Parallel StatefulSet whose pods never became ready (their image never pulls) rolled to a
+/// working image with maxUnavailable 1: on 1.35 the unavailable old pods use up the budget and
+/// nothing is ever replaced; from 1.37 (PR #137666) they are replaced first.
+fn roll_away_from_a_broken_image(minor: u32) -> bool {
+    let mut w = World::new(
+        1,
+        ClusterConfig {
+            kubernetes_minor: minor,
+            node_count: 4,
+            pods_per_node: 8,
+            unpullable_images: ["app:broken".to_string()].into(),
+            ..Default::default()
+        },
+    );
+    let mut s = sts("web", 3, "app:broken");
+    s.spec.pod_management_policy = Some("Parallel".into());
+    s.spec.update_strategy = Some(StatefulSetUpdateStrategy {
+        type_: Some("RollingUpdate".into()),
+        rolling_update: Some(RollingUpdateStatefulSetStrategy {
+            max_unavailable: Some(IntOrString::Int(1)),
+            partition: None,
+        }),
+    });
+    w.api.create("user", s).unwrap();
+    w.run_until(120_000);
+    set_image(&mut w, "web", "app:v2");
+    w.run_until_pred(600_000, |w| all_ready(w, "web", 3, "app:v2"))
+}
+
+#[test]
+fn unavailable_old_pods_block_a_1_35_rollout_and_are_replaced_first_from_1_37() {
+    assert!(!roll_away_from_a_broken_image(35), "1.35 stalls");
+    assert!(roll_away_from_a_broken_image(37), "1.37 replaces them");
+}

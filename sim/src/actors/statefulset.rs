@@ -33,6 +33,8 @@ pub struct StatefulSetController {
     hashes: BTreeMap<String, (i64, String, Value)>,
     /// Whether `MaxUnavailableStatefulSet` is on (cluster setting).
     max_unavailable_gate: bool,
+    /// 1.37+: replace unavailable old pods first (see `FeatureGates`).
+    unavailable_first: bool,
 }
 
 impl StatefulSetController {
@@ -51,6 +53,7 @@ impl StatefulSetController {
             queue,
             hashes: BTreeMap::new(),
             max_unavailable_gate: api.gates.max_unavailable_statefulset,
+            unavailable_first: api.gates.statefulset_replaces_unavailable_first,
         }
     }
 
@@ -264,6 +267,22 @@ impl StatefulSetController {
                         .max(1);
                     let unavailable_count = slots.iter().filter(|p| unavailable(p)).count() as i32;
                     let mut budget = max_u - unavailable_count;
+                    if self.unavailable_first && !monotonic {
+                        // 1.37+ (PR #137666), phase 1: old pods already unavailable are
+                        // replaced at once; they cost no availability and no budget.
+                        for target in (lowest..slots.len()).rev() {
+                            let Some(pod) = slots[target].clone() else {
+                                continue;
+                            };
+                            let stale = is_old(&pod) && !k8s::is_terminating(&pod.metadata);
+                            if stale && unavailable(&slots[target]) {
+                                self.delete_pod(api, &pod)?;
+                                status.current_replicas =
+                                    Some(status.current_replicas.unwrap_or(0) - 1);
+                            }
+                        }
+                    }
+                    // Then (every version) available old pods, up to the budget left.
                     for target in (lowest..slots.len()).rev() {
                         if budget <= 0 {
                             break;

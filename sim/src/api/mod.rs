@@ -213,12 +213,17 @@ pub struct FeatureGates {
     /// `MaxUnavailableStatefulSet`: alpha (off) before 1.35, beta (on) from 1.35
     /// (kubernetes `pkg/features/kube_features.go`).
     pub max_unavailable_statefulset: bool,
+    /// Not a gate but a version: from 1.37 (PR #137666) a Parallel StatefulSet on the
+    /// MaxUnavailable path replaces old pods that are already unavailable first, and they no
+    /// longer block the rollout (k8s-semantics §3.6.2).
+    pub statefulset_replaces_unavailable_first: bool,
 }
 
 impl FeatureGates {
     pub fn for_minor(minor: u32) -> FeatureGates {
         FeatureGates {
             max_unavailable_statefulset: minor >= 35,
+            statefulset_replaces_unavailable_first: minor >= 37,
         }
     }
 }

@@ -199,8 +199,9 @@ pub struct Checker {
     /// Unavailable groups that have had a terminating pod since they went down (a terminating
     /// pod may still be Ready, and upstream counts it as ready: see docs/bug-zoo.md, Z02).
     down_terminating: BTreeSet<i32>,
-    /// The leader StatefulSet's partition as last written.
+    /// The lowest partition written to the leader StatefulSet for its current template.
     leader_partition: Option<i32>,
+    partition_template: Option<String>,
     /// Fingerprints of every `leaderWorkerTemplate` the LWS has had: with only one, no
     /// rollout can ever be in progress.
     lws_templates: BTreeSet<u64>,
@@ -286,6 +287,7 @@ impl Checker {
             unavailable_since: BTreeMap::new(),
             down_terminating: BTreeSet::new(),
             leader_partition: None,
+            partition_template: None,
             lws_templates: BTreeSet::new(),
             owed_restarts: BTreeMap::new(),
             restarts: BTreeMap::new(),
@@ -464,10 +466,23 @@ impl Checker {
             // Status writes do not change the spec: skip them without hashing templates.
             if l.metadata.generation != self.lws_generation {
                 self.lws_generation = l.metadata.generation;
+                let before = self.replicas;
                 self.observe_lws_spec(l, dirty);
+                if self.replicas < before {
+                    self.excuse_groups_down_at_scale_down();
+                }
             }
             self.check_conditions(api, l);
         }
+    }
+
+    /// A scale-down mid-rollout keeps the lowest groups, whatever their state: those it finds
+    /// down (being updated under the old budget) are excused, as disrupted, until they recover.
+    fn excuse_groups_down_at_scale_down(&mut self) {
+        let down: Vec<i32> = (0..self.replicas)
+            .filter(|g| !self.groups.get(g).is_some_and(|x| x.available))
+            .collect();
+        self.disrupted.extend(down);
     }
 
     fn observe_lws_spec(&mut self, l: &LeaderWorkerSet, dirty: &mut BTreeSet<i32>) {
@@ -580,8 +595,12 @@ impl Checker {
                 EventType::Deleted => self.sts_generations.remove(&sts_name),
                 _ => self.sts_generations.insert(sts_name.clone(), generation),
             };
+            // The garbage collector removing the worker StatefulSet of a group already gone (a
+            // released surge group, a scaled-away one) is cleanup, not a change.
+            let leftover = group_of(name, &sts_name).is_some_and(|g| g >= self.replicas);
             let changed = match e.ty {
-                EventType::Added | EventType::Deleted => true,
+                EventType::Added => true,
+                EventType::Deleted => !leftover,
                 EventType::Modified => before.is_some_and(|g| g != generation),
             };
             if changed && self.quiet_since.is_some() {

@@ -18,13 +18,6 @@ impl Checker {
             .and_then(|u| u.rolling_update.as_ref())
             .and_then(|r| r.partition)
             .unwrap_or(0);
-        let Some(before) = self.leader_partition.replace(partition) else {
-            return;
-        };
-        let s = sts.spec.replicas.unwrap_or(1);
-        if partition >= before {
-            return;
-        }
         // Only leaders the StatefulSet will replace are exposed: a partition lowered together
         // with a template the groups already run (a write from a stale view) takes nothing down.
         let target = sts
@@ -33,6 +26,22 @@ impl Checker {
             .metadata
             .as_ref()
             .and_then(|m| k8s::label(m, keys::TEMPLATE_REVISION_HASH));
+        // A move is judged against the lowest partition of this template: a partition raised
+        // by a write from a stale view and lowered again exposes nothing new.
+        if self.partition_template.as_deref() != target {
+            self.partition_template = target.map(str::to_string);
+            self.leader_partition = Some(partition);
+            return;
+        }
+        let Some(before) = self.leader_partition else {
+            self.leader_partition = Some(partition);
+            return;
+        };
+        if partition >= before {
+            return;
+        }
+        self.leader_partition = Some(partition);
+        let s = sts.spec.replicas.unwrap_or(1);
         let replaced = |g: &i32| {
             let leader = self.groups.get(g).and_then(|x| {
                 x.pods
