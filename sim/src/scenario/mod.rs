@@ -504,7 +504,7 @@ pub struct RunReport {
     /// API writes the controller made and reconciles it ran (explore's perturbation points).
     pub controller_writes: u64,
     pub controller_reconciles: u64,
-    /// Watch events delivered to the controller's handlers.
+    /// Watch events delivered to the controller's caches.
     pub controller_events: u64,
 }
 
