@@ -30,6 +30,16 @@ impl Perturbation {
         }
     }
 
+    /// Which write, watch event or reconcile of the reference run it hits.
+    pub fn point(&self) -> u64 {
+        match *self {
+            Perturbation::KillAfterWrite(k)
+            | Perturbation::HoldWatchEvent(k)
+            | Perturbation::StaleRead(k)
+            | Perturbation::ResyncAfterReconcile(k) => k,
+        }
+    }
+
     fn step(&self) -> Step {
         match *self {
             Perturbation::KillAfterWrite(k) => Step::KillController {

@@ -608,11 +608,12 @@ fn cmd_explore(args: &[String]) -> ExitCode {
     });
     let original = std::fs::read_to_string(&path).unwrap_or_default();
     for ((invariant, cause), f) in ex.distinct() {
-        let count = ex
+        let points: Vec<u64> = ex
             .findings
             .iter()
             .filter(|g| g.perturbation.cause() == cause && g.new.contains(&invariant))
-            .count();
+            .map(|g| g.perturbation.point())
+            .collect();
         let (keep, run) =
             match lws_sim::explore::minimize(&s, f.perturbation, &reconciler, &invariant) {
                 Ok(x) => x,
@@ -636,7 +637,9 @@ fn cmd_explore(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         }
         say!(
-            "{invariant} via {cause}: {count} perturbations, first {}; minimized to {} of {} steps: lws-sim run {}",
+            "{invariant} via {cause}: {} perturbations (at {}), first {}; minimized to {} of {} steps: lws-sim run {}",
+            points.len(),
+            case_list(&points),
             f.perturbation.yaml(),
             keep.len() + 1,
             s.steps.len() + 1,
