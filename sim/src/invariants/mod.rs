@@ -34,6 +34,11 @@ pub const GROUP_RESTART: &str = "groupRestart";
 pub const STATUS_CONDITIONS: &str = "statusConditions";
 pub const PARTITION_BUDGET: &str = "partitionBudget";
 pub const REQUIRED_RESTART: &str = "requiredRestart";
+pub const WRITE_STORM: &str = "writeStorm";
+
+/// `writeStorm`: more leader StatefulSet spec changes than this within `STORM_WINDOW_MS`.
+pub const STORM_WRITES: usize = 50;
+pub const STORM_WINDOW_MS: u64 = 10_000;
 
 /// How long a group restart the restart policy owes may take: a controller pod that was down
 /// is back (restart delay and a 15 s lease) well within it.
@@ -47,7 +52,7 @@ pub const DISRUPTION_SETTLE_MS: u64 = 60_000;
 /// this counts as up when a partition move is judged (watch lags are milliseconds).
 pub const STALE_VIEW_MS: u64 = 5_000;
 
-pub const ALL: [&str; 10] = [
+pub const ALL: [&str; 11] = [
     AVAILABILITY,
     GROUP_CONSISTENCY,
     UPDATE_ORDER,
@@ -58,6 +63,7 @@ pub const ALL: [&str; 10] = [
     STATUS_CONDITIONS,
     PARTITION_BUDGET,
     REQUIRED_RESTART,
+    WRITE_STORM,
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -199,6 +205,9 @@ pub struct Checker {
     /// Unavailable groups that have had a terminating pod since they went down (a terminating
     /// pod may still be Ready, and upstream counts it as ready: see docs/bug-zoo.md, Z02).
     down_terminating: BTreeSet<i32>,
+    /// When the leader StatefulSet's spec last changed, within the storm window.
+    leader_spec_writes: std::collections::VecDeque<u64>,
+    storming: bool,
     /// The lowest partition written to the leader StatefulSet for its current template.
     leader_partition: Option<i32>,
     partition_template: Option<String>,
@@ -286,6 +295,8 @@ impl Checker {
             available_since: BTreeMap::new(),
             unavailable_since: BTreeMap::new(),
             down_terminating: BTreeSet::new(),
+            leader_spec_writes: std::collections::VecDeque::new(),
+            storming: false,
             leader_partition: None,
             partition_template: None,
             lws_templates: BTreeSet::new(),
@@ -603,6 +614,9 @@ impl Checker {
                 EventType::Deleted => !leftover,
                 EventType::Modified => before.is_some_and(|g| g != generation),
             };
+            if sts_name == name && e.ty == EventType::Modified && changed {
+                self.check_storm(api, &sts_name);
+            }
             if changed && self.quiet_since.is_some() {
                 self.quiet_violation(
                     api,

@@ -105,6 +105,28 @@ impl Checker {
         })
     }
 
+    /// `writeStorm`: the controller does not rewrite the leader StatefulSet's spec more than
+    /// `STORM_WRITES` times in `STORM_WINDOW_MS`; a rollout moves the partition a few times per
+    /// group. A storm is two writers, or one writer and its own stale cache, fighting.
+    pub(super) fn check_storm(&mut self, api: &ApiServer, sts_name: &str) {
+        let now = api.now_ms();
+        let w = &mut self.leader_spec_writes;
+        w.push_back(now);
+        while w.front().is_some_and(|&t| t + STORM_WINDOW_MS < now) {
+            w.pop_front();
+        }
+        let storm = w.len() > STORM_WRITES;
+        if std::mem::replace(&mut self.storming, storm) || !storm {
+            return;
+        }
+        let msg = format!(
+            "the leader StatefulSet's spec changed {} times within {}: its writers are fighting (the partition or replicas flip back and forth)",
+            w.len(),
+            fmt_ms(STORM_WINDOW_MS)
+        );
+        self.violate(api, WRITE_STORM, msg, vec![sts_name.to_string()]);
+    }
+
     /// Why group g is not available, in a few words.
     fn why_down(&self, g: i32) -> String {
         let Some(group) = self.groups.get(&g) else {
