@@ -10,7 +10,7 @@
 //! hunt a bug with: `PROPTEST_CASES=500 LWS_SIM_RECONCILER=v0.4.1 cargo test --release --test
 //! proptest_rollouts` (a failure under another reconciler is also written to the regressions
 //! file; keep it only if it should hold with `ALL_FIXED`). The regression seeds belong to this
-//! strategy: when it changes, hunt again and replace them. Two findings have no fix (Z04 and Z05
+//! strategy: when it changes, hunt again and replace them. Three findings have no fix (Z04-Z06
 //! in docs/bug-zoo.md, about 1 case in 1000), so a long hunt under `ALL_FIXED` can stop on them.
 
 use lws_sim::fixtures::ALL_FIXED;

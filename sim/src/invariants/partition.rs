@@ -1,5 +1,5 @@
-//! `partitionBudget` and `surgeBound`: judged on each write of the leader StatefulSet
-//! (lws-bugs-and-tests I-AVAIL, I-SURGE; bugs B10, B12, B14, Z02, Z03).
+//! `partitionBudget`, `surgeBound` and `writeStorm`: judged on each write of the leader
+//! StatefulSet (lws-bugs-and-tests I-AVAIL, I-SURGE; bugs B10, B12, B14, Z02, Z03, Z06).
 
 use super::*;
 
