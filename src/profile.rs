@@ -119,8 +119,9 @@ pub struct Profile {
 
 pub const RELEASES: [&str; 2] = ["v0.3.0", "v0.4.1"];
 
-/// A flag: its values (for two-valued flags index 1 is `true`), its upstream source, and the
-/// field it reads and writes as an index into `values`.
+/// A flag: its values, its upstream source, and the field it reads and writes as an index into
+/// `values` (a bool is index 1 when true; an enum declares its variants in `values` order, which
+/// the round-trip test checks).
 struct FlagSpec {
     name: &'static str,
     values: &'static [&'static str],
@@ -134,15 +135,8 @@ const FLAGS: &[FlagSpec] = &[
         name: "worker-sts-write",
         values: &["apply", "create"],
         upstream: "PR #229 (84da957)",
-        get: |f| usize::from(f.worker_sts_write == WorkerStsWrite::Create),
-        set: |f, i| {
-            let b = i == 1;
-            f.worker_sts_write = if b {
-                WorkerStsWrite::Create
-            } else {
-                WorkerStsWrite::Apply
-            }
-        },
+        get: |f| f.worker_sts_write as usize,
+        set: |f, i| f.worker_sts_write = [WorkerStsWrite::Apply, WorkerStsWrite::Create][i],
     },
     FlagSpec {
         name: "worker-update-strategy",
@@ -155,29 +149,15 @@ const FLAGS: &[FlagSpec] = &[
         name: "worker-sts-ready",
         values: &["exists", "available"],
         upstream: "PR #705 (7a4e3c1)",
-        get: |f| usize::from(f.worker_sts_ready == WorkerStsReady::Available),
-        set: |f, i| {
-            let b = i == 1;
-            f.worker_sts_ready = if b {
-                WorkerStsReady::Available
-            } else {
-                WorkerStsReady::Exists
-            }
-        },
+        get: |f| f.worker_sts_ready as usize,
+        set: |f, i| f.worker_sts_ready = [WorkerStsReady::Exists, WorkerStsReady::Available][i],
     },
     FlagSpec {
         name: "status-source",
         values: &["worker-sts", "leader-pods"],
         upstream: "v0.4.0 (FX lwsc:315-400)",
-        get: |f| usize::from(f.status_source == StatusSource::LeaderPods),
-        set: |f, i| {
-            let b = i == 1;
-            f.status_source = if b {
-                StatusSource::LeaderPods
-            } else {
-                StatusSource::WorkerSts
-            }
-        },
+        get: |f| f.status_source as usize,
+        set: |f, i| f.status_source = [StatusSource::WorkerSts, StatusSource::LeaderPods][i],
     },
     FlagSpec {
         name: "size-one-worker-sts",

@@ -134,21 +134,19 @@ pub fn case5_partition(
     if formula == PartitionFormula::Tail {
         return p_now.min(base);
     }
-    let unready_below = |p: i32| {
-        states[..p.min(s) as usize]
-            .iter()
-            .filter(|x| !x.ready)
-            .count() as i32
+    let unready = |from: i32, to: i32| {
+        let (from, to) = (from.min(s) as usize, to.min(s) as usize);
+        states[from..to].iter().filter(|x| !x.ready).count() as i32
     };
-    let mut p = base + unready_below(base);
+    let mut p = base + unready(0, base);
     if formula == PartitionFormula::AllUnready {
-        // Count the unready groups the raised partition now also protects, until none is new.
-        loop {
-            let next = base + unready_below(p);
-            if next == p {
-                break;
-            }
-            p = next;
+        // Count the unready groups the raised partition now also protects, until none is new;
+        // each pass counts only the indices it newly covers, so the loop is O(S).
+        let mut counted = base;
+        while counted < p.min(s) {
+            let extra = unready(counted, p);
+            counted = p.min(s);
+            p += extra;
         }
     }
     let mut i = p.min(s - 1);

@@ -100,10 +100,8 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
     );
     let startup_policy = pick(&mut rng, &[None, Some("LeaderReady")]);
     let kubernetes_minor = pick(&mut rng, &[29, 35, 37]);
-    // A 1.35 StatefulSet never replaces pods that are unavailable when the budget is spent
-    // (fixed in 1.37, PR #137666): a Kubernetes limit, not the controller's, so no broken image
-    // there.
-    let broken_first_image = rng.next_u64().is_multiple_of(8) && kubernetes_minor != 35;
+    let broken_first_image =
+        rng.next_u64().is_multiple_of(8) && broken_image_rolls_out(kubernetes_minor);
     let mut enabled: Vec<&'static str> = FAULTS
         .iter()
         .copied()
@@ -130,8 +128,6 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
     if rng.next_u64().is_multiple_of(4) {
         steps.insert(1, CaseStep::Scale(rng.range_inclusive(1, 8) as i32));
     }
-    // Room for the largest the case can grow to (8 groups, surge 2), twice over for drains.
-    let pods = (10 * size) as u32;
     Case {
         index,
         seed,
@@ -143,13 +139,27 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
         startup_policy,
         broken_first_image,
         kubernetes_minor,
-        nodes: (pods * 2).div_ceil(4).max(2) + 2,
+        nodes: nodes_for(size),
         startup_ms: (
             rng.range_inclusive(5, 30) * 1000,
             rng.range_inclusive(30, 90) * 1000,
         ),
         steps,
     }
+}
+
+/// Nodes (of 4 pods) for groups of `size`: room for the largest a case can grow to (8 groups,
+/// surge 2), twice over for drains.
+pub fn nodes_for(size: i32) -> u32 {
+    let pods = (10 * size) as u32;
+    (pods * 2).div_ceil(4).max(2) + 2
+}
+
+/// Whether a rollout away from a never-ready image can complete on Kubernetes 1.`minor`: a 1.35
+/// StatefulSet never replaces pods that are unavailable once its budget is spent (fixed in 1.37,
+/// PR #137666), a Kubernetes limit rather than the controller's.
+pub fn broken_image_rolls_out(minor: u32) -> bool {
+    minor != 35
 }
 
 fn quote(v: &str) -> String {

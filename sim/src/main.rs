@@ -35,6 +35,13 @@ check   run every scenario (files, or *.yaml in directories) against every recon
 SPEC is PROFILE[,flag=value...], e.g. v0.3.0 or v0.3.0,worker-update-strategy=OnDelete.
 Profiles: v0.3.0, v0.4.1.";
 
+/// The argument after `flag`, or the error that names it.
+fn flag_value(it: &mut std::slice::Iter<String>, flag: &str) -> Result<String, String> {
+    it.next()
+        .cloned()
+        .ok_or_else(|| format!("{flag} needs a value"))
+}
+
 struct RunArgs {
     scenarios: Vec<PathBuf>,
     reconciler: Option<String>,
@@ -68,11 +75,7 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = |flag: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+        let mut value = |flag: &str| flag_value(&mut it, flag);
         match a.as_str() {
             "--reconciler" => r.reconciler = Some(value("--reconciler")?),
             "--seed" => {
@@ -326,11 +329,7 @@ fn parse_fuzz(args: &[String]) -> Result<FuzzArgs, String> {
     };
     let mut it = args.iter();
     while let Some(f) = it.next() {
-        let mut value = |flag: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+        let mut value = |flag: &str| flag_value(&mut it, flag);
         match f.as_str() {
             "--reconciler" => a.reconciler = value("--reconciler")?,
             "--cases" => {
@@ -541,11 +540,7 @@ fn cmd_explore(args: &[String]) -> ExitCode {
     let (mut path, mut reconciler, mut max, mut out) = (None, None, 200u64, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = |flag: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
+        let mut value = |flag: &str| flag_value(&mut it, flag);
         let r = match a.as_str() {
             "--reconciler" => value("--reconciler").map(|v| reconciler = Some(v)),
             "--max" => value("--max").and_then(|v| {

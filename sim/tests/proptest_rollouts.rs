@@ -14,7 +14,7 @@
 //! in docs/bug-zoo.md, about 1 case in 1000), so a long hunt under `ALL_FIXED` can stop on them.
 
 use lws_sim::fixtures::ALL_FIXED;
-use lws_sim::fuzz::{run_case, Case, CaseStep, FAULTS};
+use lws_sim::fuzz::{broken_image_rolls_out, nodes_for, run_case, Case, CaseStep, FAULTS};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
 
@@ -98,13 +98,11 @@ prop_compose! {
         max_surge in Just(max_surge),
         restart_policy in Just(restart_policy),
         startup_policy in Just(startup_policy),
-        broken_first_image in Just(broken_first_image && kubernetes_minor != 35),
+        broken_first_image in Just(broken_first_image && broken_image_rolls_out(kubernetes_minor)),
         kubernetes_minor in Just(kubernetes_minor),
         startup_ms in Just((startup_lo_s * 1000, startup_hi_s * 1000)),
         seed in Just(seed),
     ) -> Case {
-        // Room for the largest the case can grow to (8 groups, surge 2), twice over for drains.
-        let pods = (10 * size) as u32;
         Case {
             index: 0,
             seed,
@@ -116,7 +114,7 @@ prop_compose! {
             startup_policy,
             broken_first_image,
             kubernetes_minor,
-            nodes: (pods * 2).div_ceil(4).max(2) + 2,
+            nodes: nodes_for(size),
             startup_ms,
             steps,
         }

@@ -71,6 +71,15 @@ fn all_ready(w: &World, name: &str, n: usize, image: &str) -> bool {
         })
 }
 
+/// The image of pod `name`'s first container.
+fn pod_image(w: &World, name: &str) -> String {
+    let pod = w.api.get::<Pod>("default", name).unwrap();
+    pod.spec.as_ref().unwrap().containers[0]
+        .image
+        .clone()
+        .unwrap()
+}
+
 fn set_image(w: &mut World, name: &str, image: &str) {
     let cur = w.api.get::<StatefulSet>("default", name).unwrap();
     let mut s = (*cur).clone();
@@ -215,18 +224,7 @@ fn partition_3_updates_only_ordinals_3_and_4() {
     w.run_until(w.now_ms + 3_600_000);
     let names: Vec<String> = controller_deletes(&w).into_iter().map(|d| d.1).collect();
     assert_eq!(names, ["web-4", "web-3"]);
-    let image = |n: &str| {
-        w.api
-            .get::<Pod>("default", n)
-            .unwrap()
-            .spec
-            .as_ref()
-            .unwrap()
-            .containers[0]
-            .image
-            .clone()
-            .unwrap()
-    };
+    let image = |n: &str| pod_image(&w, n);
     assert_eq!(
         [
             image("web-0"),
@@ -264,18 +262,7 @@ fn on_delete_changes_nothing_until_a_pod_is_deleted() {
         },
     );
     w.run_until(w.now_ms + 600_000);
-    let image = |n: &str| {
-        w.api
-            .get::<Pod>("default", n)
-            .unwrap()
-            .spec
-            .as_ref()
-            .unwrap()
-            .containers[0]
-            .image
-            .clone()
-            .unwrap()
-    };
+    let image = |n: &str| pod_image(&w, n);
     assert_eq!(
         image("web-2"),
         "v2",
@@ -398,18 +385,7 @@ fn reverting_a_template_reuses_the_old_revision_and_restarts_only_changed_pods()
         .unwrap();
     assert_eq!(v1.revision, Some(3), "the old revision got the next number");
     // web-4 (above the partition) went back to v1; web-0 was never touched.
-    let image = |n: &str| {
-        w.api
-            .get::<Pod>("default", n)
-            .unwrap()
-            .spec
-            .as_ref()
-            .unwrap()
-            .containers[0]
-            .image
-            .clone()
-            .unwrap()
-    };
+    let image = |n: &str| pod_image(&w, n);
     assert_eq!(image("web-4"), "v1");
     assert_eq!(
         w.api.get::<Pod>("default", "web-0").unwrap().metadata.uid,
