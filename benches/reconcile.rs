@@ -24,7 +24,7 @@ fn reconcile(c: &mut Criterion) {
                 if state == "mid-rollout" {
                     mid_rollout(&mut w, profile, (n / 4).max(1).min(n - 1).max(0));
                 }
-                let r = DirectReconciler::new(&w.api, Profile::parse(profile).unwrap().flags);
+                let r = DirectReconciler::new(&w.api, Profile::parse(profile).unwrap());
                 let leader = format!("{NAME}-0");
                 let l = r.reconcile_lws(&mut w.api, NS, NAME);
                 let p = r.reconcile_pod(&mut w.api, NS, &leader);

@@ -32,6 +32,13 @@ pub mod keys {
     pub const SUBDOMAIN_POLICY: &str = "leaderworkerset.sigs.k8s.io/subdomainPolicy";
     pub const LEADER_ADDRESS_ENV: &str = "LWS_LEADER_ADDRESS";
     pub const GROUP_SIZE_ENV: &str = "LWS_GROUP_SIZE";
+    /// v0.10.0 (api/leaderworkerset/v1/leaderworkerset_types.go at the tag): the subgroup keys
+    /// moved from `leaderworkerset.gke.io` to `leaderworkerset.sigs.k8s.io`.
+    pub const SUBGROUP_SIZE_V0_10: &str = "leaderworkerset.sigs.k8s.io/subgroup-size";
+    pub const SUBGROUP_POLICY_TYPE: &str = "leaderworkerset.sigs.k8s.io/subgroup-policy-type";
+    pub const RECREATE_GROUP_AFTER_START: &str =
+        "leaderworkerset.sigs.k8s.io/experimental-recreate-group-after-start";
+    pub const WORKER_INDEX_ENV: &str = "LWS_WORKER_INDEX";
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -86,10 +93,10 @@ pub struct LeaderWorkerTemplate {
     pub restart_policy: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_group_policy: Option<SubGroupPolicy>,
-    /// HEAD only (v0.8.0+): accepted so newer manifests load; the modelled releases ignore it.
+    /// v0.8.0+: passed to the leader and worker StatefulSets by v0.10.0; v0.3.0 and v0.4.1 ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub volume_claim_templates: Option<Vec<k8s_openapi::api::core::v1::PersistentVolumeClaim>>,
-    /// HEAD only, like `volumeClaimTemplates`.
+    /// v0.8.0+, like `volumeClaimTemplates`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persistent_volume_claim_retention_policy:
         Option<k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy>,
@@ -100,7 +107,7 @@ pub struct LeaderWorkerTemplate {
 pub struct SubGroupPolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_group_size: Option<i32>,
-    /// HEAD only (v0.6.0+): `LeaderWorker` or `LeaderExcluded`; ignored by the modelled releases.
+    /// v0.6.0+: `LeaderWorker` (CRD default) or `LeaderExcluded`; v0.3.0 and v0.4.1 ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sub_group_policy_type: Option<String>,
 }
@@ -121,7 +128,7 @@ pub struct RollingUpdateConfiguration {
     pub max_unavailable: Option<IntOrString>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<IntOrString>,
-    /// HEAD only (v0.7.0+); accepted so newer manifests parse, ignored by the releases we model.
+    /// v0.7.0+ (CRD default 0): groups below it are not updated; v0.3.0 and v0.4.1 ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
 }
@@ -146,6 +153,9 @@ pub struct LeaderWorkerSetStatus {
     pub replicas: i32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hpa_pod_selector: Option<String>,
+    /// v0.10.0 (leaderworkerset_types.go): the generation the status was computed for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
 }
 
 impl LeaderWorkerSet {

@@ -11,4 +11,5 @@ pub mod pod_controller;
 pub mod profile;
 pub mod revision;
 pub mod rollout;
+pub mod v0_10_0;
 pub mod webhook;

@@ -1,6 +1,12 @@
 //! Releases as named sets of behaviour flags. A reconciler is named `PROFILE[,flag=value...]`,
 //! for example `v0.3.0,worker-update-strategy=OnDelete`. Every flag names the upstream change that
-//! introduced it (kubernetes-sigs/lws; lws-spec §0 and docs/fidelity.md).
+//! introduced it (kubernetes-sigs/lws; docs/fidelity.md).
+//!
+//! v0.3.0 and v0.4.1 share one flag-parametrised port (`lws_controller`, `pod_controller`);
+//! v0.10.0 is its own port (`v0_10_0`), on which only the flags with a code path at that tag
+//! may be overridden (`FlagSpec::at_v0_10_0`). Names a person can type: `latest` (the newest
+//! release) and `all-fixed` (v0.4.1 with every known fix, what the campaigns of docs/bug-zoo.md
+//! measured against).
 
 use std::fmt;
 
@@ -57,7 +63,8 @@ pub enum MissingWorkerSts {
     /// v0.5.0..v0.6.0: the group was counted as current before the lookup and then skipped, so
     /// it looks not-updated: UpgradeInProgress on a fresh LWS (bug B18).
     Count,
-    /// cb41374 (#490): count it only after the lookup succeeds (HD lwsc:445-454).
+    /// cb41374 (#490): count it only after the lookup succeeds (`updateConditions`,
+    /// leaderworkerset_controller.go at v0.10.0).
     Skip,
 }
 
@@ -68,7 +75,8 @@ pub struct Flags {
     pub worker_update_strategy_on_delete: bool,
     pub worker_sts_ready: WorkerStsReady,
     pub status_source: StatusSource,
-    /// v0.4.0 (#180): no worker StatefulSet for size 1; v0.3.0 creates one with 0 replicas.
+    /// v0.4.0 (PR #190, bfb54f8): no worker StatefulSet for size 1; v0.3.0 creates one with 0
+    /// replicas.
     pub size_one_skips_worker_sts: bool,
     /// Where the pod controller takes a group's worker template from: the live LWS spec
     /// (v0.3.0, v0.4.1: bug B02, an old group rebuilt mid-rollout gets the new worker template)
@@ -104,20 +112,69 @@ pub struct Flags {
     /// still Ready as available; with this set, neither is (leader `deletionTimestamp`, worker
     /// `status.updatedReplicas`, which counts only non-terminating pods).
     pub terminating_not_ready: bool,
-    /// v0.4.0 (#215): default restartPolicy `RecreateGroupOnPodRestart`, `Default` becomes `None`.
+    /// v0.4.0 (PR #214, 3892afa): default restartPolicy `RecreateGroupOnPodRestart`, `Default`
+    /// becomes `None`.
     pub restart_policy_default_recreate: bool,
-    /// v0.4.0 (#150, #212): `networkConfig.subdomainPolicy` defaulted to `Shared` and part of the
-    /// template hash; `LWS_GROUP_SIZE` env; LWS env values override the user's.
+    /// v0.4.0 (PR #197, 39f4dd3; PR #208, 44d877b): `networkConfig.subdomainPolicy` defaulted to
+    /// `Shared` and part of the template hash; `LWS_GROUP_SIZE` env; LWS env values override the
+    /// user's.
     pub network_config: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Profile {
+    /// The spec as given (`all-fixed`, `v0.10.0,partition=all-unready`, ...): what replay
+    /// commands print.
     pub name: String,
+    pub release: Release,
     pub flags: Flags,
 }
 
-pub const RELEASES: [&str; 2] = ["v0.3.0", "v0.4.1"];
+/// A release with its own port, or its own flag set on the shared port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Release {
+    V0_3_0,
+    V0_4_1,
+    /// Tag v0.10.0 (commit 2161f38), ported in `crate::v0_10_0`.
+    V0_10_0,
+}
+
+impl Release {
+    pub fn name(self) -> &'static str {
+        match self {
+            Release::V0_3_0 => "v0.3.0",
+            Release::V0_4_1 => "v0.4.1",
+            Release::V0_10_0 => "v0.10.0",
+        }
+    }
+
+    pub fn flags(self) -> Flags {
+        match self {
+            Release::V0_3_0 => Flags::v0_3_0(),
+            Release::V0_4_1 => Flags::v0_4_1(),
+            Release::V0_10_0 => Flags::v0_10_0(),
+        }
+    }
+
+    fn parse(name: &str) -> Option<Release> {
+        [Release::V0_3_0, Release::V0_4_1, Release::V0_10_0]
+            .into_iter()
+            .find(|r| r.name() == name)
+    }
+}
+
+pub const RELEASES: [&str; 3] = ["v0.3.0", "v0.4.1", "v0.10.0"];
+
+/// `--reconciler latest`: the newest release profile.
+pub const LATEST: &str = "v0.10.0";
+
+/// `--reconciler all-fixed`: v0.4.1 with every known upstream fix and the proposed fixes for
+/// our findings Z01-Z03 (docs/bug-zoo.md). No release ships it; the campaigns of the bug zoo
+/// measured against it before v0.10.0 was ported.
+pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget";
+
+/// The names `Profile::parse` accepts besides the releases, with what they stand for.
+pub const ALIASES: [(&str, &str); 2] = [("latest", LATEST), ("all-fixed", ALL_FIXED)];
 
 /// A flag: its values, its upstream source, and the field it reads and writes as an index into
 /// `values` (a bool is index 1 when true; an enum declares its variants in `values` order, which
@@ -126,6 +183,9 @@ struct FlagSpec {
     name: &'static str,
     values: &'static [&'static str],
     upstream: &'static str,
+    /// The values accepted on the v0.10.0 port: the tag's own value, plus the alternatives
+    /// that have a code path there (a re-enabled bug, a later upstream fix, a proposed fix).
+    at_v0_10_0: &'static [&'static str],
     get: fn(&Flags) -> usize,
     set: fn(&mut Flags, usize),
 }
@@ -135,6 +195,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "worker-sts-write",
         values: &["apply", "create"],
         upstream: "PR #229 (84da957)",
+        at_v0_10_0: &["create"],
         get: |f| f.worker_sts_write as usize,
         set: |f, i| f.worker_sts_write = [WorkerStsWrite::Apply, WorkerStsWrite::Create][i],
     },
@@ -142,6 +203,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "worker-update-strategy",
         values: &["RollingUpdate", "OnDelete"],
         upstream: "workaround in issue #225",
+        at_v0_10_0: &["RollingUpdate", "OnDelete"],
         get: |f| usize::from(f.worker_update_strategy_on_delete),
         set: |f, i| f.worker_update_strategy_on_delete = i == 1,
     },
@@ -149,34 +211,39 @@ const FLAGS: &[FlagSpec] = &[
         name: "worker-sts-ready",
         values: &["exists", "available"],
         upstream: "PR #705 (7a4e3c1)",
+        at_v0_10_0: &["available", "exists"],
         get: |f| f.worker_sts_ready as usize,
         set: |f, i| f.worker_sts_ready = [WorkerStsReady::Exists, WorkerStsReady::Available][i],
     },
     FlagSpec {
         name: "status-source",
         values: &["worker-sts", "leader-pods"],
-        upstream: "v0.4.0 (FX lwsc:315-400)",
+        upstream: "v0.4.0, leaderworkerset_controller.go updateConditions",
+        at_v0_10_0: &["leader-pods"],
         get: |f| f.status_source as usize,
         set: |f, i| f.status_source = [StatusSource::WorkerSts, StatusSource::LeaderPods][i],
     },
     FlagSpec {
         name: "size-one-worker-sts",
         values: &["create", "skip"],
-        upstream: "v0.4.0 (FX podc:110-113)",
+        upstream: "v0.4.0, PR #190 (bfb54f8)",
+        at_v0_10_0: &["skip"],
         get: |f| usize::from(f.size_one_skips_worker_sts),
         set: |f, i| f.size_one_skips_worker_sts = i == 1,
     },
     FlagSpec {
         name: "restart-policy-default",
         values: &["Default", "RecreateGroupOnPodRestart"],
-        upstream: "v0.4.0 (FX lwswh:54-86)",
+        upstream: "v0.4.0, PR #214 (3892afa)",
+        at_v0_10_0: &["RecreateGroupOnPodRestart"],
         get: |f| usize::from(f.restart_policy_default_recreate),
         set: |f, i| f.restart_policy_default_recreate = i == 1,
     },
     FlagSpec {
         name: "network-config",
         values: &["off", "on"],
-        upstream: "v0.4.0 (FX types:193-212)",
+        upstream: "v0.4.0, PR #197 (39f4dd3), PR #208 (44d877b)",
+        at_v0_10_0: &["on"],
         get: |f| usize::from(f.network_config),
         set: |f, i| f.network_config = i == 1,
     },
@@ -184,6 +251,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "worker-template",
         values: &["live", "revision"],
         upstream: "B02, PR #277 (c03d4c9)",
+        at_v0_10_0: &["revision"],
         get: |f| usize::from(f.worker_template_from_revision),
         set: |f, i| f.worker_template_from_revision = i == 1,
     },
@@ -191,6 +259,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "surge-release",
         values: &["one-at-a-time", "max-unavailable"],
         upstream: "B12, PR #778 (d275e0a)",
+        at_v0_10_0: &["max-unavailable"],
         get: |f| usize::from(f.surge_release_by_max_unavailable),
         set: |f, i| f.surge_release_by_max_unavailable = i == 1,
     },
@@ -198,6 +267,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "restart-check",
         values: &["name", "ownership"],
         upstream: "B03/B08, PR #277 (e9d6131), PR #805 (8b6ef0c)",
+        at_v0_10_0: &["ownership"],
         get: |f| usize::from(f.restart_check_ownership),
         set: |f, i| f.restart_check_ownership = i == 1,
     },
@@ -205,6 +275,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "condition-flip",
         values: &["copy", "in-place"],
         upstream: "B16, PR #38 (0948240)",
+        at_v0_10_0: &["in-place"],
         get: |f| usize::from(f.exclusive_conditions_flip),
         set: |f, i| f.exclusive_conditions_flip = i == 1,
     },
@@ -212,6 +283,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "partition",
         values: &["tail", "unready-below", "hd", "all-unready"],
         upstream: "B10 PR #488 (6dd31e2), B11 PR #568 (b088493); all-unready: proposed fix for Z03",
+        at_v0_10_0: &["hd", "all-unready"],
         get: |f| f.partition as usize,
         set: |f, i| {
             f.partition = [
@@ -226,6 +298,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "leader-pod-watch",
         values: &["off", "on"],
         upstream: "Z01: on in d275e0a (PR #778) .. 02e43b0 (PR #791)",
+        at_v0_10_0: &["off", "on"],
         get: |f| usize::from(f.leader_pod_watch),
         set: |f, i| f.leader_pod_watch = i == 1,
     },
@@ -233,6 +306,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "leader-max-unavailable",
         values: &["copy", "budget"],
         upstream: "B13, PR #781 (d4d6b17)",
+        at_v0_10_0: &["budget"],
         get: |f| usize::from(f.leader_max_unavailable_budget),
         set: |f, i| f.leader_max_unavailable_budget = i == 1,
     },
@@ -240,6 +314,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "pod-delete-events",
         values: &["read-live", "tombstone"],
         upstream: "B09, PR #999 (dcbd8f0)",
+        at_v0_10_0: &["read-live", "tombstone"],
         get: |f| usize::from(f.pod_delete_tombstones),
         set: |f, i| f.pod_delete_tombstones = i == 1,
     },
@@ -247,6 +322,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "terminating-pods",
         values: &["ready", "not-ready"],
         upstream: "proposed fix for Z02 (not upstream)",
+        at_v0_10_0: &["ready", "not-ready"],
         get: |f| usize::from(f.terminating_not_ready),
         set: |f, i| f.terminating_not_ready = i == 1,
     },
@@ -254,6 +330,7 @@ const FLAGS: &[FlagSpec] = &[
         name: "missing-worker-sts",
         values: &["error", "count", "skip"],
         upstream: "B18, PR #490 (cb41374)",
+        at_v0_10_0: &["skip"],
         get: |f| f.missing_worker_sts as usize,
         set: |f, i| {
             f.missing_worker_sts = [
@@ -288,33 +365,50 @@ impl Flags {
         }
     }
 
+    /// v0.4.1 (tag v0.4.1): v0.3.0 with the seed fix (PR #229), leader pods as the status
+    /// source, no worker StatefulSet for size 1, the new restart-policy default and networkConfig.
     pub fn v0_4_1() -> Flags {
         Flags {
             worker_sts_write: WorkerStsWrite::Create,
-            worker_update_strategy_on_delete: false,
-            worker_sts_ready: WorkerStsReady::Exists,
             status_source: StatusSource::LeaderPods,
             size_one_skips_worker_sts: true,
-            worker_template_from_revision: false,
-            surge_release_by_max_unavailable: false,
-            restart_check_ownership: false,
-            exclusive_conditions_flip: true,
-            partition: PartitionFormula::Tail,
-            missing_worker_sts: MissingWorkerSts::Error,
-            terminating_not_ready: false,
-            leader_pod_watch: false,
-            pod_delete_tombstones: false,
-            leader_max_unavailable_budget: false,
             restart_policy_default_recreate: true,
             network_config: true,
+            ..Flags::v0_3_0()
         }
     }
 
-    fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
+    /// v0.10.0 (tag v0.10.0, 2161f38): every upstream fix of the zoo merged by then. Only the
+    /// sim-side watch wiring and the flags overridable at the tag are read from this set; the
+    /// rest describe what the `v0_10_0` port does.
+    pub fn v0_10_0() -> Flags {
+        Flags {
+            worker_sts_ready: WorkerStsReady::Available,
+            worker_template_from_revision: true,
+            surge_release_by_max_unavailable: true,
+            restart_check_ownership: true,
+            partition: PartitionFormula::Hd,
+            missing_worker_sts: MissingWorkerSts::Skip,
+            leader_max_unavailable_budget: true,
+            ..Flags::v0_4_1()
+        }
+    }
+
+    fn set(&mut self, release: Release, name: &str, value: &str) -> Result<(), String> {
         let spec = FLAGS.iter().find(|f| f.name == name).ok_or_else(|| {
             let names: Vec<&str> = FLAGS.iter().map(|f| f.name).collect();
             format!("unknown flag {name:?}; valid flags: {}", names.join(", "))
         })?;
+        if release == Release::V0_10_0 && !spec.at_v0_10_0.contains(&value) {
+            return Err(format!(
+                "flag {name}={value} has no code path at v0.10.0; valid there: {}",
+                spec.at_v0_10_0
+                    .iter()
+                    .map(|v| format!("{name}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         let index = spec
             .values
             .iter()
@@ -327,6 +421,22 @@ impl Flags {
             })?;
         (spec.set)(self, index);
         Ok(())
+    }
+
+    /// One line per flag for `lws-sim help`: name, values (v0.10.0's in brackets), upstream.
+    pub fn help() -> Vec<String> {
+        FLAGS
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}={}  [v0.10.0: {}]  {}",
+                    s.name,
+                    s.values.join("|"),
+                    s.at_v0_10_0.join("|"),
+                    s.upstream
+                )
+            })
+            .collect()
     }
 
     /// `flag=value` pairs, in `FLAGS` order: a canonical spelling of the flag set.
@@ -342,28 +452,36 @@ impl Flags {
 }
 
 impl Profile {
-    /// Parse `PROFILE[,flag=value...]`. Errors list the valid profiles or flags.
+    /// Parse `PROFILE[,flag=value...]`, where PROFILE is a release or an alias. Errors list the
+    /// valid profiles or flags.
     pub fn parse(spec: &str) -> Result<Profile, String> {
-        let mut parts = spec.split(',').map(str::trim);
-        let release = parts.next().unwrap_or("");
-        let mut flags = match release {
-            "v0.3.0" => Flags::v0_3_0(),
-            "v0.4.1" => Flags::v0_4_1(),
-            other => {
-                return Err(format!(
-                    "unknown reconciler profile {other:?}; valid profiles: {}",
-                    RELEASES.join(", ")
-                ))
-            }
+        let (head, rest) = match spec.split_once(',') {
+            Some((h, r)) => (h.trim(), Some(r)),
+            None => (spec.trim(), None),
         };
-        for part in parts {
+        let expanded = ALIASES.iter().find(|(a, _)| *a == head).map(|(_, s)| *s);
+        let base = expanded.unwrap_or(head);
+        let mut parts = base.split(',').map(str::trim);
+        let release_name = parts.next().unwrap_or("");
+        let Some(release) = Release::parse(release_name) else {
+            let aliases: Vec<&str> = ALIASES.iter().map(|(a, _)| *a).collect();
+            return Err(format!(
+                "unknown reconciler profile {release_name:?}; valid profiles: {}, {}",
+                RELEASES.join(", "),
+                aliases.join(", ")
+            ));
+        };
+        let mut flags = release.flags();
+        let overrides = rest.into_iter().flat_map(|r| r.split(',')).map(str::trim);
+        for part in parts.chain(overrides) {
             let (name, value) = part
                 .split_once('=')
                 .ok_or_else(|| format!("expected flag=value, got {part:?}"))?;
-            flags.set(name.trim(), value.trim())?;
+            flags.set(release, name.trim(), value.trim())?;
         }
         Ok(Profile {
             name: spec.to_string(),
+            release,
             flags,
         })
     }
@@ -401,7 +519,12 @@ mod tests {
         for release in RELEASES {
             let base = Profile::parse(release).unwrap().flags;
             for spec in FLAGS {
-                for &value in spec.values {
+                let values = if release == "v0.10.0" {
+                    spec.at_v0_10_0
+                } else {
+                    spec.values
+                };
+                for &value in values {
                     let p = Profile::parse(&format!("{release},{}={value}", spec.name)).unwrap();
                     let want = |s: &FlagSpec| {
                         if s.name == spec.name {
@@ -420,6 +543,46 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn v0_10_0_values_are_valid_values_and_include_the_tag_default() {
+        let tag = Flags::v0_10_0();
+        for spec in FLAGS {
+            assert!(
+                spec.at_v0_10_0.iter().all(|v| spec.values.contains(v)),
+                "{}",
+                spec.name
+            );
+            let default = spec.values[(spec.get)(&tag)];
+            assert!(
+                spec.at_v0_10_0.contains(&default),
+                "{}={default}",
+                spec.name
+            );
+        }
+    }
+
+    #[test]
+    fn aliases_expand_and_take_overrides() {
+        let latest = Profile::parse("latest").unwrap();
+        assert_eq!(latest.release, Release::V0_10_0);
+        assert_eq!(latest.flags, Flags::v0_10_0());
+        let fixed = Profile::parse("all-fixed").unwrap();
+        assert_eq!(fixed.flags, Profile::parse(ALL_FIXED).unwrap().flags);
+        assert_eq!(fixed.name, "all-fixed");
+        let p = Profile::parse("all-fixed,partition=hd").unwrap();
+        assert_eq!(p.flags.partition, PartitionFormula::Hd);
+        assert!(p.flags.terminating_not_ready);
+    }
+
+    #[test]
+    fn a_flag_without_a_code_path_at_v0_10_0_is_an_error() {
+        let e = Profile::parse("v0.10.0,worker-sts-write=apply").unwrap_err();
+        assert!(e.contains("no code path at v0.10.0"), "{e}");
+        assert!(e.contains("worker-sts-write=create"), "{e}");
+        let p = Profile::parse("v0.10.0,partition=all-unready,terminating-pods=not-ready").unwrap();
+        assert_eq!(p.flags.partition, PartitionFormula::AllUnready);
     }
 
     #[test]

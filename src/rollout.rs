@@ -199,6 +199,8 @@ pub fn rolling_update_parameters(
 pub const AVAILABLE: &str = "Available";
 pub const PROGRESSING: &str = "Progressing";
 pub const UPGRADE_IN_PROGRESS: &str = "UpgradeInProgress";
+/// The same condition as named from v0.10.0 on (`LeaderWorkerSetUpdateInProgress`).
+pub const UPDATE_IN_PROGRESS: &str = "UpdateInProgress";
 
 /// The condition a type stands for, with V3/FX reasons and messages.
 pub fn condition(type_: &str, now: Time) -> Condition {

@@ -14,7 +14,7 @@ use crate::world::{ClusterConfig, World};
 
 /// v0.4.1 with every known bug fixed: the upstream fixes of the zoo (docs/bug-zoo.md) and the
 /// fixes proposed for the findings Z01-Z03. Fuzz campaigns measure each bug against it.
-pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget";
+pub use lws::profile::ALL_FIXED;
 
 pub const NAME: &str = "bench";
 pub const NS: &str = "default";

@@ -19,7 +19,7 @@ fn at_rest_v030_leader_reconciles_apply_and_v041_only_read() {
     for (profile, pod_writes) in [("v0.3.0", 1), ("v0.4.1", 0)] {
         let mut w = lws_at_rest(16, 4, profile);
         assert!(available(&w), "{profile}: the fixture is at rest");
-        let r = DirectReconciler::new(&w.api, Profile::parse(profile).unwrap().flags);
+        let r = DirectReconciler::new(&w.api, Profile::parse(profile).unwrap());
         let rv = w.api.resource_version();
         let pod = r.reconcile_pod(&mut w.api, NS, &format!("{NAME}-3"));
         assert!(pod.ok);
@@ -49,7 +49,7 @@ fn at_rest_v030_leader_reconciles_apply_and_v041_only_read() {
 fn mid_rollout_the_lws_reconcile_still_converges_to_no_change() {
     let mut w = lws_at_rest(16, 4, "v0.4.1");
     mid_rollout(&mut w, "v0.4.1", 3);
-    let r = DirectReconciler::new(&w.api, Profile::parse("v0.4.1").unwrap().flags);
+    let r = DirectReconciler::new(&w.api, Profile::parse("v0.4.1").unwrap());
     let rv = w.api.resource_version();
     let l = r.reconcile_lws(&mut w.api, NS, NAME);
     assert!(l.ok);

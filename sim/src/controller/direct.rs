@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::task::Poll;
 
-use lws::profile::Flags;
+use lws::profile::Profile;
 
 use super::client::Caches;
 use super::{perform, poll_once, start_reconcile, Which, LWS_ACTOR, POD_ACTOR};
@@ -22,12 +22,12 @@ pub struct Calls {
 
 pub struct DirectReconciler {
     caches: Rc<RefCell<Caches>>,
-    flags: Flags,
+    profile: Profile,
 }
 
 impl DirectReconciler {
     /// Caches holding what the API server holds now (no lag).
-    pub fn new(api: &ApiServer, flags: Flags) -> DirectReconciler {
+    pub fn new(api: &ApiServer, profile: Profile) -> DirectReconciler {
         let caches = Caches {
             lws: Informer::start(api, 0),
             statefulsets: Informer::start(api, 0),
@@ -38,7 +38,7 @@ impl DirectReconciler {
         };
         DirectReconciler {
             caches: Rc::new(RefCell::new(caches)),
-            flags,
+            profile,
         }
     }
 
@@ -68,7 +68,7 @@ impl DirectReconciler {
             which,
             key,
             self.caches.clone(),
-            &self.flags,
+            &self.profile,
             false,
             None,
             api.now_ms(),

@@ -23,7 +23,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use lws::api::{keys, LeaderWorkerSet};
 use lws::client::Action;
 use lws::k8s;
-use lws::profile::{Flags, Profile};
+use lws::profile::{Flags, Profile, Release};
 
 use crate::api::{
     self, ApiError, ApiServer, DeleteOptions, Deleted, Key, Kind, KindId, Operation, Shared,
@@ -72,23 +72,20 @@ impl ControllerConfig {
 
 /// Register the release's webhooks on the API server. They are served by the controller pod, so
 /// while it is down, calls fail (`failurePolicy: Fail`).
-pub fn register_webhooks(api: &mut ApiServer, flags: &Flags, serving: Rc<Cell<bool>>) {
-    let down = |s: &Rc<Cell<bool>>| -> Result<(), String> {
-        if s.get() {
-            Ok(())
-        } else {
-            Err("failed calling webhook: connect: connection refused".into())
-        }
-    };
+pub fn register_webhooks(api: &mut ApiServer, profile: &Profile, serving: Rc<Cell<bool>>) {
+    if profile.release == Release::V0_10_0 {
+        return register_webhooks_v0_10_0(api, serving);
+    }
+    let flags = &profile.flags;
     let (f, s) = (flags.clone(), serving.clone());
     api.add_mutating_hook::<LeaderWorkerSet>("mleaderworkerset.kb.io", move |l, _| {
-        down(&s)?;
+        webhook_down(&s)?;
         lws::webhook::default_lws(l, &f);
         Ok(())
     });
     let (f, s) = (flags.clone(), serving.clone());
     api.add_validating_hook::<LeaderWorkerSet>("vleaderworkerset.kb.io", move |l, old| {
-        down(&s)?;
+        webhook_down(&s)?;
         lws::webhook::validate_lws(l, old, &f)
     });
     let (f, s) = (flags.clone(), serving);
@@ -97,9 +94,40 @@ pub fn register_webhooks(api: &mut ApiServer, flags: &Flags, serving: Rc<Cell<bo
         if k8s::label(&p.metadata, keys::SET_NAME).is_none() {
             return Ok(());
         }
-        down(&s)?;
+        webhook_down(&s)?;
         let _ = op == Operation::Create; // CREATE and UPDATE in V3/FX; every step is idempotent.
         lws::webhook::default_pod(p, &f)
+    });
+}
+
+fn webhook_down(s: &Rc<Cell<bool>>) -> Result<(), String> {
+    if s.get() {
+        Ok(())
+    } else {
+        Err("failed calling webhook: connect: connection refused".into())
+    }
+}
+
+/// v0.10.0's webhooks (pkg/webhooks at the tag): the pod webhook is registered for CREATE only.
+fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
+    use lws::v0_10_0::webhook;
+    let s = serving.clone();
+    api.add_mutating_hook::<LeaderWorkerSet>("mleaderworkerset.kb.io", move |l, _| {
+        webhook_down(&s)?;
+        webhook::default_lws(l);
+        Ok(())
+    });
+    let s = serving.clone();
+    api.add_validating_hook::<LeaderWorkerSet>("vleaderworkerset.kb.io", move |l, old| {
+        webhook_down(&s)?;
+        webhook::validate_lws(l, old)
+    });
+    api.add_mutating_hook::<Pod>("mpod.kb.io", move |p, op| {
+        if op != Operation::Create || k8s::label(&p.metadata, keys::SET_NAME).is_none() {
+            return Ok(());
+        }
+        webhook_down(&serving)?;
+        webhook::default_pod(p)
     });
 }
 
@@ -188,7 +216,7 @@ pub struct ControllerRuntime {
 impl ControllerRuntime {
     pub fn new(config: ControllerConfig, api: &mut ApiServer) -> ControllerRuntime {
         let serving = Rc::new(Cell::new(true));
-        register_webhooks(api, &config.profile.flags, serving.clone());
+        register_webhooks(api, &config.profile, serving.clone());
         ControllerRuntime {
             config,
             manager: None,
@@ -409,7 +437,7 @@ impl ControllerRuntime {
                 r.0 += r.1;
             }
         }
-        let flags = self.config.profile.flags.clone();
+        let profile = self.config.profile.clone();
         let mut resync_due = false;
         for (i, w) in workers.iter_mut().enumerate() {
             let actor = w.actor();
@@ -455,7 +483,7 @@ impl ControllerRuntime {
                         w.which,
                         key,
                         caches.clone(),
-                        &flags,
+                        &profile,
                         stale,
                         tombstone,
                         now,
@@ -532,7 +560,7 @@ fn start_reconcile(
     which: Which,
     key: Key,
     caches: Rc<RefCell<Caches>>,
-    flags: &Flags,
+    profile: &Profile,
     stale: bool,
     tombstone: Option<Shared<Pod>>,
     now: u64,
@@ -548,23 +576,38 @@ fn start_reconcile(
     let client = SimClient {
         exchange: exchange.clone(),
     };
-    let flags = flags.clone();
+    let flags = profile.flags.clone();
     let (ns, name) = key.clone();
-    let future: Pin<Box<dyn Future<Output = lws::client::Result<Action>>>> = match which {
-        Which::Lws => Box::pin(async move {
-            let ctx = lws::lws_controller::Ctx {
-                flags: &flags,
-                now: to_time(now),
-            };
-            lws::lws_controller::reconcile(&client, &ctx, &ns, &name).await
-        }),
-        Which::Pod => Box::pin(async move {
-            if let Some(pod) = tombstone {
-                lws::pod_controller::reconcile_deleted(&client, &flags, &pod).await?;
-            }
-            lws::pod_controller::reconcile(&client, &flags, &ns, &name).await
-        }),
-    };
+    let future: Pin<Box<dyn Future<Output = lws::client::Result<Action>>>> =
+        match (profile.release, which) {
+            (Release::V0_10_0, Which::Lws) => Box::pin(async move {
+                let ctx = lws::lws_controller::Ctx {
+                    flags: &flags,
+                    now: to_time(now),
+                };
+                lws::v0_10_0::lws_controller::reconcile(&client, &ctx, &ns, &name).await
+            }),
+            (Release::V0_10_0, Which::Pod) => Box::pin(async move {
+                use lws::v0_10_0::pod_controller;
+                if let Some(pod) = tombstone {
+                    pod_controller::reconcile_deleted(&client, &pod).await?;
+                }
+                pod_controller::reconcile(&client, &flags, &ns, &name).await
+            }),
+            (_, Which::Lws) => Box::pin(async move {
+                let ctx = lws::lws_controller::Ctx {
+                    flags: &flags,
+                    now: to_time(now),
+                };
+                lws::lws_controller::reconcile(&client, &ctx, &ns, &name).await
+            }),
+            (_, Which::Pod) => Box::pin(async move {
+                if let Some(pod) = tombstone {
+                    lws::pod_controller::reconcile_deleted(&client, &flags, &pod).await?;
+                }
+                lws::pod_controller::reconcile(&client, &flags, &ns, &name).await
+            }),
+        };
     InFlight {
         key,
         future,

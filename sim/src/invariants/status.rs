@@ -13,13 +13,13 @@ impl Checker {
         let upgrading = l.status.as_ref().is_some_and(|s| {
             s.conditions
                 .iter()
-                .any(|c| c.type_ == rollout::UPGRADE_IN_PROGRESS && c.status == "True")
+                .any(|c| is_update_in_progress(&c.type_) && c.status == "True")
         });
         let spurious = upgrading && self.lws_templates.len() == 1;
         if std::mem::replace(&mut self.spurious_upgrade, spurious) || !spurious {
             return;
         }
-        let msg = "status has UpgradeInProgress=True, but the LWS template has never changed: no upgrade can be in progress".to_string();
+        let msg = "status has UpgradeInProgress=True (UpdateInProgress from v0.10.0), but the LWS template has never changed: no upgrade can be in progress".to_string();
         let objects = vec![k8s::name(&l.metadata).to_string()];
         self.violate(api, STATUS_CONDITIONS, msg, objects);
     }
@@ -33,10 +33,14 @@ impl Checker {
                 .any(|c| c.type_ == t && c.status == "True")
         };
         let clash: Vec<&str> = if is_true(rollout::AVAILABLE) {
-            [rollout::PROGRESSING, rollout::UPGRADE_IN_PROGRESS]
-                .into_iter()
-                .filter(|t| is_true(t))
-                .collect()
+            [
+                rollout::PROGRESSING,
+                rollout::UPGRADE_IN_PROGRESS,
+                rollout::UPDATE_IN_PROGRESS,
+            ]
+            .into_iter()
+            .filter(|t| is_true(t))
+            .collect()
         } else {
             Vec::new()
         };
@@ -54,4 +58,9 @@ impl Checker {
         let objects = vec![k8s::name(&l.metadata).to_string()];
         self.violate(api, STATUS_CONDITIONS, msg, objects);
     }
+}
+
+/// The update condition: `UpgradeInProgress` up to v0.4.1, `UpdateInProgress` at v0.10.0.
+fn is_update_in_progress(t: &str) -> bool {
+    t == rollout::UPGRADE_IN_PROGRESS || t == rollout::UPDATE_IN_PROGRESS
 }

@@ -1,0 +1,557 @@
+//! The admission of v0.10.0: the CRD schema's defaults and enums (kubebuilder markers of
+//! `api/leaderworkerset/v1/leaderworkerset_types.go`), the LWS webhook
+//! (`pkg/webhooks/leaderworkerset_webhook.go`) and the pod mutating webhook
+//! (`pkg/webhooks/pod_webhook.go`), all at tag v0.10.0.
+//!
+//! Not modelled (docs/fidelity.md): TPU environment variables (`AddTPUVariables`) and the
+//! scheduler provider's pod-group metadata; the group keys are our stable hash, not SHA-1.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, EnvVar, Pod, PodAffinity, PodAffinityTerm, PodAntiAffinity,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::utils::{get_parent_name_and_ordinal, leader_pod};
+use crate::api::{
+    keys, LeaderWorkerSet, NetworkConfig, RollingUpdateConfiguration, RolloutStrategy,
+};
+use crate::k8s;
+
+/// The CRD schema's defaults (applied when the object is decoded), then the webhook's `Default`.
+pub fn default_lws(lws: &mut LeaderWorkerSet) {
+    crd_defaults(lws);
+    let spec = &mut lws.spec;
+    let rp = &mut spec.leader_worker_template.restart_policy;
+    if rp.is_empty() {
+        *rp = "RecreateGroupOnPodRestart".into();
+    }
+    if rp == "Default" {
+        *rp = "None".into();
+    }
+    let strategy = spec
+        .rollout_strategy
+        .get_or_insert_with(RolloutStrategy::default);
+    if strategy.type_.is_empty() {
+        strategy.type_ = "RollingUpdate".into();
+    }
+    if strategy.type_ == "RollingUpdate" && strategy.rolling_update_configuration.is_none() {
+        strategy.rolling_update_configuration = Some(RollingUpdateConfiguration {
+            max_unavailable: Some(IntOrString::Int(1)),
+            max_surge: Some(IntOrString::Int(0)),
+            partition: Some(0),
+        });
+    }
+    let nc = spec
+        .network_config
+        .get_or_insert_with(NetworkConfig::default);
+    nc.subdomain_policy.get_or_insert_with(|| "Shared".into());
+}
+
+/// `+kubebuilder:default` markers: replicas 1, startupPolicy LeaderCreated, size 1,
+/// restartPolicy RecreateGroupOnPodRestart, rollout type RollingUpdate, and inside a present
+/// rollingUpdateConfiguration partition 0, maxUnavailable 1, maxSurge 0; inside a present
+/// subGroupPolicy the type LeaderWorker.
+fn crd_defaults(lws: &mut LeaderWorkerSet) {
+    let spec = &mut lws.spec;
+    spec.replicas.get_or_insert(1);
+    if spec.startup_policy.is_empty() {
+        spec.startup_policy = "LeaderCreated".into();
+    }
+    let t = &mut spec.leader_worker_template;
+    t.size.get_or_insert(1);
+    if t.restart_policy.is_empty() {
+        t.restart_policy = "RecreateGroupOnPodRestart".into();
+    }
+    if let Some(p) = t.sub_group_policy.as_mut() {
+        p.sub_group_policy_type
+            .get_or_insert_with(|| "LeaderWorker".into());
+    }
+    if let Some(s) = spec.rollout_strategy.as_mut() {
+        if s.type_.is_empty() {
+            s.type_ = "RollingUpdate".into();
+        }
+        if let Some(ru) = s.rolling_update_configuration.as_mut() {
+            ru.partition.get_or_insert(0);
+            ru.max_unavailable.get_or_insert(IntOrString::Int(1));
+            ru.max_surge.get_or_insert(IntOrString::Int(0));
+        }
+    }
+}
+
+/// The CRD schema's enums and bounds, which the API server checks before the webhooks run.
+fn validate_schema(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
+    let mut enum_check = |path: &str, value: &str, allowed: &[&str]| {
+        if !allowed.contains(&value) {
+            let quoted: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
+            errs.push(format!(
+                "{path}: Unsupported value: {value:?}: supported values: {}",
+                quoted.join(", ")
+            ));
+        }
+    };
+    let spec = &lws.spec;
+    let t = &spec.leader_worker_template;
+    enum_check(
+        "spec.startupPolicy",
+        &spec.startup_policy,
+        &["LeaderCreated", "LeaderReady"],
+    );
+    enum_check(
+        "spec.leaderWorkerTemplate.restartPolicy",
+        &t.restart_policy,
+        &[
+            "Default",
+            "RecreateGroupOnPodRestart",
+            "RecreateGroupAfterStart",
+            "None",
+        ],
+    );
+    if let Some(s) = &spec.rollout_strategy {
+        enum_check("spec.rolloutStrategy.type", &s.type_, &["RollingUpdate"]);
+    }
+    if let Some(p) = t
+        .sub_group_policy
+        .as_ref()
+        .and_then(|p| p.sub_group_policy_type.as_deref())
+    {
+        enum_check(
+            "spec.leaderWorkerTemplate.subGroupPolicy.subGroupPolicyType",
+            p,
+            &["LeaderWorker", "LeaderExcluded"],
+        );
+    }
+    if let Some(p) = spec
+        .network_config
+        .as_ref()
+        .and_then(|n| n.subdomain_policy.as_deref())
+    {
+        enum_check(
+            "spec.networkConfig.subdomainPolicy",
+            p,
+            &["Shared", "UniquePerReplica"],
+        );
+    }
+}
+
+/// The admission of a create (`old` None) or update: schema, `generalValidate`, and on update
+/// `ValidateUpdate`'s subgroup and subdomain rules. Errors are joined as an aggregate.
+pub fn validate_lws(lws: &LeaderWorkerSet, old: Option<&LeaderWorkerSet>) -> Result<(), String> {
+    let mut errs = Vec::new();
+    validate_schema(lws, &mut errs);
+    general_validate(lws, &mut errs);
+    if let Some(old) = old {
+        validate_update(old, lws, &mut errs);
+    }
+    match errs.len() {
+        0 => Ok(()),
+        1 => Err(errs.remove(0)),
+        _ => Err(format!("[{}]", errs.join(", "))),
+    }
+}
+
+fn validate_update(old: &LeaderWorkerSet, new: &LeaderWorkerSet, errs: &mut Vec<String>) {
+    let path = "spec.leaderWorkerTemplate.SubGroupPolicy.subGroupSize";
+    let size = |l: &LeaderWorkerSet| {
+        l.spec
+            .leader_worker_template
+            .sub_group_policy
+            .as_ref()
+            .map(|p| p.sub_group_size)
+    };
+    match (size(new), size(old)) {
+        (Some(n), Some(o)) if n != o => errs.push(format!(
+            "{path}: Invalid value: {}: field is immutable",
+            fmt_opt(n)
+        )),
+        (Some(n), None) => errs.push(format!(
+            "{path}: Invalid value: {}: cannot enable subGroupSize after the lws is already created",
+            fmt_opt(n)
+        )),
+        (None, Some(o)) => errs.push(format!(
+            "{path}: Invalid value: {}: cannot remove subGroupSize after enabled",
+            fmt_opt(o)
+        )),
+        _ => {}
+    }
+    let unset = new
+        .spec
+        .network_config
+        .as_ref()
+        .is_some_and(|n| n.subdomain_policy.is_none());
+    if unset {
+        errs.push("spec.networkConfig.subdomainPolicy: Invalid value: null: cannot set subdomainPolicy as null".into());
+    }
+}
+
+fn fmt_opt(v: Option<i32>) -> String {
+    v.map_or("null".into(), |v| v.to_string())
+}
+
+/// `generalValidate`.
+fn general_validate(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
+    validate_dns1035_name(lws.name(), errs);
+    let replicas = lws.replicas();
+    let size = lws.size();
+    if replicas < 0 {
+        errs.push(format!(
+            "spec.replicas: Invalid value: {replicas}: replicas must be equal or greater than 0"
+        ));
+    }
+    if replicas > 1_000_000 {
+        errs.push(format!(
+            "spec.replicas: Invalid value: {replicas}: replicas must be equal or less than 1000000"
+        ));
+    }
+    if size < 1 {
+        errs.push(format!("spec.leaderWorkerTemplate.size: Invalid value: {size}: size must be equal or greater than 1"));
+    }
+    if i64::from(replicas) * i64::from(size) > i64::from(i32::MAX) {
+        errs.push(format!("spec.replicas: Invalid value: {replicas}: the product of replicas and worker replicas must not exceed {}", i32::MAX));
+    }
+    let ru = lws.rolling_update();
+    let has_config = lws
+        .spec
+        .rollout_strategy
+        .as_ref()
+        .is_some_and(|s| s.rolling_update_configuration.is_some());
+    let mu = ru.max_unavailable.clone().unwrap_or(IntOrString::Int(0));
+    let ms = ru.max_surge.clone().unwrap_or(IntOrString::Int(0));
+    let mu_path = "spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable";
+    let ms_path = "spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge";
+    if has_config {
+        validate_positive_int_or_percent(&mu, mu_path, errs);
+        is_not_more_than_100_percent(&mu, mu_path, errs);
+        validate_positive_int_or_percent(&ms, ms_path, errs);
+        is_not_more_than_100_percent(&ms, ms_path, errs);
+        let partition = i64::from(ru.partition.unwrap_or(0));
+        if partition < 0 {
+            errs.push(format!("spec.rolloutStrategy.rollingUpdateConfiguration.partition: Invalid value: {partition}: must be greater than or equal to 0"));
+        }
+    }
+    let mu_value = k8s::scaled_value(&mu, replicas, false);
+    let ms_value = k8s::scaled_value(&ms, replicas, true);
+    if mu_value.is_err() {
+        errs.push(format!(
+            "{mu_path}: Invalid value: {}: invalid value",
+            show(&mu)
+        ));
+    }
+    if ms_value.is_err() {
+        errs.push(format!(
+            "{ms_path}: Invalid value: {}: invalid value",
+            show(&ms)
+        ));
+    }
+    if mu_value.unwrap_or(0) == 0 && ms_value.unwrap_or(0) == 0 && replicas != 0 {
+        errs.push(format!(
+            "{mu_path}: Invalid value: {}: must not be 0 when `maxSurge` is 0",
+            show(&mu)
+        ));
+    }
+    if lws.spec.leader_worker_template.sub_group_policy.is_some() {
+        validate_update_sub_group_policy(lws, errs);
+    } else if let Some(v) = k8s::annotation(&lws.metadata, keys::SUBGROUP_EXCLUSIVE_TOPOLOGY) {
+        errs.push(format!(
+            "metadata.annotations[{}]: Invalid value: {v:?}: cannot have subgroup-exclusive-topology without subGroupSize set",
+            keys::SUBGROUP_EXCLUSIVE_TOPOLOGY
+        ));
+    }
+}
+
+fn show(v: &IntOrString) -> String {
+    match v {
+        IntOrString::Int(i) => i.to_string(),
+        IntOrString::String(s) => format!("{s:?}"),
+    }
+}
+
+/// `apivalidation.NameIsDNS1035Label` through `ValidateObjectMeta`: the LWS name names the
+/// headless Service, so it must be a DNS-1035 label.
+fn validate_dns1035_name(name: &str, errs: &mut Vec<String>) {
+    let b = name.as_bytes();
+    let ok = !b.is_empty()
+        && b.len() <= 63
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b[b.len() - 1] != b'-';
+    if !ok {
+        errs.push(format!("metadata.name: Invalid value: {name:?}: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"));
+    }
+}
+
+/// `ValidatePositiveIntOrPercent`.
+fn validate_positive_int_or_percent(v: &IntOrString, path: &str, errs: &mut Vec<String>) {
+    match v {
+        IntOrString::String(s) if percent_value(s).is_none() => errs.push(format!(
+            "{path}: Invalid value: {s:?}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
+        )),
+        IntOrString::Int(i) if *i < 0 => errs.push(format!(
+            "{path}: Invalid value: {i}: must be greater than or equal to 0"
+        )),
+        _ => {}
+    }
+}
+
+/// `IsNotMoreThan100Percent`.
+fn is_not_more_than_100_percent(v: &IntOrString, path: &str, errs: &mut Vec<String>) {
+    if let IntOrString::String(s) = v {
+        if percent_value(s).is_some_and(|p| p > 100) {
+            errs.push(format!(
+                "{path}: Invalid value: {s:?}: must not be greater than 100%"
+            ));
+        }
+    }
+}
+
+/// `utilvalidation.IsValidPercent` (`[0-9]+%`) and the value.
+fn percent_value(s: &str) -> Option<u64> {
+    let digits = s.strip_suffix('%')?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(digits.parse().unwrap_or(u64::MAX))
+}
+
+/// `validateUpdateSubGroupPolicy`.
+fn validate_update_sub_group_policy(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
+    let path = "spec.leaderWorkerTemplate.SubGroupPolicy.subGroupSize";
+    let size = lws.size();
+    let policy = lws.spec.leader_worker_template.sub_group_policy.as_ref();
+    let Some(sgs) = policy.and_then(|p| p.sub_group_size) else {
+        errs.push(format!("{path}: Required value"));
+        return;
+    };
+    if sgs < 1 {
+        errs.push(format!(
+            "{path}: Invalid value: {sgs}: subGroupSize must be equal or greater than 1"
+        ));
+        return; // upstream would divide by zero below
+    }
+    if size % sgs != 0 && (size - 1) % sgs != 0 {
+        errs.push(format!(
+            "{path}: Invalid value: {sgs}: size or size - 1 must be divisible by subGroupSize"
+        ));
+    }
+    if size < sgs {
+        errs.push(format!(
+            "{path}: Invalid value: {sgs}: subGroupSize cannot be larger than size"
+        ));
+    }
+    let excluded =
+        policy.and_then(|p| p.sub_group_policy_type.as_deref()) == Some("LeaderExcluded");
+    if excluded && (size - 1) % sgs != 0 {
+        errs.push(format!("{path}: Invalid value: {sgs}: size-1 must be divisible by subGroupSize when using LeaderExcluded"));
+    }
+}
+
+/// The pod webhook's `Default` (on pod create): group index, subdomain, group key and
+/// exclusive affinities for leaders; worker index and subgroup labels for workers; then the
+/// LWS environment variables. Errors reject the pod.
+pub fn default_pod(pod: &mut Pod) -> Result<(), String> {
+    if k8s::label(&pod.metadata, keys::SET_NAME).is_none() {
+        return Ok(());
+    }
+    let name = k8s::name(&pod.metadata).to_string();
+    let size = k8s::annotation(&pod.metadata, keys::SIZE)
+        .ok_or_else(|| format!("size annotation is unexpectedly missing for pod {name}"))?;
+    let pod_count: i32 = size
+        .parse()
+        .map_err(|_| format!("strconv.Atoi: parsing {size:?}: invalid syntax"))?;
+    if leader_pod(pod) {
+        default_leader_labels(pod, &name)?;
+    } else {
+        default_worker_labels(pod, &name, pod_count)?;
+    }
+    add_lws_variables(pod)
+}
+
+fn default_leader_labels(pod: &mut Pod, name: &str) -> Result<(), String> {
+    let namespace = k8s::namespace(&pod.metadata).to_string();
+    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+    let labels = pod.metadata.labels.get_or_insert_with(BTreeMap::new);
+    if !labels.contains_key(keys::GROUP_INDEX) {
+        let (_, group) = get_parent_name_and_ordinal(name);
+        if group == -1 {
+            return Err(format!("parsing pod ordinal for pod {name}"));
+        }
+        labels.insert(keys::GROUP_INDEX.into(), group.to_string());
+    }
+    let group_key = labels
+        .entry(keys::GROUP_UNIQUE_HASH.into())
+        .or_insert_with(|| crate::hash::group_key(&namespace, name))
+        .clone();
+    let subgroup_policy = annotations
+        .get(keys::SUBGROUP_POLICY_TYPE)
+        .map(String::as_str);
+    let subgroup = annotations.contains_key(keys::SUBGROUP_SIZE_V0_10)
+        && labels
+            .get(keys::SUBGROUP_INDEX)
+            .is_none_or(|v| v.is_empty())
+        && subgroup_policy != Some("LeaderExcluded");
+    let subgroup_key = crate::hash::group_key(name, "0");
+    if subgroup {
+        labels.insert(keys::SUBGROUP_INDEX.into(), "0".into());
+        labels.insert(keys::SUBGROUP_KEY.into(), subgroup_key.clone());
+    }
+    if annotations.get(keys::SUBDOMAIN_POLICY).map(String::as_str) == Some("UniquePerReplica") {
+        pod.spec.get_or_insert_with(Default::default).subdomain = Some(name.to_string());
+    }
+    if let Some(topology) = annotations.get(keys::EXCLUSIVE_TOPOLOGY) {
+        set_exclusive_affinities(pod, &group_key, topology, keys::GROUP_UNIQUE_HASH);
+    }
+    if let Some(topology) = annotations
+        .get(keys::SUBGROUP_EXCLUSIVE_TOPOLOGY)
+        .filter(|_| subgroup)
+    {
+        set_exclusive_affinities(pod, &subgroup_key, topology, keys::SUBGROUP_KEY);
+    }
+    Ok(())
+}
+
+fn default_worker_labels(pod: &mut Pod, name: &str, pod_count: i32) -> Result<(), String> {
+    let (_, worker_index) = get_parent_name_and_ordinal(name);
+    if worker_index == -1 {
+        return Err(format!("parsing pod ordinal for pod {name}"));
+    }
+    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
+    let labels = pod.metadata.labels.get_or_insert_with(BTreeMap::new);
+    labels.insert(keys::WORKER_INDEX.into(), worker_index.to_string());
+    let Some(sgs) = annotations.get(keys::SUBGROUP_SIZE_V0_10) else {
+        return Ok(());
+    };
+    if labels
+        .get(keys::SUBGROUP_INDEX)
+        .is_some_and(|v| !v.is_empty())
+    {
+        return Ok(());
+    }
+    let sgs: i32 = sgs
+        .parse()
+        .map_err(|_| format!("strconv.Atoi: parsing {sgs:?}: invalid syntax"))?;
+    if sgs < 1 {
+        return Err(format!("subgroup size {sgs} must be at least 1")); // Go: divide by zero
+    }
+    let leader = annotations
+        .get(keys::LEADER_POD_NAME)
+        .cloned()
+        .unwrap_or_default();
+    let index = get_sub_group_index(pod_count, sgs, worker_index);
+    let key = crate::hash::group_key(&leader, &index);
+    labels.insert(keys::SUBGROUP_INDEX.into(), index);
+    labels.insert(keys::SUBGROUP_KEY.into(), key.clone());
+    if let Some(topology) = annotations.get(keys::SUBGROUP_EXCLUSIVE_TOPOLOGY) {
+        set_exclusive_affinities(pod, &key, topology, keys::SUBGROUP_KEY);
+    }
+    Ok(())
+}
+
+/// `getSubGroupIndex`: when only `size - 1` divides, the leader is an extra pod of subgroup 0.
+pub fn get_sub_group_index(pod_count: i32, sub_group_size: i32, worker_index: i32) -> String {
+    if (pod_count - 1) % sub_group_size == 0 && pod_count % sub_group_size != 0 {
+        return ((worker_index - 1) / sub_group_size).to_string();
+    }
+    (worker_index / sub_group_size).to_string()
+}
+
+/// `SetExclusiveAffinities`: required pod affinity to the group's own key and anti-affinity to
+/// any other group's, on `topology`; skipped when both terms for it are already there.
+pub fn set_exclusive_affinities(pod: &mut Pod, group_key: &str, topology: &str, label_key: &str) {
+    let spec = pod.spec.get_or_insert_with(Default::default);
+    let affinity = spec.affinity.get_or_insert_with(Affinity::default);
+    let has = |terms: Option<&Vec<PodAffinityTerm>>| {
+        terms
+            .into_iter()
+            .flatten()
+            .any(|t| t.topology_key == topology)
+    };
+    let applied = has(affinity.pod_affinity.as_ref().and_then(|a| {
+        a.required_during_scheduling_ignored_during_execution
+            .as_ref()
+    })) && has(affinity.pod_anti_affinity.as_ref().and_then(|a| {
+        a.required_during_scheduling_ignored_during_execution
+            .as_ref()
+    }));
+    if applied {
+        return;
+    }
+    let requirement = |operator: &str, values: Option<Vec<String>>| LabelSelectorRequirement {
+        key: label_key.to_string(),
+        operator: operator.to_string(),
+        values,
+    };
+    let term = |expressions: Vec<LabelSelectorRequirement>| PodAffinityTerm {
+        label_selector: Some(LabelSelector {
+            match_expressions: Some(expressions),
+            match_labels: None,
+        }),
+        topology_key: topology.to_string(),
+        ..Default::default()
+    };
+    let same = term(vec![requirement("In", Some(vec![group_key.to_string()]))]);
+    let other = term(vec![
+        requirement("Exists", None),
+        requirement("NotIn", Some(vec![group_key.to_string()])),
+    ]);
+    affinity
+        .pod_affinity
+        .get_or_insert_with(PodAffinity::default)
+        .required_during_scheduling_ignored_during_execution
+        .get_or_insert_with(Vec::new)
+        .push(same);
+    affinity
+        .pod_anti_affinity
+        .get_or_insert_with(PodAntiAffinity::default)
+        .required_during_scheduling_ignored_during_execution
+        .get_or_insert_with(Vec::new)
+        .push(other);
+}
+
+/// `AddLWSVariables`: LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and LWS_WORKER_INDEX first in every
+/// (init) container, overriding the user's values of the same names.
+fn add_lws_variables(pod: &mut Pod) -> Result<(), String> {
+    let name = k8s::name(&pod.metadata).to_string();
+    let missing = |what: &str| {
+        format!("Failure constructing environment variables, no {what} found for pod {name}")
+    };
+    let label = |k: &str| k8s::label(&pod.metadata, k).map(str::to_string);
+    let lws_name = label(keys::SET_NAME).ok_or_else(|| missing("name label"))?;
+    let group = label(keys::GROUP_INDEX).ok_or_else(|| missing("group index label"))?;
+    let size = k8s::annotation(&pod.metadata, keys::SIZE)
+        .map(str::to_string)
+        .ok_or_else(|| missing("size annotation"))?;
+    let worker = label(keys::WORKER_INDEX).ok_or_else(|| missing("worker index label"))?;
+    let namespace = k8s::namespace(&pod.metadata).to_string();
+    let Some(spec) = pod.spec.as_mut() else {
+        return Ok(());
+    };
+    let subdomain = spec.subdomain.clone().unwrap_or_default();
+    let var = |n: &str, v: String| EnvVar {
+        name: n.to_string(),
+        value: Some(v),
+        value_from: None,
+    };
+    let vars = [
+        var(
+            keys::LEADER_ADDRESS_ENV,
+            format!("{lws_name}-{group}.{subdomain}.{namespace}"),
+        ),
+        var(keys::GROUP_SIZE_ENV, size),
+        var(keys::WORKER_INDEX_ENV, worker),
+    ];
+    let containers = spec.containers.iter_mut();
+    for c in containers.chain(spec.init_containers.iter_mut().flatten()) {
+        let existing = c.env.take().unwrap_or_default();
+        let mut env = vars.to_vec();
+        for e in existing {
+            if !env.iter().any(|v| v.name == e.name) {
+                env.push(e);
+            }
+        }
+        c.env = Some(env);
+    }
+    Ok(())
+}
