@@ -95,6 +95,11 @@ pub fn early_parameters(
     if sts.partition == 0 && sts.replicas == k.replicas {
         return Some((0, k.replicas));
     }
+    // With the B12 fix (d275e0a), a scale-up mid-rollout finishes first: the partition stays
+    // and no surge is asked for until the leader StatefulSet has the LWS's replicas.
+    if k.surge_release_by_max_unavailable && sts.replicas < k.replicas {
+        return Some((sts.partition, k.replicas));
+    }
     None
 }
 
@@ -107,13 +112,19 @@ pub fn continuous_ready(states: &[ReplicaState]) -> i32 {
         .count() as i32
 }
 
-/// `U`: groups below `min(R, S)` that are not ready-and-updated.
+/// `U`: groups below `min(R, S)` that are not ready-and-updated (V3 `iterateReplicas`).
 pub fn unready(states: &[ReplicaState], replicas: i32) -> i32 {
     let n = (replicas.max(0) as usize).min(states.len());
     states[..n]
         .iter()
         .filter(|x| !x.ready_and_updated())
         .count() as i32
+}
+
+/// `calculateLWSUnreadyReplicas` (6dd31e2, PR #488): `U`, plus every index in `[S, R)`, which
+/// has no group yet and so is not ready either.
+pub fn unready_counting_missing(states: &[ReplicaState], replicas: i32) -> i32 {
+    unready(states, replicas) + max0(replicas - states.len() as i32)
 }
 
 /// The Case-5 partition for `states` of indices `[0, S)`, current partition `p_now`.
@@ -168,7 +179,10 @@ pub fn late_parameters(
     sts: &LeaderSts,
     states: &[ReplicaState],
 ) -> Result<(i32, i32), String> {
-    let u = unready(states, k.replicas);
+    let u = match k.partition {
+        PartitionFormula::Tail => unready(states, k.replicas),
+        _ => unready_counting_missing(states, k.replicas),
+    };
     let annotation = sts.replicas_annotation.as_deref().unwrap_or("");
     let original: i32 = annotation
         .parse()
@@ -546,6 +560,49 @@ mod tests {
         ]);
         assert_eq!(case5_partition(Hd, &s, 2, 5), 4);
         assert_eq!(case5_partition(AllUnready, &s, 2, 5), 5);
+    }
+
+    /// Issue #10's hand-computed case: a scale-up during a rollout. LWS replicas 4 with the
+    /// replicas annotation at 3, maxUnavailable 1, maxSurge 1, leader StatefulSet replicas 3,
+    /// partition 2.
+    fn scale_up_mid_rollout(surge_fix: bool, partition: PartitionFormula) -> Knobs {
+        Knobs {
+            surge_release_by_max_unavailable: surge_fix,
+            partition,
+            ..knobs(4, 1, 1)
+        }
+    }
+
+    #[test]
+    fn d275e0a_early_return_holds_the_partition_while_scaling_up() {
+        use PartitionFormula::*;
+        let s = sts(3, 2, "new", 3);
+        let old_old_new = states(&[(true, false), (true, false), (true, true)]);
+        // Upstream at d275e0a and v0.10.0 (leaderworkerset_controller.go, `stsReplicas <
+        // lwsReplicas` after Case 3): partition 2, replicas 4.
+        let k = scale_up_mid_rollout(true, Hd);
+        assert_eq!(late_or_early(&k, &s, &old_old_new), Ok((2, 4)));
+        // Without the fix, Case 4: min(2, burst 5) and the burst, as v0.4.1 does.
+        let k = scale_up_mid_rollout(false, Tail);
+        assert_eq!(late_or_early(&k, &s, &old_old_new), Ok((2, 5)));
+    }
+
+    #[test]
+    fn d6dd31e2_counts_indices_beyond_the_leader_statefulset_as_unready() {
+        use PartitionFormula::*;
+        let s = sts(3, 2, "new", 3);
+        let old_new_new = states(&[(true, false), (true, true), (true, true)]);
+        // 6dd31e2: indices 0 and 3 unready (u = 2 > maxSurge 1): the burst, 5.
+        let k = scale_up_mid_rollout(false, Hd);
+        assert_eq!(late_or_early(&k, &s, &old_new_new), Ok((2, 5)));
+        assert_eq!(unready_counting_missing(&old_new_new, 4), 2);
+        // The tail formula's count sees index 0 only: R + max0(1 - 1) = 4.
+        let k = scale_up_mid_rollout(false, Tail);
+        assert_eq!(late_or_early(&k, &s, &old_new_new), Ok((2, 4)));
+    }
+
+    fn late_or_early(k: &Knobs, s: &LeaderSts, st: &[ReplicaState]) -> Result<(i32, i32), String> {
+        rolling_update_parameters(k, Some(s), &s.hash, st)
     }
 
     #[test]

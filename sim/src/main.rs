@@ -32,8 +32,29 @@ explore re-run a scenario perturbed four ways (at most N of each, default 200): 
 check   run every scenario (files, or *.yaml in directories) against every reconciler in its
         `expect`; print a table; exit 0 only if every expectation is met
 
-SPEC is PROFILE[,flag=value...], e.g. v0.3.0 or v0.3.0,worker-update-strategy=OnDelete.
-Profiles: v0.3.0, v0.4.1.";
+SPEC is PROFILE[,flag=value...], e.g. v0.10.0, latest, all-fixed or
+v0.3.0,worker-update-strategy=OnDelete (`lws-sim help` lists profiles and flags).";
+
+/// `lws-sim help`: the usage, then one line per profile and per flag.
+fn help_text() -> String {
+    let mut s = format!("{USAGE}\n\nPROFILES:\n");
+    s.push_str(
+        "  v0.3.0    tag v0.3.0: the seed bug (worker StatefulSets force-applied, lws #225)\n",
+    );
+    s.push_str("  v0.4.1    tag v0.4.1: the seed fix (create only when missing, PR #229)\n");
+    s.push_str(
+        "  v0.10.0   tag v0.10.0 (2161f38): its own port; only [bracketed] flag values apply\n",
+    );
+    s.push_str("  latest    the newest release profile, v0.10.0\n");
+    s.push_str(
+        "  all-fixed v0.4.1 with every known upstream fix and the proposed fixes for Z01-Z03\n",
+    );
+    s.push_str("\nFLAGS (flag=values  [values at v0.10.0]  upstream change):\n");
+    for line in lws::profile::Flags::help() {
+        s.push_str(&format!("  {line}\n"));
+    }
+    s
+}
 
 /// The argument after `flag`, or the error that names it.
 fn flag_value(it: &mut std::slice::Iter<String>, flag: &str) -> Result<String, String> {
@@ -657,7 +678,7 @@ fn main() -> ExitCode {
         Some("fuzz") => cmd_fuzz(&args[1..]),
         Some("explore") => cmd_explore(&args[1..]),
         Some("help") | Some("--help") | Some("-h") => {
-            say!("{USAGE}");
+            say!("{}", help_text());
             ExitCode::SUCCESS
         }
         Some(other) => usage_error(&format!("unknown command {other:?}")),

@@ -270,7 +270,9 @@ async fn set_node_selector_for_worker_pods<C: Client>(
         Err(e) => return Err(e),
     };
     let spec = sts.spec.template.spec.get_or_insert_with(Default::default);
-    spec.node_selector = Some([(topology_key.to_string(), value)].into());
+    spec.node_selector
+        .get_or_insert_with(BTreeMap::new)
+        .insert(topology_key.to_string(), value);
     Ok(())
 }
 

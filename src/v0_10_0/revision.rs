@@ -258,8 +258,8 @@ mod tests {
 
     #[test]
     fn safe_encoding_matches_apimachinery() {
-        // '0' is byte 48, 48 % 27 = 21 -> '5'; '9' is 57 % 27 = 3 -> 'f'.
-        assert_eq!(safe_encode_string("09"), "5f");
+        // "0" is byte 48, 48 % 27 = 21 -> "4"; "9" is 57 % 27 = 3 -> "f".
+        assert_eq!(safe_encode_string("09"), "4f");
     }
 
     #[test]

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{
-    PersistentVolumeClaim, PersistentVolumeClaimSpec, Pod, Service, ServiceSpec,
+    Container, PersistentVolumeClaim, PersistentVolumeClaimSpec, Pod, Service, ServiceSpec,
 };
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::api::{keys, LeaderWorkerSet};
@@ -155,20 +156,27 @@ pub fn get_pvc_apply_configuration(lws: &LeaderWorkerSet) -> Vec<PersistentVolum
         .collect()
 }
 
+/// `PodRequestsTPUs` (accelerators/tpu.go): a container or init container with a non-zero
+/// `google.com/tpu` limit, or else request.
+pub fn pod_requests_tpus(pod: &Pod) -> bool {
+    let Some(spec) = pod.spec.as_ref() else {
+        return false;
+    };
+    let nonzero = |l: Option<&BTreeMap<String, Quantity>>| {
+        l.and_then(|l| l.get("google.com/tpu"))
+            .is_some_and(|q| !q.0.trim().trim_start_matches(['0', '.']).is_empty())
+    };
+    let requests = |c: &Container| {
+        let r = c.resources.as_ref();
+        nonzero(r.and_then(|r| r.limits.as_ref())) || nonzero(r.and_then(|r| r.requests.as_ref()))
+    };
+    let init = spec.init_containers.iter().flatten();
+    spec.containers.iter().chain(init).any(requests)
+}
+
 /// `AddTPUAnnotations`: mark worker pods whose leader requests TPUs.
 pub fn add_tpu_annotations(leader: &Pod, annotations: &mut BTreeMap<String, String>) {
-    let requests_tpu = leader
-        .spec
-        .iter()
-        .flat_map(|s| s.containers.iter())
-        .any(|c| {
-            let r = c.resources.as_ref();
-            let has = |l: Option<&BTreeMap<String, _>>| {
-                l.is_some_and(|l| l.contains_key("google.com/tpu"))
-            };
-            has(r.and_then(|r| r.limits.as_ref())) || has(r.and_then(|r| r.requests.as_ref()))
-        });
-    if requests_tpu {
+    if pod_requests_tpus(leader) {
         annotations.insert(
             "leaderworkerset.sigs.k8s.io/leader-requests-tpus".into(),
             "true".into(),

@@ -83,10 +83,12 @@ fn crd_defaults(lws: &mut LeaderWorkerSet) {
 
 /// The CRD schema's enums and bounds, which the API server checks before the webhooks run.
 fn validate_schema(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
-    let mut enum_check = |path: &str, value: &str, allowed: &[&str]| {
+    let errs = std::cell::RefCell::new(errs);
+    let enum_errs_push = |e: String| errs.borrow_mut().push(e);
+    let enum_check = |path: &str, value: &str, allowed: &[&str]| {
         if !allowed.contains(&value) {
             let quoted: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
-            errs.push(format!(
+            enum_errs_push(format!(
                 "{path}: Unsupported value: {value:?}: supported values: {}",
                 quoted.join(", ")
             ));
@@ -141,9 +143,12 @@ fn validate_schema(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
 pub fn validate_lws(lws: &LeaderWorkerSet, old: Option<&LeaderWorkerSet>) -> Result<(), String> {
     let mut errs = Vec::new();
     validate_schema(lws, &mut errs);
-    general_validate(lws, &mut errs);
-    if let Some(old) = old {
-        validate_update(old, lws, &mut errs);
+    // The API server validates against the schema before it calls validating webhooks.
+    if errs.is_empty() {
+        general_validate(lws, &mut errs);
+        if let Some(old) = old {
+            validate_update(old, lws, &mut errs);
+        }
     }
     match errs.len() {
         0 => Ok(()),
@@ -313,7 +318,7 @@ fn percent_value(s: &str) -> Option<u64> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    Some(digits.parse().unwrap_or(u64::MAX))
+    Some(digits.parse().unwrap_or(0)) // Go's Atoi error gives 0 here
 }
 
 /// `validateUpdateSubGroupPolicy`.
