@@ -22,3 +22,6 @@ pub mod pod_controller;
 pub mod revision;
 pub mod utils;
 pub mod webhook;
+
+#[cfg(test)]
+mod upstream_tests;

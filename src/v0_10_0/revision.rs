@@ -6,7 +6,10 @@
 //! `networkConfig` directly instead of running a strategic merge patch (the stored patch marks
 //! both `$patch: replace`, so the result is the same); the revision's raw bytes are our JSON
 //! encoding, not Go's (the key is still FNV-1 32 over those bytes, safe-encoded as upstream);
-//! `SetMatchesRevision` has no LRU cache (a cache hit returns what the computation would).
+//! `SetMatchesRevision` has no LRU cache: upstream keys it by (LWS UID, generation, revision
+//! resourceVersion), and the proposed revision is a function of the LWS spec, which changes only
+//! with the generation, so a hit returns what the computation returns (upstream's unit test
+//! that mutates the proposed revision under a fixed generation is the one difference).
 
 use std::sync::Arc;
 
