@@ -194,3 +194,39 @@ fn check_reports_each_expectation_and_fails_on_a_wrong_one() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("FAILED"), "{out}");
 }
+
+#[test]
+fn release_names_and_aliases_run_and_a_flag_without_a_code_path_at_v0_10_0_is_exit_2() {
+    let dir = scratch("profiles");
+    let s = scenario(&dir, "ok.yaml", OK);
+    let path = s.to_str().unwrap();
+    for spec in [
+        "v0.10.0",
+        "latest",
+        "all-fixed",
+        "v0.10.0,partition=all-unready",
+    ] {
+        let (code, out, err) = run(&["run", path, "--reconciler", spec]);
+        assert_eq!(code, 0, "{spec}: {out}{err}");
+        assert!(out.contains(&format!("[{spec}]")), "{spec}: {out}");
+    }
+    let (code, _, err) = run(&[
+        "run",
+        path,
+        "--reconciler",
+        "v0.10.0,worker-sts-write=apply",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no code path at v0.10.0"), "{err}");
+    assert!(err.contains("worker-sts-write=create"), "{err}");
+    let (code, out, _) = run(&["help"]);
+    assert_eq!(code, 0);
+    for needle in [
+        "v0.10.0",
+        "latest",
+        "all-fixed",
+        "partition=tail|unready-below|hd|all-unready",
+    ] {
+        assert!(out.contains(needle), "help lacks {needle}: {out}");
+    }
+}
