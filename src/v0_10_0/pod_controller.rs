@@ -63,7 +63,7 @@ pub async fn reconcile<C: Client>(
     reconcile_leader(c, flags, &pod, &lws).await
 }
 
-/// The B09 fix (PR #999, dcbd8f0, after v0.10.0; `pod-delete-events=tombstone`): a delete
+/// The B09 fix (PR #999, dcbd8f0: a PR head, in no release; `pod-delete-events=tombstone`): a delete
 /// event hands the deleted pod to the restart policy, so a deleted worker restarts its group
 /// even when its StatefulSet has already re-created a pod of the same name.
 pub async fn reconcile_deleted<C: Client>(c: &C, pod: &Pod) -> Result<()> {
