@@ -1,5 +1,5 @@
 //! One LWS reconcile and one leader-pod reconcile, at rest ("steady") and mid-rollout, for LWSs
-//! of 1, 16, 256 and 1024 groups of 4, under v0.3.0 and v0.4.1. Each iteration runs the ported
+//! of 1, 16, 256 and 1024 groups of 4, under v0.3.0, v0.4.1 and v0.10.0. Each iteration runs the ported
 //! reconciler against caches holding the whole LWS, applying its writes to the API server (at
 //! rest they are no-ops). API calls per reconcile are printed once per configuration.
 
@@ -16,7 +16,7 @@ fn reconcile(c: &mut Criterion) {
     } else {
         &[1, 16]
     };
-    for profile in ["v0.3.0", "v0.4.1"] {
+    for profile in ["v0.3.0", "v0.4.1", "v0.10.0"] {
         for state in ["steady", "mid-rollout"] {
             let mut group = c.benchmark_group(format!("reconcile/{profile}/{state}"));
             for &n in sizes {

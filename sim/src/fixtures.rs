@@ -169,7 +169,15 @@ pub fn lws_at_rest(groups: i32, size: i32, profile: &str) -> World {
     w
 }
 
+/// The revision key the controller labels the current groups with: our template hash for
+/// v0.3.0 and v0.4.1; for v0.10.0 the key of the ControllerRevision the controller created,
+/// read off the leader StatefulSet it wrote (call after `settle`).
 pub fn current_hash(w: &World, profile: &Profile) -> String {
+    if profile.release == lws::profile::Release::V0_10_0 {
+        let sts = w.api.get::<StatefulSet>(NS, NAME).expect("leader sts");
+        let key = k8s::label(&sts.metadata, keys::TEMPLATE_REVISION_HASH);
+        return key.expect("the leader sts carries its revision key").to_string();
+    }
     let l = w.api.get::<LeaderWorkerSet>(NS, NAME).expect("lws");
     lws::hash::template_hash(&l, profile.flags.network_config)
 }
