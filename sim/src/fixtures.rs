@@ -176,7 +176,9 @@ pub fn current_hash(w: &World, profile: &Profile) -> String {
     if profile.release == lws::profile::Release::V0_10_0 {
         let sts = w.api.get::<StatefulSet>(NS, NAME).expect("leader sts");
         let key = k8s::label(&sts.metadata, keys::TEMPLATE_REVISION_HASH);
-        return key.expect("the leader sts carries its revision key").to_string();
+        return key
+            .expect("the leader sts carries its revision key")
+            .to_string();
     }
     let l = w.api.get::<LeaderWorkerSet>(NS, NAME).expect("lws");
     lws::hash::template_hash(&l, profile.flags.network_config)
