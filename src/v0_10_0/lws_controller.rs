@@ -152,15 +152,10 @@ pub fn subdomain_policy(lws: &LeaderWorkerSet) -> Option<&str> {
 }
 
 /// The scaled `(maxSurge, maxUnavailable)` of `rollingUpdateParameters`: surge rounded up and
-/// capped at the replicas, unavailable rounded down.
+/// capped at the replicas, unavailable rounded down (the same arithmetic as every release).
 pub fn scaled_knobs(lws: &LeaderWorkerSet) -> Result<(i32, i32)> {
-    let r = lws.replicas();
-    let ru = lws.rolling_update();
-    let ms = ru.max_surge.unwrap_or(IntOrString::Int(0));
-    let mu = ru.max_unavailable.unwrap_or(IntOrString::Int(1));
-    let ms = k8s::scaled_value(&ms, r, true).map_err(Error::internal)?;
-    let mu = k8s::scaled_value(&mu, r, false).map_err(Error::internal)?;
-    Ok((ms.min(r), mu))
+    let k = crate::lws_controller::knobs(lws)?;
+    Ok((k.max_surge, k.max_unavailable))
 }
 
 /// `*lws.Spec.RolloutStrategy.RollingUpdateConfiguration.Partition` (CRD default 0).

@@ -82,18 +82,27 @@ fn crd_defaults(lws: &mut LeaderWorkerSet) {
 }
 
 /// The CRD schema's enums and bounds, which the API server checks before the webhooks run.
+/// A `+kubebuilder:validation:Enum` check.
+fn check_enum(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&str]) {
+    if !allowed.contains(&value) {
+        let quoted: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
+        errs.push(format!(
+            "{path}: Unsupported value: {value:?}: supported values: {}",
+            quoted.join(", ")
+        ));
+    }
+}
+
 fn validate_schema(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
-    let errs = std::cell::RefCell::new(errs);
-    let enum_errs_push = |e: String| errs.borrow_mut().push(e);
-    let enum_check = |path: &str, value: &str, allowed: &[&str]| {
-        if !allowed.contains(&value) {
-            let quoted: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
-            enum_errs_push(format!(
-                "{path}: Unsupported value: {value:?}: supported values: {}",
-                quoted.join(", ")
-            ));
-        }
-    };
+    let replicas = lws.replicas();
+    if replicas < 0 {
+        errs.push(format!("spec.replicas: Invalid value: {replicas}: spec.replicas in body should be greater than or equal to 0"));
+    }
+    if replicas > 1_000_000 {
+        errs.push(format!("spec.replicas: Invalid value: {replicas}: spec.replicas in body should be less than or equal to 1000000"));
+    }
+    let mut enum_check =
+        |path: &str, value: &str, allowed: &[&str]| check_enum(errs, path, value, allowed);
     let spec = &lws.spec;
     let t = &spec.leader_worker_template;
     enum_check(
