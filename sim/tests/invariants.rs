@@ -4,7 +4,7 @@ use k8s_openapi::api::core::v1::Pod;
 use lws::profile::Profile;
 use lws_sim::api::DeleteOptions;
 use lws_sim::controller::ControllerConfig;
-use lws_sim::invariants::{self, Checker};
+use lws_sim::invariants::{self, Checker, FaultEffect, InvariantId, ObjectRef};
 use lws_sim::scenario::manifest::{parse, Manifest};
 use lws_sim::world::{ClusterConfig, World};
 
@@ -38,7 +38,7 @@ fn at_rest() -> (World, Checker) {
         panic!()
     };
     w.api.create("user", *l).unwrap();
-    let mut c = Checker::new(invariants::ALL.iter().map(|s| s.to_string()));
+    let mut c = Checker::new(invariants::ALL);
     let deadline = 600_000;
     while !c.rollout_complete_groups() && w.step(deadline) {
         c.observe(&w.api);
@@ -70,8 +70,8 @@ fn quiescence_fires_when_a_pod_is_deleted_in_a_quiet_window() {
         .delete::<Pod>("user", "default", "q-1-1", &DeleteOptions::default())
         .unwrap();
     run(&mut w, &mut c, 1_000);
-    let v: Vec<&str> = c.violations.iter().map(|v| v.invariant.as_str()).collect();
-    assert!(v.contains(&invariants::QUIESCENCE), "{v:?}");
+    let v: Vec<InvariantId> = c.violations.iter().map(|v| v.invariant).collect();
+    assert!(v.contains(&InvariantId::Quiescence), "{v:?}");
 }
 
 #[test]
@@ -83,8 +83,8 @@ fn surge_bound_fires_when_the_leader_sts_asks_for_more_than_replicas_plus_max_su
         .merge_patch::<k8s_openapi::api::apps::v1::StatefulSet>("lws", "default", "q", &patch)
         .unwrap();
     run(&mut w, &mut c, 1);
-    let v: Vec<&str> = c.violations.iter().map(|v| v.invariant.as_str()).collect();
-    assert_eq!(v.first(), Some(&invariants::SURGE_BOUND), "{v:?}");
+    let v: Vec<InvariantId> = c.violations.iter().map(|v| v.invariant).collect();
+    assert_eq!(v.first(), Some(&InvariantId::SurgeBound), "{v:?}");
     assert!(
         c.violations[0].message.contains("asks for 5 groups"),
         "{}",
@@ -103,12 +103,13 @@ fn group_restart_fires_when_the_restart_policy_restarts_a_group_no_fault_asked_f
     assert!(
         c.violations
             .iter()
-            .any(|v| v.invariant == invariants::GROUP_RESTART),
+            .any(|v| v.invariant == InvariantId::GroupRestart),
         "{:?}",
         c.violations
     );
     let (mut w, mut c) = at_rest();
-    c.owe_restart([1]);
+    let pods = vec![ObjectRef::new("default", "q-1-1")];
+    c.on_fault(&FaultEffect::PodsDisrupted { pods }, w.now_ms);
     w.api
         .delete::<Pod>("user", "default", "q-1-1", &DeleteOptions::default())
         .unwrap();
@@ -116,7 +117,7 @@ fn group_restart_fires_when_the_restart_policy_restarts_a_group_no_fault_asked_f
     assert!(
         c.violations
             .iter()
-            .all(|v| v.invariant != invariants::GROUP_RESTART),
+            .all(|v| v.invariant != InvariantId::GroupRestart),
         "{:?}",
         c.violations
     );
@@ -126,7 +127,8 @@ fn group_restart_fires_when_the_restart_policy_restarts_a_group_no_fault_asked_f
 fn availability_fires_on_an_undeclared_disruption_and_not_on_a_declared_one() {
     let (mut w, mut c) = at_rest();
     // maxUnavailable 1: one group down is fine, two are not, unless they are declared disrupted.
-    c.disrupt([0], w.now_ms);
+    let pods = vec![ObjectRef::new("default", "q-0-1")];
+    c.on_fault(&FaultEffect::PodsDisrupted { pods }, w.now_ms);
     w.api
         .delete::<Pod>("user", "default", "q-0-1", &DeleteOptions::default())
         .unwrap();
@@ -138,7 +140,7 @@ fn availability_fires_on_an_undeclared_disruption_and_not_on_a_declared_one() {
     let availability = |c: &Checker| {
         c.violations
             .iter()
-            .filter(|v| v.invariant == invariants::AVAILABILITY)
+            .filter(|v| v.invariant == InvariantId::Availability)
             .count()
     };
     assert_eq!(availability(&c), 0, "{:?}", c.violations);
@@ -151,7 +153,7 @@ fn availability_fires_on_an_undeclared_disruption_and_not_on_a_declared_one() {
         .unwrap();
     run(&mut w, &mut c, 1_000);
     assert_eq!(availability(&c), 1, "{:?}", c.violations);
-    assert_eq!(c.min_available, Some(0));
+    assert_eq!(c.min_available(), Some(0));
 }
 
 /// Sets the LWS's Progressing condition to `status`, keeping Available (True at rest).
@@ -194,7 +196,7 @@ fn status_conditions_fires_once_per_episode_of_available_with_progressing() {
     let statuses = |c: &Checker| -> Vec<String> {
         c.violations
             .iter()
-            .filter(|v| v.invariant == invariants::STATUS_CONDITIONS)
+            .filter(|v| v.invariant == InvariantId::StatusConditions)
             .map(|v| v.message.clone())
             .collect()
     };
@@ -229,7 +231,7 @@ fn update_image(w: &mut World, image: &str) {
     w.api.update("user", l).unwrap();
 }
 
-fn violations_of<'a>(c: &'a Checker, invariant: &str) -> Vec<&'a str> {
+fn violations_of(c: &Checker, invariant: InvariantId) -> Vec<&str> {
     c.violations
         .iter()
         .filter(|v| v.invariant == invariant)
@@ -242,7 +244,7 @@ fn status_conditions_fires_on_upgrade_in_progress_before_any_template_change() {
     let (mut w, mut c) = at_rest();
     set_condition(&mut w, lws::rollout::UPGRADE_IN_PROGRESS, "True");
     c.observe(&w.api);
-    let v = violations_of(&c, invariants::STATUS_CONDITIONS);
+    let v = violations_of(&c, InvariantId::StatusConditions);
     assert!(
         v.iter().any(|m| m.contains("template has never changed")),
         "{v:?}"
@@ -253,7 +255,7 @@ fn status_conditions_fires_on_upgrade_in_progress_before_any_template_change() {
     run(&mut w, &mut c, 1);
     set_condition(&mut w, lws::rollout::UPGRADE_IN_PROGRESS, "True");
     c.observe(&w.api);
-    let v = violations_of(&c, invariants::STATUS_CONDITIONS);
+    let v = violations_of(&c, InvariantId::StatusConditions);
     assert!(
         v.iter().all(|m| !m.contains("template has never changed")),
         "{v:?}"
@@ -279,7 +281,7 @@ fn partition_budget_counts_groups_down_longer_than_the_controller_can_miss() {
         let strategy = sts.spec.update_strategy.as_ref().unwrap();
         let partition = strategy.rolling_update.as_ref().unwrap().partition;
         assert_eq!(partition, Some(1), "the tail formula moved on");
-        violations_of(&c, invariants::PARTITION_BUDGET)
+        violations_of(&c, InvariantId::PartitionBudget)
             .iter()
             .map(|m| m.to_string())
             .collect::<Vec<_>>()
@@ -307,20 +309,55 @@ fn required_restart_fires_only_when_the_owed_group_restart_never_comes() {
             pod: "q-1-1".into(),
         },
     );
-    c.require_restart(1, "q-1-1", now);
+    let pod = ObjectRef::new("default", "q-1-1");
+    c.on_fault(&FaultEffect::ContainerCrashing { pod: pod.clone() }, now);
+    c.on_fault(&FaultEffect::ContainerRestarted { pod }, now);
     run(&mut w, &mut c, invariants::RESTART_DUE_MS + 10_000);
     c.finish(&w.api);
     assert!(
-        violations_of(&c, invariants::REQUIRED_RESTART).is_empty(),
+        violations_of(&c, InvariantId::RequiredRestart).is_empty(),
         "{:?}",
         c.violations
     );
     // The same obligation with nothing that fails: the leader is never deleted.
     let (mut w, mut c) = at_rest();
-    c.require_restart(1, "q-1-1", w.now_ms);
+    let pod = ObjectRef::new("default", "q-1-1");
+    c.on_fault(&FaultEffect::ContainerRestarted { pod }, w.now_ms);
     run(&mut w, &mut c, invariants::RESTART_DUE_MS + 10_000);
     c.finish(&w.api);
-    let v = violations_of(&c, invariants::REQUIRED_RESTART);
+    let v = violations_of(&c, InvariantId::RequiredRestart);
     assert_eq!(v.len(), 1, "{v:?}");
     assert!(v[0].contains("group was not recreated"), "{}", v[0]);
+}
+
+/// Issue 16: an LWS of the same name in another namespace, with its own template, StatefulSets
+/// and pods of the same names, is neither a template change of the watched LWS nor part of it.
+#[test]
+fn a_same_named_lws_in_another_namespace_is_not_the_watched_one() {
+    let (mut w, mut c) = at_rest();
+    let other = LWS
+        .replace("  name: q\n", "  name: q\n  namespace: other\n")
+        .replace("app:v1", "app:v2");
+    let Manifest::LeaderWorkerSet(l) = parse("q-other.yaml", &other).unwrap().remove(0) else {
+        panic!()
+    };
+    w.api.create("user", *l).unwrap();
+    run(&mut w, &mut c, 600_000);
+    let pods = |ns: &str| {
+        w.api
+            .list::<Pod>(Some(ns), &lws_sim::api::Selector::everything())
+            .iter()
+            .filter(|p| lws::k8s::is_running_and_ready(p))
+            .count()
+    };
+    assert_eq!((pods("default"), pods("other")), (4, 4), "both came up");
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    assert!(c.rollout_complete_groups());
+    // A fault in the other namespace disrupts nothing the checker watches.
+    w.api
+        .delete::<Pod>("user", "other", "q-1-1", &DeleteOptions::default())
+        .unwrap();
+    run(&mut w, &mut c, 60_000);
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    assert_eq!(c.available_groups(), 2);
 }

@@ -1,57 +1,86 @@
-//! `updateOrder`, `groupConsistency` and `availability`: judged from the per-group state the
-//! checker keeps (lws-bugs-and-tests I-ORDER, I-CONSIST, I-AVAIL).
+//! `updateOrder`, `groupConsistency` and `availability`: judged from the per-group state of the
+//! model (lws-bugs-and-tests I-ORDER, I-CONSIST, I-AVAIL), with the disruptions faults excuse.
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet};
 
-impl Checker {
-    /// `updateOrder`: group g may start moving to the latest revision only together with the
-    /// groups above it that are not on it yet, in one window of at most
-    /// max(1, maxUnavailable + maxSurge) groups. So the groups in [g, replicas) still old or
-    /// part-moved, g included, may number at most that window: top-down, a window at a time.
-    pub(super) fn check_order(&mut self, api: &ApiServer, g: i32) {
-        let revision = self.latest.unwrap_or(0) + 1;
-        let window = (self.max_unavailable + self.max_surge).max(1);
-        let pending: Vec<i32> = (g + 1..self.replicas)
-            .filter(|h| {
-                matches!(
-                    self.groups.get(h).map(|x| x.phase),
-                    Some(Phase::Old | Phase::Moving)
-                )
-            })
-            .collect();
-        if (pending.len() as i32) < window {
-            return;
+use super::model::{GroupChange, Model, Phase};
+use super::report::Sink;
+use super::{InvariantId, DISRUPTION_SETTLE_MS};
+
+/// The state of the group checks.
+#[derive(Default)]
+pub(super) struct GroupChecks {
+    /// Armed once every desired group has been available.
+    first_available: bool,
+    /// Groups excused from `availability` until they have settled (faults, scale-downs).
+    disrupted: BTreeSet<i32>,
+    /// Every group a fault ever touched.
+    disrupted_ever: BTreeSet<i32>,
+    /// When each currently available group became available (or was last disrupted).
+    available_since: BTreeMap<i32, u64>,
+    /// Available groups, at most: the high-water mark since the last change of `replicas`.
+    available_hw: i32,
+    /// Whether `availability` is broken now (report once per episode).
+    below_floor: bool,
+    /// The fewest groups available since armed.
+    pub min_available: Option<i32>,
+    /// Ready groups whose pods mix revisions (report once per episode).
+    inconsistent: BTreeSet<i32>,
+}
+
+impl GroupChecks {
+    /// Has a fault ever touched a group?
+    pub fn ever_disrupted(&self) -> bool {
+        !self.disrupted_ever.is_empty()
+    }
+
+    /// Groups that lost a pod to an injected fault.
+    pub fn disrupt(&mut self, groups: &[i32], now_ms: u64) {
+        for g in groups {
+            // The settle time counts from the fault, not from an older recovery.
+            if self.available_since.contains_key(g) {
+                self.available_since.insert(*g, now_ms);
+            }
         }
-        let old: Vec<i32> = pending
-            .iter()
-            .copied()
-            .filter(|h| self.groups.get(h).is_some_and(|x| x.phase == Phase::Old))
-            .collect();
-        let moving: Vec<i32> = pending
-            .iter()
-            .copied()
-            .filter(|h| !old.contains(h))
-            .collect();
-        let msg = format!(
-            "group {g} started moving to revision {revision} while, above it, group(s) {old:?} were still on an older revision and {moving:?} part-moved: {} groups in flight, at most {window} allowed (maxUnavailable {} + maxSurge {})",
-            pending.len() + 1,
-            self.max_unavailable,
-            self.max_surge
-        );
-        let mut objects = self.group_objects(g);
-        objects.extend(pending.iter().flat_map(|h| self.group_objects(*h)));
-        self.violate(api, UPDATE_ORDER, msg, objects);
+        self.disrupted.extend(groups.iter().copied());
+        self.disrupted_ever.extend(groups.iter().copied());
+    }
+
+    /// The model's counters were recomputed (a new LWS spec).
+    pub fn on_recount(&mut self, model: &Model) {
+        self.available_hw = model.counts.available;
+    }
+
+    /// A scale-down mid-rollout keeps the lowest groups, whatever their state: those it finds
+    /// down (being updated under the old budget) are excused, as disrupted, until they recover.
+    pub fn on_scale_down(&mut self, model: &Model) {
+        self.disrupted.extend(model.down_groups());
+    }
+
+    /// Group g was re-evaluated: track when it came up, and judge its order and consistency.
+    pub fn on_group(&mut self, out: &mut Sink, model: &Model, g: i32, change: GroupChange) {
+        // A disrupted group recovers once it has stayed available for DISRUPTION_SETTLE_MS: a
+        // container restarted in place may still owe a group restart (RecreateGroupOnPodRestart)
+        // that a controller, perhaps restarting itself, carries out a little later.
+        if change.available {
+            self.available_since.entry(g).or_insert(out.now_ms());
+        } else {
+            self.available_since.remove(&g);
+        }
+        let left_old = matches!(change.phase, Phase::Moving | Phase::On | Phase::Done);
+        if change.before == Phase::Old && left_old && g < model.replicas {
+            check_order(out, model, g);
+        }
+        self.check_consistency(out, model, g, change.available);
     }
 
     /// `groupConsistency`: an all-ready group's leader and workers come from one revision.
-    pub(super) fn check_consistency(&mut self, api: &ApiServer, g: i32, all_ready: bool) {
+    fn check_consistency(&mut self, out: &mut Sink, model: &Model, g: i32, all_ready: bool) {
         if !all_ready {
-            if let Some(x) = self.groups.get_mut(&g) {
-                x.inconsistent = false;
-            }
+            self.inconsistent.remove(&g);
             return;
         }
-        let live = self.live_pods(g);
+        let live = model.live_pods(g);
         let leader = live
             .iter()
             .find(|(_, i)| i.leader)
@@ -61,19 +90,21 @@ impl Checker {
             .filter(|(_, i)| !i.leader)
             .map(|(_, i)| i.fingerprint)
             .collect();
-        let consistent = self
+        let consistent = model
             .revisions
             .iter()
             .any(|r| Some(r.leader) == leader && workers.iter().all(|w| *w == r.worker));
-        let was = self.groups.get(&g).is_some_and(|x| x.inconsistent);
-        if let Some(x) = self.groups.get_mut(&g) {
-            x.inconsistent = !consistent;
-        }
+        let was = if consistent {
+            self.inconsistent.remove(&g)
+        } else {
+            !self.inconsistent.insert(g)
+        };
         if consistent || was {
             return;
         }
         let rev_of = |fp: u64, leader: bool| {
-            self.revisions
+            model
+                .revisions
                 .iter()
                 .position(|r| {
                     if leader {
@@ -93,22 +124,21 @@ impl Checker {
             "group {g} is ready but mixes revisions: the leader runs the {leader_rev} leader template, the workers run the {} worker template",
             worker_revs.join(" and ")
         );
-        let objects = self.group_objects(g);
-        self.violate(api, GROUP_CONSISTENCY, msg, objects);
+        out.violate(InvariantId::GroupConsistency, msg, model.group_objects(g));
     }
 
     /// `availability`: once all groups have been available, never fewer than
     /// `replicas - maxUnavailable - disrupted` available groups.
-    pub(super) fn check_availability(&mut self, api: &ApiServer) {
-        let now = api.now_ms();
+    pub fn check_availability(&mut self, out: &mut Sink, model: &Model) {
+        let now = out.now_ms();
         let since = &self.available_since;
         self.disrupted
             .retain(|g| since.get(g).is_none_or(|t| now < t + DISRUPTION_SETTLE_MS));
-        let available = self.available_groups();
+        let available = model.counts.available;
         if !self.first_available {
             // Armed once every desired group has been up (groups being scaled away or surge
             // groups do not count: an LWS that never came up is not owed availability).
-            if self.replicas > 0 && self.counts.available_desired >= self.replicas {
+            if model.replicas > 0 && model.counts.available_desired >= model.replicas {
                 self.first_available = true;
             } else {
                 return;
@@ -118,8 +148,8 @@ impl Checker {
         // After a scale-up the new groups are not owed yet: the floor counts groups that have
         // been available since the last change of replicas.
         self.available_hw = self.available_hw.max(available);
-        let floor = self.replicas.min(self.available_hw)
-            - self.max_unavailable
+        let floor = model.replicas.min(self.available_hw)
+            - model.max_unavailable
             - self.disrupted.len() as i32;
         if available >= floor {
             self.below_floor = false;
@@ -129,17 +159,49 @@ impl Checker {
             return;
         }
         self.below_floor = true;
-        let down: Vec<i32> = (0..self.replicas)
-            .filter(|g| !self.groups.get(g).is_some_and(|x| x.available))
-            .collect();
+        let down = model.down_groups();
         let msg = format!(
             "{available} of {} groups available, below the floor of {floor} (replicas {} - maxUnavailable {} - disrupted {}); unavailable groups: {down:?}",
-            self.replicas,
-            self.replicas,
-            self.max_unavailable,
+            model.replicas,
+            model.replicas,
+            model.max_unavailable,
             self.disrupted.len()
         );
-        let objects = down.iter().flat_map(|g| self.group_objects(*g)).collect();
-        self.violate(api, AVAILABILITY, msg, objects);
+        let objects = down.iter().flat_map(|g| model.group_objects(*g)).collect();
+        out.violate(InvariantId::Availability, msg, objects);
     }
+}
+
+/// `updateOrder`: group g may start moving to the latest revision only together with the
+/// groups above it that are not on it yet, in one window of at most
+/// max(1, maxUnavailable + maxSurge) groups. So the groups in [g, replicas) still old or
+/// part-moved, g included, may number at most that window: top-down, a window at a time.
+fn check_order(out: &mut Sink, model: &Model, g: i32) {
+    let revision = model.latest.unwrap_or(0) + 1;
+    let window = (model.max_unavailable + model.max_surge).max(1);
+    let pending: Vec<i32> = (g + 1..model.replicas)
+        .filter(|h| matches!(model.phase(*h), Some(Phase::Old | Phase::Moving)))
+        .collect();
+    if (pending.len() as i32) < window {
+        return;
+    }
+    let old: Vec<i32> = pending
+        .iter()
+        .copied()
+        .filter(|h| model.phase(*h) == Some(Phase::Old))
+        .collect();
+    let moving: Vec<i32> = pending
+        .iter()
+        .copied()
+        .filter(|h| !old.contains(h))
+        .collect();
+    let msg = format!(
+        "group {g} started moving to revision {revision} while, above it, group(s) {old:?} were still on an older revision and {moving:?} part-moved: {} groups in flight, at most {window} allowed (maxUnavailable {} + maxSurge {})",
+        pending.len() + 1,
+        model.max_unavailable,
+        model.max_surge
+    );
+    let mut objects = model.group_objects(g);
+    objects.extend(pending.iter().flat_map(|h| model.group_objects(*h)));
+    out.violate(InvariantId::UpdateOrder, msg, objects);
 }

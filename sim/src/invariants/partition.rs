@@ -1,16 +1,68 @@
 //! `partitionBudget`, `surgeBound` and `writeStorm`: judged on each write of the leader
 //! StatefulSet (lws-bugs-and-tests I-AVAIL, I-SURGE; bugs B10, B12, B14, Z02, Z03, Z06).
 
-use super::*;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-impl Checker {
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use lws::api::{keys, LeaderWorkerSet};
+use lws::k8s;
+
+use super::model::{GroupChange, Model, Phase};
+use super::report::Sink;
+use super::{InvariantId, STALE_VIEW_MS, STORM_WINDOW_MS, STORM_WRITES};
+use crate::time::fmt_ms;
+
+/// The state of the leader StatefulSet checks.
+#[derive(Default)]
+pub(super) struct PartitionChecks {
+    /// The LWS's maxSurge as written (scaled against the replicas each write is based on).
+    max_surge_raw: Option<IntOrString>,
+    /// When each unavailable group became unavailable.
+    unavailable_since: BTreeMap<i32, u64>,
+    /// Unavailable groups that have had a terminating pod since they went down (a terminating
+    /// pod may still be Ready, and upstream counts it as ready: see docs/bug-zoo.md, Z02).
+    down_terminating: BTreeSet<i32>,
+    /// The lowest partition written to the leader StatefulSet for its current template.
+    leader_partition: Option<i32>,
+    partition_template: Option<String>,
+    /// When the leader StatefulSet's spec last changed, within the storm window.
+    leader_spec_writes: VecDeque<u64>,
+    storming: bool,
+    over_surge: bool,
+}
+
+impl PartitionChecks {
+    pub fn on_lws_spec(&mut self, l: &LeaderWorkerSet) {
+        self.max_surge_raw = l.rolling_update().max_surge;
+    }
+
+    /// Group g was re-evaluated: track since when it is down, and why.
+    pub fn on_group(&mut self, model: &Model, g: i32, change: GroupChange, now_ms: u64) {
+        if change.available {
+            self.unavailable_since.remove(&g);
+            self.down_terminating.remove(&g);
+        } else {
+            self.unavailable_since.entry(g).or_insert(now_ms);
+            if model.has_terminating(g) {
+                self.down_terminating.insert(g);
+            }
+        }
+    }
+
+    /// A version of the leader StatefulSet was written (not deleted).
+    pub fn on_leader_sts(&mut self, out: &mut Sink, model: &Model, sts: &StatefulSet) {
+        self.check_surge(out, sts);
+        self.check_partition_move(out, model, sts);
+    }
+
     /// `partitionBudget`: a partition decrease never exposes a ready, not-yet-updated group
     /// while that would leave fewer than `replicas - maxUnavailable` groups up, counting the
     /// groups already down (bug B10; lws-bugs-and-tests I-AVAIL as judged at the move). Groups
     /// down for less than `STALE_VIEW_MS` count as up: the controller may not have seen them.
     /// Unlike `availability`, groups disrupted by faults are not excused: the budget is what
     /// the controller must protect.
-    pub(super) fn check_partition_move(&mut self, api: &ApiServer, sts: &StatefulSet) {
+    fn check_partition_move(&mut self, out: &mut Sink, model: &Model, sts: &StatefulSet) {
         let partition = sts
             .spec
             .update_strategy
@@ -43,26 +95,17 @@ impl Checker {
         self.leader_partition = Some(partition);
         let s = sts.spec.replicas.unwrap_or(1);
         let replaced = |g: &i32| {
-            let leader = self.groups.get(g).and_then(|x| {
-                x.pods
-                    .iter()
-                    .filter_map(|n| self.pods.get(n))
-                    .find(|p| p.leader && !p.terminating)
-            });
+            let leader = model.group_pods(*g).find(|p| p.leader && !p.terminating);
             leader.is_some_and(|p| p.revision.as_deref() != target)
         };
         let exposed: Vec<i32> = (partition..before.min(s))
-            .filter(|g| {
-                self.groups
-                    .get(g)
-                    .is_some_and(|x| x.available && x.phase == Phase::Old)
-            })
+            .filter(|g| model.is_available(*g) && model.phase(*g) == Some(Phase::Old))
             .filter(replaced)
             .collect();
         if exposed.is_empty() {
             return;
         }
-        let now = api.now_ms();
+        let now = out.now_ms();
         let (mut down, mut unseen) = (Vec::new(), 0);
         for (&g, &since) in &self.unavailable_since {
             if g >= s {
@@ -74,42 +117,34 @@ impl Checker {
                 unseen += 1;
             }
         }
-        let up = self.counts.available + unseen - exposed.len() as i32;
-        let floor = self.replicas - self.max_unavailable;
+        let up = model.counts.available + unseen - exposed.len() as i32;
+        let floor = model.replicas - model.max_unavailable;
         if up >= floor {
             return;
         }
         let down_why: Vec<String> = down
             .iter()
-            .map(|g| format!("{g} ({})", self.why_down(*g)))
+            .map(|g| format!("{g} ({})", self.why_down(model, *g)))
             .collect();
         let msg = format!(
             "partition lowered {before} -> {partition}, taking down ready groups {exposed:?} on an older revision while groups [{}] have been unavailable for over {}: {up} groups left up, below replicas {} - maxUnavailable {}",
             down_why.join(", "),
             fmt_ms(STALE_VIEW_MS),
-            self.replicas,
-            self.max_unavailable
+            model.replicas,
+            model.max_unavailable
         );
         let mut objects = vec![k8s::name(&sts.metadata).to_string()];
         for g in exposed.iter().chain(&down) {
-            objects.extend(self.group_objects(*g));
+            objects.extend(model.group_objects(*g));
         }
-        self.violate(api, PARTITION_BUDGET, msg, objects);
-    }
-
-    pub(super) fn has_terminating(&self, g: i32) -> bool {
-        self.groups.get(&g).is_some_and(|x| {
-            x.pods
-                .iter()
-                .any(|n| self.pods.get(n).is_some_and(|p| p.terminating))
-        })
+        out.violate(InvariantId::PartitionBudget, msg, objects);
     }
 
     /// `writeStorm`: the controller does not rewrite the leader StatefulSet's spec more than
     /// `STORM_WRITES` times in `STORM_WINDOW_MS`; a rollout moves the partition a few times per
     /// group. A storm is two writers, or one writer and its own stale cache, fighting.
-    pub(super) fn check_storm(&mut self, api: &ApiServer, sts_name: &str) {
-        let now = api.now_ms();
+    pub fn check_storm(&mut self, out: &mut Sink, sts_name: &str) {
+        let now = out.now_ms();
         let w = &mut self.leader_spec_writes;
         w.push_back(now);
         while w.front().is_some_and(|&t| t + STORM_WINDOW_MS < now) {
@@ -124,15 +159,15 @@ impl Checker {
             w.len(),
             fmt_ms(STORM_WINDOW_MS)
         );
-        self.violate(api, WRITE_STORM, msg, vec![sts_name.to_string()]);
+        out.violate(InvariantId::WriteStorm, msg, vec![sts_name.to_string()]);
     }
 
     /// Why group g is not available, in a few words.
-    fn why_down(&self, g: i32) -> String {
-        let Some(group) = self.groups.get(&g) else {
+    fn why_down(&self, model: &Model, g: i32) -> String {
+        if !model.groups.contains_key(&g) {
             return "no pods".into();
-        };
-        let pods: Vec<&PodInfo> = group.pods.iter().filter_map(|n| self.pods.get(n)).collect();
+        }
+        let pods: Vec<_> = model.group_pods(g).collect();
         let terminating = pods.iter().filter(|p| p.terminating).count();
         let live = pods.len() - terminating;
         let unready = pods.iter().filter(|p| !p.terminating && !p.ready).count();
@@ -143,8 +178,8 @@ impl Checker {
         } else if terminating > 0 {
             parts.push(format!("{terminating} pods terminating"));
         }
-        if live < self.size as usize {
-            parts.push(format!("{live} of {} pods live", self.size));
+        if live < model.size as usize {
+            parts.push(format!("{live} of {} pods live", model.size));
         }
         if unready > 0 {
             parts.push(format!("{unready} not ready"));
@@ -159,11 +194,7 @@ impl Checker {
     /// groups, judged against the replicas the controller based that write on (its
     /// `leaderworkerset.sigs.k8s.io/replicas` annotation), so a user's scale-down in flight is
     /// not counted against it (lws-bugs-and-tests I-SURGE).
-    pub(super) fn check_surge(
-        &mut self,
-        api: &ApiServer,
-        sts: &k8s_openapi::api::apps::v1::StatefulSet,
-    ) {
+    fn check_surge(&mut self, out: &mut Sink, sts: &StatefulSet) {
         let Some(base) =
             k8s::annotation(&sts.metadata, keys::REPLICAS).and_then(|r| r.parse::<i32>().ok())
         else {
@@ -185,9 +216,8 @@ impl Checker {
         }
         self.over_surge = true;
         let msg = format!("the leader StatefulSet asks for {asked} groups, more than replicas {base} + maxSurge {surge}");
-        self.violate(
-            api,
-            SURGE_BOUND,
+        out.violate(
+            InvariantId::SurgeBound,
             msg,
             vec![k8s::name(&sts.metadata).to_string()],
         );

@@ -1,30 +1,53 @@
 //! `statusConditions`: the conditions of each LWS status write (lws-bugs-and-tests I-STATUS;
 //! bugs B16, B18).
 
-use super::*;
+use std::collections::BTreeSet;
 
-impl Checker {
+use lws::api::LeaderWorkerSet;
+use lws::{k8s, rollout};
+
+use super::model::fnv64;
+use super::report::Sink;
+use super::InvariantId;
+
+/// The state of the status checks.
+#[derive(Default)]
+pub(super) struct StatusChecks {
+    /// Fingerprints of every `leaderWorkerTemplate` the LWS has had: with only one, no
+    /// rollout can ever be in progress.
+    templates: BTreeSet<u64>,
+    /// Whether the LWS's last status broke `statusConditions` (report once per episode).
+    conflicting_conditions: bool,
+    spurious_upgrade: bool,
+}
+
+impl StatusChecks {
+    pub fn on_lws_spec(&mut self, l: &LeaderWorkerSet) {
+        let template = serde_json::to_vec(&l.spec.leader_worker_template).expect("encodes");
+        self.templates.insert(fnv64(&template));
+    }
+
     /// `statusConditions`: Available is never True together with Progressing or
     /// UpgradeInProgress (the exclusive pairs of upstream `setCondition`; bug B16), and
     /// UpgradeInProgress is never True while the LWS template has never changed (bug B18).
     /// A check of the one LWS version just written (lws-bugs-and-tests I-STATUS).
-    pub(super) fn check_conditions(&mut self, api: &ApiServer, l: &LeaderWorkerSet) {
-        self.check_exclusive_conditions(api, l);
+    pub fn on_lws(&mut self, out: &mut Sink, l: &LeaderWorkerSet) {
+        self.check_exclusive_conditions(out, l);
         let upgrading = l.status.as_ref().is_some_and(|s| {
             s.conditions
                 .iter()
                 .any(|c| is_update_in_progress(&c.type_) && c.status == "True")
         });
-        let spurious = upgrading && self.lws_templates.len() == 1;
+        let spurious = upgrading && self.templates.len() == 1;
         if std::mem::replace(&mut self.spurious_upgrade, spurious) || !spurious {
             return;
         }
         let msg = "status has UpgradeInProgress=True (UpdateInProgress from v0.10.0), but the LWS template has never changed: no upgrade can be in progress".to_string();
         let objects = vec![k8s::name(&l.metadata).to_string()];
-        self.violate(api, STATUS_CONDITIONS, msg, objects);
+        out.violate(InvariantId::StatusConditions, msg, objects);
     }
 
-    pub(super) fn check_exclusive_conditions(&mut self, api: &ApiServer, l: &LeaderWorkerSet) {
+    fn check_exclusive_conditions(&mut self, out: &mut Sink, l: &LeaderWorkerSet) {
         let conditions = l.status.as_ref().map(|s| s.conditions.as_slice());
         let is_true = |t: &str| {
             conditions
@@ -56,7 +79,7 @@ impl Checker {
             clash.join("=True and ")
         );
         let objects = vec![k8s::name(&l.metadata).to_string()];
-        self.violate(api, STATUS_CONDITIONS, msg, objects);
+        out.violate(InvariantId::StatusConditions, msg, objects);
     }
 }
 

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use crate::api::{with_kind, ApiServer, DeleteOptions, Kind, KindId, Propagation};
 use crate::controller::ControllerConfig;
-use crate::invariants::{self, Checker, Violation};
+use crate::invariants::{self, Checker, FaultEffect, InvariantId, ObjectRef, Violation};
 use crate::trace::Trace;
 use crate::world::{ClusterConfig, Event, World};
 pub use manifest::{LoadError, Manifest};
@@ -267,9 +267,7 @@ impl Scenario {
             Profile::parse(reconciler).map_err(|m| err(&file, format!("expect: {m}")))?;
             if let Expectation::Violates(v) = e {
                 for n in v {
-                    let known = invariants::ALL.contains(&n.as_str())
-                        || n == invariants::TIMEOUT
-                        || n == invariants::CHECK;
+                    let known = InvariantId::parse(n).is_some();
                     if !known {
                         return Err(err(
                             &file,
@@ -513,7 +511,7 @@ impl RunReport {
     pub fn violated(&self) -> BTreeSet<String> {
         self.violations
             .iter()
-            .map(|v| v.invariant.clone())
+            .map(|v| v.invariant.to_string())
             .collect()
     }
 
@@ -587,33 +585,6 @@ impl Runner {
         self.advance_to(now)
     }
 
-    /// A fault is about to hit `pod`: if it is a live member of its group's current generation
-    /// (not terminating, not a worker of a leader already replaced), the restart policy owes
-    /// that group a restart.
-    fn require_restart(&mut self, pod: &str, now: u64) {
-        let ns = self.checker.namespace().to_string();
-        let Some(p) = self.world.api.try_get::<Pod>(&ns, pod) else {
-            return;
-        };
-        let Some(&g) = self.checker.groups_of([pod]).first() else {
-            return;
-        };
-        let leader_name = p
-            .metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(lws::api::keys::SET_NAME))
-            .map(|n| format!("{n}-{g}"));
-        let leader = leader_name.and_then(|n| self.world.api.try_get::<Pod>(&ns, &n));
-        let current = leader.is_some_and(|l| {
-            !k8s::is_terminating(&l.metadata)
-                && l.metadata.creation_timestamp <= p.metadata.creation_timestamp
-        });
-        if current && !k8s::is_terminating(&p.metadata) {
-            self.checker.require_restart(g, pod, now);
-        }
-    }
-
     /// The highest container restart count of a pod (0 if it does not exist).
     fn restart_count(&self, namespace: &str, pod: &str) -> i32 {
         let Some(p) = self.world.api.try_get::<Pod>(namespace, pod) else {
@@ -657,13 +628,13 @@ impl Runner {
             .trace_external("step", step, "", "", format!("skipped: {why}"));
     }
 
-    fn pods_on(&self, node: &str) -> Vec<String> {
+    fn pods_on(&self, node: &str) -> Vec<ObjectRef> {
         self.world
             .api
             .list::<Pod>(None, &crate::api::Selector::everything())
             .iter()
             .filter(|p| k8s::node_name(p) == node)
-            .map(|p| k8s::name(&p.metadata).to_string())
+            .map(|p| ObjectRef::of(&p.metadata))
             .collect()
     }
 
@@ -826,12 +797,8 @@ impl Runner {
             Step::DrainNode { node, replace } => match self.node_of(node) {
                 Ok(n) => {
                     let pods = self.pods_on(&n);
-                    let groups = self.checker.groups_of(pods.iter().map(String::as_str));
-                    for p in &pods {
-                        self.require_restart(p, now);
-                    }
-                    self.checker.owe_restart(groups.iter().copied());
-                    self.checker.disrupt(groups, self.world.now_ms);
+                    self.checker
+                        .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
                     self.fire(Event::DrainNode {
                         node: n,
                         replace: *replace,
@@ -841,11 +808,9 @@ impl Runner {
             },
             Step::FailNode(node) => match self.node_of(node) {
                 Ok(n) => {
-                    let groups = self
-                        .checker
-                        .groups_of(self.pods_on(&n).iter().map(String::as_str));
-                    self.checker.owe_restart(groups.iter().copied());
-                    self.checker.disrupt(groups, self.world.now_ms);
+                    let pods = self.pods_on(&n);
+                    self.checker
+                        .on_fault(&FaultEffect::NodeFailed { pods }, now);
                     self.fire(Event::FailNode(n))?;
                 }
                 Err(m) => self.skipped("failNode", &m),
@@ -862,10 +827,11 @@ impl Runner {
                 Err(m) => self.skipped("cordon", &m),
             },
             Step::CrashContainer { namespace, pod } => {
-                let groups = self.checker.groups_of([pod.as_str()]);
-                self.checker.owe_restart(groups.iter().copied());
-                self.checker
-                    .disrupt(groups.iter().copied(), self.world.now_ms);
+                let target = ObjectRef::new(namespace, pod);
+                let crash = FaultEffect::ContainerCrashing {
+                    pod: target.clone(),
+                };
+                self.checker.on_fault(&crash, now);
                 let before = self.restart_count(namespace, pod);
                 self.fire(Event::CrashContainer {
                     namespace: namespace.clone(),
@@ -873,7 +839,8 @@ impl Runner {
                 })?;
                 // A crash only counts if a container did restart (the pod was Running).
                 if self.restart_count(namespace, pod) > before {
-                    self.require_restart(pod, now);
+                    let restarted = FaultEffect::ContainerRestarted { pod: target };
+                    self.checker.on_fault(&restarted, now);
                 }
             }
             Step::DeletePod {
@@ -881,11 +848,9 @@ impl Runner {
                 pod,
                 grace_period_seconds,
             } => {
-                let groups = self.checker.groups_of([pod.as_str()]);
-                self.checker.owe_restart(groups.iter().copied());
+                let pods = vec![ObjectRef::new(namespace, pod)];
                 self.checker
-                    .disrupt(groups.iter().copied(), self.world.now_ms);
-                self.require_restart(pod, now);
+                    .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
                 self.fire(Event::DeletePod {
                     namespace: namespace.clone(),
                     pod: pod.clone(),
@@ -1014,7 +979,7 @@ fn stuck_state(w: &World, c: &Checker) -> String {
 
 fn wait_target_met(w: &World, c: &Checker, t: &WaitTarget) -> bool {
     match t {
-        WaitTarget::Available => lws_available(w) && c.available_groups() >= c.replicas.max(1),
+        WaitTarget::Available => lws_available(w) && c.available_groups() >= c.replicas().max(1),
         WaitTarget::RolloutComplete => rollout_complete(w, c),
         WaitTarget::Object(m) => m.matching(&w.api).is_ok(),
     }
@@ -1090,7 +1055,7 @@ pub fn run(
         scenario: s.spec.name.clone(),
         reconciler: profile.name,
         seed,
-        min_available: checker.min_available,
+        min_available: checker.min_available(),
         floor: checker.floor(),
         violations: checker.violations,
         trace_hash: world.api.trace.hash(),

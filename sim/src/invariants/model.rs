@@ -1,0 +1,486 @@
+//! The checker's model of the watched LWS: its revisions (template fingerprints), its sizes and
+//! rollout knobs, its pods, and per-group state derived from the pods' specs, with counters
+//! kept in step so no check scans every group.
+//!
+//! A group is judged by its pods' *specs*, not their labels: each pod's containers (minus the
+//! env the LWS webhook injects) are fingerprinted and matched against the leader and worker
+//! templates of every LWS revision seen. The seed bug put the new worker template under the old
+//! revision label, which only a spec comparison sees.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use lws::api::{keys, LeaderWorkerSet};
+use lws::k8s;
+
+use crate::api::EventType;
+
+/// One LWS revision: the fingerprints of its leader and worker templates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Revision {
+    pub leader: u64,
+    pub worker: u64,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct PodInfo {
+    pub group: i32,
+    pub leader: bool,
+    pub fingerprint: u64,
+    pub ready: bool,
+    pub terminating: bool,
+    /// The template-revision-hash label: what the leader StatefulSet compares with its
+    /// template when it decides to replace a leader.
+    pub revision: Option<String>,
+    pub created: Option<Time>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Phase {
+    Empty,
+    /// Pods exist and none is distinguishably on the latest revision.
+    Old,
+    /// Some live pods are on the latest revision and some are not: the group is being moved.
+    Moving,
+    /// Every live pod on the latest revision, not all of them ready (or not all there yet).
+    On,
+    /// Every pod on the latest revision and ready.
+    Done,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Group {
+    pub pods: BTreeSet<String>,
+    pub phase: Phase,
+    pub available: bool,
+    /// A non-terminating leader exists (the group "exists" for `surgeBound`).
+    pub has_leader: bool,
+    /// Some non-terminating pod exists.
+    pub has_live: bool,
+}
+
+impl Default for Group {
+    fn default() -> Self {
+        Group {
+            pods: BTreeSet::new(),
+            phase: Phase::Empty,
+            available: false,
+            has_leader: false,
+            has_live: false,
+        }
+    }
+}
+
+/// Counters kept in step with the per-group state, so no check scans every group.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Counts {
+    pub available: i32,
+    /// Available groups below `replicas`: what arms `availability`.
+    pub available_desired: i32,
+    pub with_leader: i32,
+    pub done_desired: i32,
+    pub live_surge: i32,
+}
+
+impl Counts {
+    fn add(&mut self, g: i32, x: &Group, replicas: i32, sign: i32) {
+        self.available += sign * i32::from(x.available);
+        self.available_desired += sign * i32::from(g < replicas && x.available);
+        self.with_leader += sign * i32::from(x.has_leader);
+        self.done_desired += sign * i32::from(g < replicas && x.phase == Phase::Done);
+        self.live_surge += sign * i32::from(g >= replicas && x.has_live);
+    }
+}
+
+/// A pod event of the watched LWS, as the checks need to know it.
+#[derive(Clone, Debug)]
+pub(super) struct PodEvent {
+    pub name: String,
+    pub group: i32,
+    /// The pod is (for a deletion: was) its group's leader.
+    pub leader: bool,
+    pub deleted: bool,
+    pub terminating: bool,
+    pub was_terminating: bool,
+}
+
+/// How a re-evaluated group changed.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct GroupChange {
+    pub before: Phase,
+    pub phase: Phase,
+    pub available: bool,
+}
+
+pub(super) struct Model {
+    pub revisions: Vec<Revision>,
+    pub latest: Option<usize>,
+    pub replicas: i32,
+    pub size: i32,
+    pub max_unavailable: i32,
+    pub max_surge: i32,
+    /// The pods of the watched LWS by name (all in its namespace).
+    pub pods: BTreeMap<String, PodInfo>,
+    /// Container fingerprint per live pod UID (no actor here updates a pod's containers).
+    fingerprints: BTreeMap<String, u64>,
+    pub groups: BTreeMap<i32, Group>,
+    pub counts: Counts,
+}
+
+impl Model {
+    pub fn new() -> Model {
+        Model {
+            revisions: Vec::new(),
+            latest: None,
+            replicas: 0,
+            size: 1,
+            max_unavailable: 1,
+            max_surge: 0,
+            pods: BTreeMap::new(),
+            fingerprints: BTreeMap::new(),
+            groups: BTreeMap::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    /// A new LWS spec: sizes, knobs and the latest revision. Every group is re-evaluated after.
+    pub fn observe_spec(&mut self, l: &LeaderWorkerSet) {
+        self.replicas = l.replicas();
+        self.size = l.size();
+        if let Ok(k) = lws::lws_controller::knobs(l) {
+            self.max_unavailable = k.max_unavailable;
+            self.max_surge = k.max_surge;
+        }
+        let rev = Revision {
+            leader: fingerprint(l.leader_template().spec.as_ref()),
+            worker: fingerprint(l.spec.leader_worker_template.worker_template.spec.as_ref()),
+        };
+        if self.latest.map(|i| self.revisions[i]) != Some(rev) {
+            let index = self
+                .revisions
+                .iter()
+                .position(|r| *r == rev)
+                .unwrap_or_else(|| {
+                    self.revisions.push(rev);
+                    self.revisions.len() - 1
+                });
+            self.latest = Some(index);
+            // Phases are relative to the latest revision: recompute them all, silently.
+            let groups: Vec<i32> = self.groups.keys().copied().collect();
+            for g in groups {
+                let phase = self.phase_of(g);
+                self.groups.get_mut(&g).expect("listed").phase = phase;
+            }
+        }
+        self.recount();
+    }
+
+    /// Recompute the counters from the per-group state: only when `replicas` or the latest
+    /// revision changes, never per event.
+    fn recount(&mut self) {
+        let mut c = Counts::default();
+        for (g, x) in &self.groups {
+            c.add(*g, x, self.replicas, 1);
+        }
+        self.counts = c;
+    }
+
+    /// One watch event of a pod of the LWS named `lws` in its namespace; `None` if the pod
+    /// belongs to no group of it.
+    pub fn observe_pod(&mut self, lws: &str, ty: EventType, p: &Pod) -> Option<PodEvent> {
+        let name = k8s::name(&p.metadata).to_string();
+        let group = group_of(lws, &name)?;
+        let before = self.pods.get(&name);
+        let was_terminating = before.is_some_and(|i| i.terminating);
+        if ty == EventType::Deleted {
+            let leader = before.is_some_and(|i| i.leader);
+            self.pods.remove(&name);
+            self.fingerprints.remove(k8s::uid(&p.metadata));
+            if let Some(g) = self.groups.get_mut(&group) {
+                g.pods.remove(&name);
+            }
+            return Some(PodEvent {
+                name,
+                group,
+                leader,
+                deleted: true,
+                terminating: false,
+                was_terminating,
+            });
+        }
+        let uid = k8s::uid(&p.metadata).to_string();
+        let fp = *self
+            .fingerprints
+            .entry(uid)
+            .or_insert_with(|| fingerprint(p.spec.as_ref()));
+        let terminating = k8s::is_terminating(&p.metadata);
+        let leader = k8s::label(&p.metadata, keys::WORKER_INDEX) == Some("0");
+        let info = PodInfo {
+            group,
+            leader,
+            fingerprint: fp,
+            ready: k8s::is_running_and_ready(p),
+            terminating,
+            revision: k8s::label(&p.metadata, keys::TEMPLATE_REVISION_HASH).map(str::to_string),
+            created: p.metadata.creation_timestamp.clone(),
+        };
+        self.pods.insert(name.clone(), info);
+        self.groups
+            .entry(group)
+            .or_default()
+            .pods
+            .insert(name.clone());
+        Some(PodEvent {
+            name,
+            group,
+            leader,
+            deleted: false,
+            terminating,
+            was_terminating,
+        })
+    }
+
+    /// Re-derive group g's state from its pods, keeping the counters in step.
+    pub fn reevaluate(&mut self, g: i32) -> GroupChange {
+        let live = self.live_pods(g);
+        let has_live = !live.is_empty();
+        let has_leader = live.iter().any(|(_, i)| i.leader);
+        let available = self.all_ready(g);
+        let phase = self.phase_of(g);
+        let replicas = self.replicas;
+        let group = self.groups.entry(g).or_default();
+        let before = group.phase;
+        self.counts.add(g, group, replicas, -1);
+        group.available = available;
+        group.phase = phase;
+        group.has_live = has_live;
+        group.has_leader = has_leader;
+        self.counts.add(g, group, replicas, 1);
+        GroupChange {
+            before,
+            phase,
+            available,
+        }
+    }
+
+    /// Does `p` distinguishably run the latest revision's template for its role?
+    fn is_new(&self, p: &PodInfo) -> bool {
+        let Some(latest) = self.latest else {
+            return false;
+        };
+        let role = |r: &Revision| if p.leader { r.leader } else { r.worker };
+        let fp = role(&self.revisions[latest]);
+        p.fingerprint == fp
+            && self
+                .revisions
+                .iter()
+                .enumerate()
+                .all(|(i, r)| i == latest || role(r) != fp)
+    }
+
+    fn matches_latest(&self, p: &PodInfo) -> bool {
+        let Some(latest) = self.latest else {
+            return false;
+        };
+        let r = self.revisions[latest];
+        p.fingerprint == if p.leader { r.leader } else { r.worker }
+    }
+
+    pub fn live_pods(&self, g: i32) -> Vec<(&String, &PodInfo)> {
+        let Some(group) = self.groups.get(&g) else {
+            return Vec::new();
+        };
+        group
+            .pods
+            .iter()
+            .filter_map(|n| self.pods.get(n).map(|i| (n, i)))
+            .filter(|(_, i)| !i.terminating)
+            .collect()
+    }
+
+    /// The pods of group g, live or terminating.
+    pub fn group_pods(&self, g: i32) -> impl Iterator<Item = &PodInfo> {
+        self.groups
+            .get(&g)
+            .into_iter()
+            .flat_map(|x| x.pods.iter().filter_map(|n| self.pods.get(n)))
+    }
+
+    fn all_ready(&self, g: i32) -> bool {
+        let live = self.live_pods(g);
+        live.len() as i32 == self.size
+            && live.iter().filter(|(_, i)| i.leader).count() == 1
+            && live.iter().all(|(_, i)| i.ready)
+    }
+
+    fn phase_of(&self, g: i32) -> Phase {
+        let live = self.live_pods(g);
+        if live.is_empty() {
+            return Phase::Empty;
+        }
+        if live.iter().all(|(_, i)| self.matches_latest(i)) {
+            return if self.all_ready(g) {
+                Phase::Done
+            } else {
+                Phase::On
+            };
+        }
+        if live.iter().any(|(_, i)| self.is_new(i)) {
+            Phase::Moving
+        } else {
+            Phase::Old
+        }
+    }
+
+    pub fn phase(&self, g: i32) -> Option<Phase> {
+        self.groups.get(&g).map(|x| x.phase)
+    }
+
+    pub fn is_available(&self, g: i32) -> bool {
+        self.groups.get(&g).is_some_and(|x| x.available)
+    }
+
+    pub fn has_terminating(&self, g: i32) -> bool {
+        self.group_pods(g).any(|p| p.terminating)
+    }
+
+    /// The names of group g's pods (the objects a violation names).
+    pub fn group_objects(&self, g: i32) -> Vec<String> {
+        self.groups
+            .get(&g)
+            .map(|x| x.pods.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Groups below `replicas` that are not available.
+    pub fn down_groups(&self) -> Vec<i32> {
+        (0..self.replicas)
+            .filter(|g| !self.is_available(*g))
+            .collect()
+    }
+
+    /// Every group below `replicas` is on the latest revision and ready, and no surge group is
+    /// left.
+    pub fn rollout_complete(&self) -> bool {
+        if self.latest.is_none() {
+            return false;
+        }
+        self.counts.done_desired == self.replicas && self.counts.live_surge == 0
+    }
+
+    /// Why the rollout is not complete, in words (for convergence and timeout reports).
+    pub fn stuck_state(&self) -> String {
+        let mut parts = Vec::new();
+        for g in 0..self.replicas {
+            let phase = self.phase(g).unwrap_or(Phase::Empty);
+            if phase != Phase::Done {
+                let pods = self.groups.get(&g).map(|x| x.pods.len()).unwrap_or(0);
+                parts.push(format!(
+                    "group {g} is {phase:?} ({pods} of {} pods present)",
+                    self.size
+                ));
+            }
+        }
+        for (i, g) in self.groups.range(self.replicas..) {
+            if g.pods
+                .iter()
+                .any(|p| self.pods.get(p).is_some_and(|p| !p.terminating))
+            {
+                parts.push(format!("surge group {i} still exists"));
+            }
+        }
+        if parts.is_empty() {
+            "every group is on the latest revision and ready".into()
+        } else {
+            parts.join("; ")
+        }
+    }
+}
+
+/// A pod's containers without the env the LWS webhook injects, hashed.
+pub(super) fn fingerprint(spec: Option<&PodSpec>) -> u64 {
+    let strip = |cs: &[Container]| -> Vec<Container> {
+        cs.iter()
+            .map(|c| {
+                let mut c = c.clone();
+                if let Some(env) = c.env.as_mut() {
+                    env.retain(|e| !e.name.starts_with("LWS_") && !e.name.starts_with("TPU_"));
+                    if env.is_empty() {
+                        c.env = None;
+                    }
+                }
+                c
+            })
+            .collect()
+    };
+    let (containers, init) = match spec {
+        Some(s) => (
+            strip(&s.containers),
+            strip(s.init_containers.as_deref().unwrap_or(&[])),
+        ),
+        None => (Vec::new(), Vec::new()),
+    };
+    fnv64(&serde_json::to_vec(&(containers, init)).expect("containers encode"))
+}
+
+pub(super) fn fnv64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// `<lws>-<g>` is a leader, `<lws>-<g>-<w>` a worker of group g.
+pub(super) fn group_of(lws: &str, pod: &str) -> Option<i32> {
+    let rest = pod.strip_prefix(lws)?.strip_prefix('-')?;
+    rest.split('-').next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec};
+
+    use super::{fingerprint, group_of};
+
+    #[test]
+    fn group_indices_parse_from_pod_names() {
+        assert_eq!(group_of("vllm", "vllm-3"), Some(3));
+        assert_eq!(group_of("vllm", "vllm-3-2"), Some(3));
+        assert_eq!(group_of("vllm", "vllmx-3"), None);
+        assert_eq!(group_of("vllm", "vllm-a"), None);
+    }
+
+    #[test]
+    fn fingerprints_ignore_injected_env_but_not_images() {
+        let c = |image: &str, env: &[&str]| Container {
+            name: "c".into(),
+            image: Some(image.into()),
+            env: Some(
+                env.iter()
+                    .map(|n| EnvVar {
+                        name: n.to_string(),
+                        value: Some("x".into()),
+                        value_from: None,
+                    })
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        let spec = |c: Container| PodSpec {
+            containers: vec![c],
+            ..Default::default()
+        };
+        assert_eq!(
+            fingerprint(Some(&spec(c("a", &[])))),
+            fingerprint(Some(&spec(c("a", &["LWS_LEADER_ADDRESS"]))))
+        );
+        assert_ne!(
+            fingerprint(Some(&spec(c("a", &[])))),
+            fingerprint(Some(&spec(c("a", &["USER_VAR"]))))
+        );
+        assert_ne!(
+            fingerprint(Some(&spec(c("a", &[])))),
+            fingerprint(Some(&spec(c("b", &[]))))
+        );
+    }
+}
