@@ -360,4 +360,14 @@ fn a_same_named_lws_in_another_namespace_is_not_the_watched_one() {
     run(&mut w, &mut c, 60_000);
     assert!(c.violations.is_empty(), "{:?}", c.violations);
     assert_eq!(c.available_groups(), 2);
+    // A fault declared against the other namespace's pod owes the watched group nothing: the
+    // restart of the watched group 1 that follows a deletion by hand is still unowed.
+    let pods = vec![ObjectRef::new("other", "q-1-1")];
+    c.on_fault(&FaultEffect::PodsDisrupted { pods }, w.now_ms);
+    w.api
+        .delete::<Pod>("user", "default", "q-1-1", &DeleteOptions::default())
+        .unwrap();
+    run(&mut w, &mut c, 1_000);
+    let v: Vec<InvariantId> = c.violations.iter().map(|v| v.invariant).collect();
+    assert_eq!(v, [InvariantId::GroupRestart], "{:?}", c.violations);
 }
