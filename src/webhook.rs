@@ -263,11 +263,11 @@ pub fn default_pod(pod: &mut Pod, flags: &Flags) -> Result<(), String> {
             .entry(keys::GROUP_UNIQUE_HASH.into())
             .or_insert_with(|| crate::hash::group_key(&namespace, &name))
             .clone();
-        // V3 podwh:115-123 = FX podwh:119-127: the group's exclusive terms.
+        // V3 podwh:113-123 = FX podwh:117-127: the group key and its exclusive terms.
         if let Some(topology) = annotations.get(keys::EXCLUSIVE_TOPOLOGY) {
             exclusive.push((group_key, topology.clone(), keys::GROUP_UNIQUE_HASH));
         }
-        // V3 podwh:124-135 = FX podwh:128-139: the leader is always in subgroup 0.
+        // V3 podwh:124-134 = FX podwh:128-138: the leader is always in subgroup 0.
         if annotations.contains_key(keys::SUBGROUP_SIZE) && unset(labels) {
             let key = crate::hash::group_key(&name, "0");
             labels.insert(keys::SUBGROUP_INDEX.into(), "0".into());
@@ -280,7 +280,7 @@ pub fn default_pod(pod: &mut Pod, flags: &Flags) -> Result<(), String> {
         let (_, ord) = k8s::parent_and_ordinal(&name)
             .ok_or_else(|| format!("pod name {name:?} has no ordinal"))?;
         labels.insert(keys::WORKER_INDEX.into(), ord.to_string());
-        // V3 podwh:136-157 = FX podwh:140-161: subgroup index and key of a worker.
+        // V3 podwh:141-155 = FX podwh:145-159: subgroup index and key of a worker.
         if let Some(sgs) = annotations
             .get(keys::SUBGROUP_SIZE)
             .filter(|_| unset(labels))
