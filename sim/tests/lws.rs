@@ -368,3 +368,36 @@ fn v030_and_v041_inject_exclusive_affinity_and_each_node_hosts_one_group() {
         );
     }
 }
+
+#[test]
+fn the_api_server_applies_each_release_crd_around_the_webhooks() {
+    // leaderworkerset_test.go (v0.3.0) "set restart policy should fail when value is invalid":
+    // v0.3.0's CRD knows no `None`; v0.4.1's does.
+    let mut l = lws(1, 2, "v1");
+    l.spec.leader_worker_template.restart_policy = "None".into();
+    let mut w = world("v0.3.0", 1);
+    let err = w.api.create("user", l.clone()).unwrap_err();
+    assert!(
+        err.message.contains(r#"spec.leaderWorkerTemplate.restartPolicy: Unsupported value: "None": supported values: "Default", "RecreateGroupOnPodRestart""#),
+        "{}",
+        err.message
+    );
+    let mut w = world("v0.4.1", 1);
+    w.api.create("user", l).unwrap();
+    // `partition` (v0.7.0) is pruned by v0.4.1's CRD and kept by v0.10.0's.
+    let mut p = lws(1, 2, "v1");
+    p.metadata.name = Some("partitioned".into());
+    let ru = p
+        .spec
+        .rollout_strategy
+        .get_or_insert_with(Default::default)
+        .rolling_update_configuration
+        .get_or_insert_with(Default::default);
+    ru.partition = Some(1);
+    ru.max_unavailable = Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(1));
+    let stored = w.api.create("user", p.clone()).unwrap();
+    assert_eq!(stored.rolling_update().partition, None);
+    let mut w = world("v0.10.0", 1);
+    let stored = w.api.create("user", p).unwrap();
+    assert_eq!(stored.rolling_update().partition, Some(1));
+}
