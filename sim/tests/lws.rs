@@ -318,6 +318,19 @@ fn exclusive_placement_keeps_two_groups_off_one_topology_domain() {
     let t = w.now_ms + 60_000;
     w.run_until(t);
     assert_eq!(node_of(&w, "d-1"), c);
+    // Placed pods' anti-affinity binds pods without terms too (satisfyExistingPodsAntiAffinity):
+    // a pod with some other group key fits nowhere, a pod without one fits anywhere.
+    let mut keyed = exclusive_pod("e-1", "e");
+    keyed.spec.as_mut().unwrap().affinity = None;
+    let mut plain = keyed.clone();
+    plain.metadata.name = Some("f-1".into());
+    plain.metadata.labels = None;
+    w.api.create("user", keyed).unwrap();
+    w.api.create("user", plain).unwrap();
+    let t = w.now_ms + 5_000;
+    w.run_until(t);
+    assert_eq!(node_of(&w, "e-1"), "");
+    assert_ne!(node_of(&w, "f-1"), "");
 }
 
 #[test]
