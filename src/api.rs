@@ -2,7 +2,8 @@
 //!
 //! Our own serde types with the CRD's exact JSON names (lws `api/leaderworkerset/v1/leaderworkerset_types.go`
 //! at v0.3.0 and v0.4.1; see `docs/fidelity.md`). Fields of every release we model are present; a release
-//! that lacks a field simply ignores it. Unknown fields are rejected so a typo in a manifest is an error,
+//! that lacks a field simply ignores it; admission first prunes what the release's CRD does not
+//! declare (`crate::crd`). Unknown fields are rejected so a typo in a manifest is an error,
 //! as `kubectl apply --validate=strict` would make it.
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;

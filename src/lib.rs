@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod client;
+pub mod crd;
 pub mod hash;
 pub mod k8s;
 pub mod lws_controller;

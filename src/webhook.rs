@@ -1,6 +1,12 @@
-//! The LWS defaulting and validating webhooks and the pod mutating webhook (lws
-//! `pkg/webhooks/leaderworkerset_webhook.go`, `pod_webhook.go`; lws-spec §1.4, §1.5, §4), with
-//! the CRD schema defaults the API server applies before them.
+//! The LWS defaulting and validating webhooks and the pod mutating webhook of v0.3.0 and v0.4.1
+//! (lws `pkg/webhooks/leaderworkerset_webhook.go`, `pod_webhook.go`; lws-spec §1.4, §1.5, §4),
+//! with what the API server does around them: pruning by the CRD schema, its defaults (before
+//! the mutating webhook) and its enums (before the validating webhook).
+//!
+//! The CRD of the shared port follows the v0.4.0 admission flags, which came with their CRD
+//! changes: `network-config` (PR #197 added `networkConfig`) selects v0.4.1's CRD for pruning,
+//! otherwise v0.3.0's; `restart-policy-default` (PR #214) selects v0.4.1's `restartPolicy` enum
+//! (with `None`) and default (`RecreateGroupOnPodRestart`), otherwise v0.3.0's (`Default`).
 
 use std::collections::BTreeMap;
 
@@ -10,11 +16,37 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use crate::api::{
     keys, LeaderWorkerSet, NetworkConfig, RollingUpdateConfiguration, RolloutStrategy,
 };
+use crate::crd::check_enum;
 use crate::k8s;
-use crate::profile::Flags;
+use crate::profile::{Flags, Release};
 
-/// CRD schema defaults, then the mutating webhook.
-pub fn default_lws(lws: &mut LeaderWorkerSet, flags: &Flags) {
+/// The release whose CRD (`config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml`)
+/// the API server serves for these flags.
+pub fn crd_release(flags: &Flags) -> Release {
+    if flags.network_config {
+        Release::V0_4_1
+    } else {
+        Release::V0_3_0
+    }
+}
+
+/// `restartPolicy`'s `+kubebuilder:validation:Enum` (leaderworkerset_types.go: v0.3.0
+/// `{Default,RecreateGroupOnPodRestart}`, v0.4.1 `{Default,RecreateGroupOnPodRestart,None}`).
+fn restart_policies(flags: &Flags) -> &'static [&'static str] {
+    if flags.restart_policy_default_recreate {
+        &["Default", "RecreateGroupOnPodRestart", "None"]
+    } else {
+        &["Default", "RecreateGroupOnPodRestart"]
+    }
+}
+
+/// Decoding by the CRD schema: fields the tag's CRD lacks are pruned, then its `default`s are
+/// applied (leaderworkerset_types.go markers at v0.3.0 and v0.4.1: replicas 1, size 1,
+/// startupPolicy LeaderCreated, restartPolicy `Default` (v0.3.0) or `RecreateGroupOnPodRestart`
+/// (v0.4.1), inside a given rolloutStrategy the type RollingUpdate, inside a given
+/// rollingUpdateConfiguration maxUnavailable 1 and maxSurge 0).
+pub fn crd_schema_defaults(lws: &mut LeaderWorkerSet, flags: &Flags) {
+    crate::crd::prune(lws, crd_release(flags));
     let spec = &mut lws.spec;
     spec.replicas.get_or_insert(1);
     spec.leader_worker_template.size.get_or_insert(1);
@@ -22,14 +54,63 @@ pub fn default_lws(lws: &mut LeaderWorkerSet, flags: &Flags) {
         spec.startup_policy = "LeaderCreated".into();
     }
     let rp = &mut spec.leader_worker_template.restart_policy;
-    if flags.restart_policy_default_recreate {
-        if rp.is_empty() {
-            *rp = "RecreateGroupOnPodRestart".into();
-        } else if rp == "Default" {
-            *rp = "None".into();
+    if rp.is_empty() {
+        *rp = if flags.restart_policy_default_recreate {
+            "RecreateGroupOnPodRestart".into()
+        } else {
+            "Default".into()
+        };
+    }
+    if let Some(s) = spec.rollout_strategy.as_mut() {
+        if s.type_.is_empty() {
+            s.type_ = "RollingUpdate".into();
         }
-    } else if rp.is_empty() {
-        *rp = "Default".into();
+        if let Some(ru) = s.rolling_update_configuration.as_mut() {
+            ru.max_unavailable.get_or_insert(IntOrString::Int(1));
+            ru.max_surge.get_or_insert(IntOrString::Int(0));
+        }
+    }
+}
+
+/// The CRD schema's enums, checked by the API server after the mutating webhooks and before the
+/// validating ones (v0.3.0 and v0.4.1 declare no bounds).
+pub fn validate_schema(lws: &LeaderWorkerSet, flags: &Flags) -> Result<(), String> {
+    let mut errs = Vec::new();
+    let spec = &lws.spec;
+    check_enum(
+        &mut errs,
+        "spec.startupPolicy",
+        &spec.startup_policy,
+        &["LeaderCreated", "LeaderReady"],
+    );
+    check_enum(
+        &mut errs,
+        "spec.leaderWorkerTemplate.restartPolicy",
+        &spec.leader_worker_template.restart_policy,
+        restart_policies(flags),
+    );
+    if let Some(s) = &spec.rollout_strategy {
+        check_enum(
+            &mut errs,
+            "spec.rolloutStrategy.type",
+            &s.type_,
+            &["RollingUpdate"],
+        );
+    }
+    match errs.len() {
+        0 => Ok(()),
+        1 => Err(errs.remove(0)),
+        _ => Err(format!("[{}]", errs.join(", "))),
+    }
+}
+
+/// CRD schema pruning and defaults, then the mutating webhook (V3 lwswh:54-71, FX lwswh:54-86).
+pub fn default_lws(lws: &mut LeaderWorkerSet, flags: &Flags) {
+    crd_schema_defaults(lws, flags);
+    let spec = &mut lws.spec;
+    let rp = &mut spec.leader_worker_template.restart_policy;
+    if flags.restart_policy_default_recreate && rp == "Default" {
+        *rp = "None".into();
     }
     let strategy = spec
         .rollout_strategy
@@ -69,12 +150,14 @@ fn validate_int_or_percent(v: &IntOrString, field: &str) -> Result<(), String> {
     }
 }
 
-/// `generalValidate` plus the update-only checks (V3 lwswh:84-161; FX lwswh:99-180).
+/// The CRD schema's enums, then `generalValidate` plus the update-only checks (V3
+/// lwswh:84-161; FX lwswh:99-180).
 pub fn validate_lws(
     lws: &LeaderWorkerSet,
     old: Option<&LeaderWorkerSet>,
     flags: &Flags,
 ) -> Result<(), String> {
+    validate_schema(lws, flags)?;
     let replicas = lws.replicas();
     let size = lws.size();
     if replicas < 0 {
@@ -160,21 +243,70 @@ pub fn default_pod(pod: &mut Pod, flags: &Flags) -> Result<(), String> {
         .map_err(|_| "the size annotation is not an integer".to_string())?;
     let name = k8s::name(&pod.metadata).to_string();
     let namespace = k8s::namespace(&pod.metadata).to_string();
+    let annotations = pod.metadata.annotations.clone().unwrap_or_default();
     let labels = pod.metadata.labels.get_or_insert_with(BTreeMap::new);
     let is_leader = labels.get(keys::WORKER_INDEX).map(String::as_str) == Some("0");
+    // Exclusive placement: (group key or subgroup key, topology key, label key) to inject.
+    let mut exclusive: Vec<(String, String, &str)> = Vec::new();
+    let unset = |labels: &BTreeMap<String, String>| {
+        labels
+            .get(keys::SUBGROUP_INDEX)
+            .is_none_or(|v| v.is_empty())
+    };
     if is_leader {
         if !labels.contains_key(keys::GROUP_INDEX) {
             let (_, ord) = k8s::parent_and_ordinal(&name)
                 .ok_or_else(|| format!("pod name {name:?} has no ordinal"))?;
             labels.insert(keys::GROUP_INDEX.into(), ord.to_string());
         }
-        labels
+        let group_key = labels
             .entry(keys::GROUP_UNIQUE_HASH.into())
-            .or_insert_with(|| crate::hash::group_key(&namespace, &name));
+            .or_insert_with(|| crate::hash::group_key(&namespace, &name))
+            .clone();
+        // V3 podwh:113-123 = FX podwh:117-127: the group key and its exclusive terms.
+        if let Some(topology) = annotations.get(keys::EXCLUSIVE_TOPOLOGY) {
+            exclusive.push((group_key, topology.clone(), keys::GROUP_UNIQUE_HASH));
+        }
+        // V3 podwh:124-134 = FX podwh:128-138: the leader is always in subgroup 0.
+        if annotations.contains_key(keys::SUBGROUP_SIZE) && unset(labels) {
+            let key = crate::hash::group_key(&name, "0");
+            labels.insert(keys::SUBGROUP_INDEX.into(), "0".into());
+            labels.insert(keys::SUBGROUP_KEY.into(), key.clone());
+            if let Some(topology) = annotations.get(keys::SUBGROUP_EXCLUSIVE_TOPOLOGY) {
+                exclusive.push((key, topology.clone(), keys::SUBGROUP_KEY));
+            }
+        }
     } else {
         let (_, ord) = k8s::parent_and_ordinal(&name)
             .ok_or_else(|| format!("pod name {name:?} has no ordinal"))?;
         labels.insert(keys::WORKER_INDEX.into(), ord.to_string());
+        // V3 podwh:141-155 = FX podwh:145-159: subgroup index and key of a worker.
+        if let Some(sgs) = annotations
+            .get(keys::SUBGROUP_SIZE)
+            .filter(|_| unset(labels))
+        {
+            let sgs: i32 = sgs
+                .parse()
+                .map_err(|_| format!("strconv.Atoi: parsing {sgs:?}: invalid syntax"))?;
+            if sgs < 1 {
+                return Err(format!("subgroup size {sgs} must be at least 1")); // Go: divide by zero
+            }
+            let leader = annotations
+                .get(keys::LEADER_POD_NAME)
+                .cloned()
+                .unwrap_or_default();
+            let index = sub_group_index(size, sgs, ord);
+            let key = crate::hash::group_key(&leader, &index);
+            labels.insert(keys::SUBGROUP_INDEX.into(), index);
+            labels.insert(keys::SUBGROUP_KEY.into(), key.clone());
+            if let Some(topology) = annotations.get(keys::SUBGROUP_EXCLUSIVE_TOPOLOGY) {
+                exclusive.push((key, topology.clone(), keys::SUBGROUP_KEY));
+            }
+        }
+    }
+    for (key, topology, label_key) in exclusive {
+        // `SetExclusiveAffinities` is the same function at v0.3.0, v0.4.1 and v0.10.0.
+        crate::v0_10_0::webhook::set_exclusive_affinities(pod, &key, &topology, label_key);
     }
     if flags.network_config
         && k8s::annotation(&pod.metadata, keys::SUBDOMAIN_POLICY) == Some("UniquePerReplica")
@@ -184,6 +316,16 @@ pub fn default_pod(pod: &mut Pod, flags: &Flags) -> Result<(), String> {
     }
     add_lws_env(pod, size, flags);
     Ok(())
+}
+
+/// `getSubGroupIndex` of v0.3.0 and v0.4.1 (pod_webhook.go): when `size - 1` divides, the leader
+/// is the extra pod of subgroup 0, whether or not `size` divides too (v0.10.0 requires that it
+/// does not).
+pub fn sub_group_index(pod_count: i32, sub_group_size: i32, worker_index: i32) -> String {
+    if (pod_count - 1) % sub_group_size == 0 {
+        return ((worker_index - 1) / sub_group_size).to_string();
+    }
+    (worker_index / sub_group_size).to_string()
 }
 
 /// `AddLWSVariables`: V3 prepends and lets the user's value win; v0.4 puts the LWS variables
@@ -311,5 +453,242 @@ mod tests {
         assert!(validate_lws(&resized, Some(&l), &f)
             .unwrap_err()
             .contains("immutable"));
+    }
+
+    fn admit(mut l: LeaderWorkerSet, f: &Flags) -> Result<LeaderWorkerSet, String> {
+        default_lws(&mut l, f);
+        validate_lws(&l, None, f).map(|()| l)
+    }
+
+    fn with_restart_policy(p: &str) -> LeaderWorkerSet {
+        let mut l = lws();
+        l.spec.leader_worker_template.restart_policy = p.into();
+        l
+    }
+
+    #[test]
+    fn enums_are_those_of_the_release_crd() {
+        // test/integration/webhooks/leaderworkerset_test.go (v0.3.0 and v0.4.1): "creation with
+        // invalid startpolicy should fail", "set restart policy should fail when value is
+        // invalid", "set invalid rolloutStrategyType should be failed".
+        for f in [Flags::v0_3_0(), Flags::v0_4_1()] {
+            let mut l = lws();
+            l.spec.startup_policy = "invalidValue".into();
+            assert_eq!(
+                admit(l, &f).unwrap_err(),
+                r#"spec.startupPolicy: Unsupported value: "invalidValue": supported values: "LeaderCreated", "LeaderReady""#
+            );
+            assert!(admit(with_restart_policy("invalidValue"), &f)
+                .unwrap_err()
+                .starts_with(
+                    r#"spec.leaderWorkerTemplate.restartPolicy: Unsupported value: "invalidValue""#
+                ));
+            let mut l = lws();
+            l.spec.rollout_strategy = Some(RolloutStrategy {
+                type_: "invalidValue".into(),
+                rolling_update_configuration: None,
+            });
+            assert!(admit(l, &f)
+                .unwrap_err()
+                .starts_with("spec.rolloutStrategy.type: Unsupported value"));
+            // RecreateGroupAfterStart came with v0.7.0's CRD.
+            assert!(admit(with_restart_policy("RecreateGroupAfterStart"), &f).is_err());
+        }
+        // `None` is v0.4.0's (types.go v0.4.1 enum); v0.3.0's CRD rejects it.
+        assert_eq!(
+            admit(with_restart_policy("None"), &Flags::v0_3_0()).unwrap_err(),
+            r#"spec.leaderWorkerTemplate.restartPolicy: Unsupported value: "None": supported values: "Default", "RecreateGroupOnPodRestart""#
+        );
+        // leaderworkerset_test.go (v0.4.1) "set restart policy should succeed" with None, and
+        // "DeprecatedDefaultRestartPolicy will be shift to NoneRestartPolicy".
+        let ok = admit(with_restart_policy("None"), &Flags::v0_4_1()).unwrap();
+        assert_eq!(ok.spec.leader_worker_template.restart_policy, "None");
+        let shifted = admit(with_restart_policy("Default"), &Flags::v0_4_1()).unwrap();
+        assert_eq!(shifted.spec.leader_worker_template.restart_policy, "None");
+        // leaderworkerset_test.go (v0.3.0) "defaulting logic applies when
+        // leaderworkertemplate.restartpolicy is not set": the CRD default `Default`.
+        let d = admit(lws(), &Flags::v0_3_0()).unwrap();
+        assert_eq!(d.spec.leader_worker_template.restart_policy, "Default");
+        // Two violations are reported together, as an aggregate.
+        let mut both = with_restart_policy("X");
+        both.spec.startup_policy = "Y".into();
+        assert!(admit(both, &Flags::v0_3_0()).unwrap_err().starts_with('['));
+    }
+
+    #[test]
+    fn fields_newer_than_the_release_crd_are_pruned() {
+        let mut l = lws();
+        l.spec.rollout_strategy = Some(RolloutStrategy {
+            type_: "RollingUpdate".into(),
+            rolling_update_configuration: Some(RollingUpdateConfiguration {
+                max_unavailable: Some(IntOrString::Int(2)),
+                max_surge: None,
+                partition: Some(3),
+            }),
+        });
+        l.spec.network_config = Some(NetworkConfig {
+            subdomain_policy: Some("UniquePerReplica".into()),
+        });
+        let a = admit(l.clone(), &Flags::v0_3_0()).unwrap();
+        let ru = a.rolling_update();
+        assert_eq!(ru.partition, None, "partition is v0.7.0's");
+        assert_eq!(ru.max_unavailable, Some(IntOrString::Int(2)));
+        assert_eq!(ru.max_surge, Some(IntOrString::Int(0)), "CRD default");
+        assert_eq!(a.spec.network_config, None, "networkConfig is v0.4.0's");
+        let b = admit(l, &Flags::v0_4_1()).unwrap();
+        assert_eq!(b.rolling_update().partition, None);
+        assert_eq!(
+            b.spec.network_config.unwrap().subdomain_policy.as_deref(),
+            Some("UniquePerReplica")
+        );
+    }
+
+    fn pod(name: &str, labels: &[(&str, &str)], annotations: &[(&str, &str)]) -> Pod {
+        let map = |kv: &[(&str, &str)]| {
+            Some(
+                kv.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        };
+        let mut p = Pod::default();
+        p.metadata.name = Some(name.into());
+        p.metadata.namespace = Some("ns".into());
+        p.metadata.labels = map(labels);
+        p.metadata.annotations = map(annotations);
+        p.spec = Some(Default::default());
+        p
+    }
+
+    fn label<'a>(p: &'a Pod, k: &str) -> Option<&'a str> {
+        k8s::label(&p.metadata, k)
+    }
+
+    #[test]
+    fn the_pod_webhook_sets_subgroup_labels() {
+        for f in [Flags::v0_3_0(), Flags::v0_4_1()] {
+            // test/integration/webhooks/pod_test.go (v0.3.0, v0.4.1): "Leader requests TPU
+            // resources, expect subgroup labels in worker to be populated" (size 4, subgroup 2,
+            // worker 3: subgroup 1) and "Leader doesn't request TPU resources, expect subgroup
+            // labels in worker to be populated" (size 5, worker 4: the leader is the extra pod,
+            // subgroup 1).
+            for (size, name, index) in [("4", "test-1-3", "1"), ("5", "test-1-4", "1")] {
+                let mut w = pod(
+                    name,
+                    &[(keys::SET_NAME, "test"), (keys::GROUP_INDEX, "1")],
+                    &[
+                        (keys::SIZE, size),
+                        (keys::SUBGROUP_SIZE, "2"),
+                        (keys::LEADER_POD_NAME, "test-1"),
+                    ],
+                );
+                default_pod(&mut w, &f).unwrap();
+                assert_eq!(label(&w, keys::SUBGROUP_INDEX), Some(index));
+                assert_eq!(
+                    label(&w, keys::SUBGROUP_KEY),
+                    Some(crate::hash::group_key("test-1", index).as_str())
+                );
+            }
+            // "Leader requests TPU resources, expect subgroup labels to be populated in leader".
+            let mut l = pod(
+                "test-1",
+                &[(keys::SET_NAME, "test"), (keys::WORKER_INDEX, "0")],
+                &[(keys::SIZE, "4"), (keys::SUBGROUP_SIZE, "2")],
+            );
+            default_pod(&mut l, &f).unwrap();
+            assert_eq!(label(&l, keys::SUBGROUP_INDEX), Some("0"));
+            assert_eq!(
+                label(&l, keys::SUBGROUP_KEY),
+                Some(crate::hash::group_key("test-1", "0").as_str())
+            );
+            // Without the annotation, no subgroup labels.
+            let mut plain = pod(
+                "test-1-1",
+                &[(keys::SET_NAME, "test"), (keys::GROUP_INDEX, "1")],
+                &[(keys::SIZE, "4")],
+            );
+            default_pod(&mut plain, &f).unwrap();
+            assert_eq!(label(&plain, keys::SUBGROUP_INDEX), None);
+        }
+        // v0.3.0/v0.4.1 `getSubGroupIndex`: size 3, subgroup 1: size - 1 divides, so worker 2
+        // is in subgroup 1 (v0.10.0 would say 2, as size divides too).
+        assert_eq!(sub_group_index(3, 1, 2), "1");
+        assert_eq!(crate::v0_10_0::webhook::get_sub_group_index(3, 1, 2), "2");
+    }
+
+    fn terms(p: &Pod) -> (usize, usize, Vec<String>) {
+        let a = p.spec.as_ref().and_then(|s| s.affinity.as_ref());
+        let aff = a
+            .and_then(|a| a.pod_affinity.as_ref())
+            .and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .clone()
+            })
+            .unwrap_or_default();
+        let anti = a
+            .and_then(|a| a.pod_anti_affinity.as_ref())
+            .and_then(|a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .clone()
+            })
+            .unwrap_or_default();
+        let topologies = aff.iter().map(|t| t.topology_key.clone()).collect();
+        (aff.len(), anti.len(), topologies)
+    }
+
+    #[test]
+    fn the_pod_webhook_injects_exclusive_affinities() {
+        for f in [Flags::v0_3_0(), Flags::v0_4_1()] {
+            // pod_test.go (v0.3.0, v0.4.1): "Leader pod with exclusive placement enabled have
+            // pod affinity/anti-affinity".
+            let mut l = pod(
+                "test-sample-1",
+                &[(keys::SET_NAME, "test-sample"), (keys::WORKER_INDEX, "0")],
+                &[(keys::SIZE, "1"), (keys::EXCLUSIVE_TOPOLOGY, "topologyKey")],
+            );
+            default_pod(&mut l, &f).unwrap();
+            assert_eq!(terms(&l), (1, 1, vec!["topologyKey".to_string()]));
+            // "... will not re-apply exclusive terms".
+            default_pod(&mut l, &f).unwrap();
+            assert_eq!(terms(&l).0, 1);
+            // "Leader pod with exclusive placement and subgroup exclusive placement enabled will
+            // have two pod affinity/anti-affinity".
+            let mut both = pod(
+                "test-sample-1",
+                &[(keys::SET_NAME, "test-sample"), (keys::WORKER_INDEX, "0")],
+                &[
+                    (keys::SIZE, "4"),
+                    (keys::EXCLUSIVE_TOPOLOGY, "topologyKey"),
+                    (keys::SUBGROUP_EXCLUSIVE_TOPOLOGY, "topologyKey-2"),
+                    (keys::SUBGROUP_SIZE, "2"),
+                ],
+            );
+            default_pod(&mut both, &f).unwrap();
+            assert_eq!(terms(&both).0, 2);
+            assert_eq!(terms(&both).1, 2);
+            // "Worker pod with exclusive placement and subgroup exclusive placement enabled will
+            // only have subgroup pod affinity/anti-affinity".
+            let mut w = pod(
+                "test-sample-1-1",
+                &[(keys::SET_NAME, "test-sample"), (keys::GROUP_INDEX, "1")],
+                &[
+                    (keys::SIZE, "4"),
+                    (keys::EXCLUSIVE_TOPOLOGY, "topologyKey"),
+                    (keys::SUBGROUP_EXCLUSIVE_TOPOLOGY, "topologyKey-2"),
+                    (keys::SUBGROUP_SIZE, "2"),
+                ],
+            );
+            default_pod(&mut w, &f).unwrap();
+            assert_eq!(terms(&w), (1, 1, vec!["topologyKey-2".to_string()]));
+            // "Leader pod with exclusive placement disabled will not have pod
+            // affinity/anti-affinity".
+            let mut none = pod(
+                "test-sample-1",
+                &[(keys::SET_NAME, "test-sample"), (keys::WORKER_INDEX, "0")],
+                &[(keys::SIZE, "1")],
+            );
+            default_pod(&mut none, &f).unwrap();
+            assert_eq!(terms(&none), (0, 0, vec![]));
+        }
     }
 }

@@ -171,7 +171,7 @@ fn quote(v: &str) -> String {
 }
 
 impl Case {
-    fn manifest(&self, image: &str) -> String {
+    fn manifest(&self, image: &str, reconciler: &str) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: fz\nspec:");
         if let Some(p) = self.startup_policy {
@@ -183,6 +183,13 @@ impl Case {
             self.replicas, self.size
         );
         if let Some(p) = self.restart_policy {
+            // v0.3.0's CRD has no `None` (its enum is {Default, RecreateGroupOnPodRestart}):
+            // there it is spelt `Default`, which means the same.
+            let old_crd = lws::profile::Profile::parse(reconciler).is_ok_and(|r| {
+                r.release != lws::profile::Release::V0_10_0
+                    && !r.flags.restart_policy_default_recreate
+            });
+            let p = if p == "None" && old_crd { "Default" } else { p };
             let _ = writeln!(s, "    restartPolicy: {p}");
         }
         let _ = writeln!(s, "    workerTemplate:\n      spec:\n        containers:\n        - name: worker\n          image: {image}");
@@ -290,8 +297,8 @@ impl Case {
         } else {
             "app:v1"
         };
-        std::fs::write(dir.join("v1.yaml"), self.manifest(v1))?;
-        std::fs::write(dir.join("v2.yaml"), self.manifest("app:v2"))?;
+        std::fs::write(dir.join("v1.yaml"), self.manifest(v1, reconciler))?;
+        std::fs::write(dir.join("v2.yaml"), self.manifest("app:v2", reconciler))?;
         let path = dir.join(file);
         std::fs::write(&path, self.scenario_text(reconciler, expect, note))?;
         Ok(path)

@@ -241,3 +241,176 @@ fn a_restarted_controller_waits_for_the_old_lease() {
     );
     assert!(acquired[0] <= t_kill + 15_000 + 5_000 + 4_400);
 }
+
+/// A bare pod carrying the exclusive-placement terms `SetExclusiveAffinities` injects for
+/// `group` on `kubernetes.io/hostname` (pkg/webhooks/pod_webhook.go, v0.3.0 to v0.10.0).
+fn exclusive_pod(name: &str, group: &str) -> Pod {
+    let mut p = Pod::default();
+    p.metadata.name = Some(name.into());
+    p.metadata.namespace = Some("default".into());
+    p.metadata.labels = Some([(keys::GROUP_UNIQUE_HASH.to_string(), group.to_string())].into());
+    p.spec = template("v1").spec;
+    lws::v0_10_0::webhook::set_exclusive_affinities(
+        &mut p,
+        group,
+        "kubernetes.io/hostname",
+        keys::GROUP_UNIQUE_HASH,
+    );
+    p
+}
+
+fn node_of(w: &World, pod: &str) -> String {
+    w.api
+        .try_get::<Pod>("default", pod)
+        .map(|p| k8s::node_name(&p).to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn exclusive_placement_keeps_two_groups_off_one_topology_domain() {
+    // kube-scheduler's InterPodAffinity filter (pkg/scheduler/framework/plugins/interpodaffinity/
+    // filtering.go): a group's first pod may go anywhere no other group is; its later pods must
+    // join it; another group's pods must stay away. Least-loaded alone would put a-2 and b-2 on
+    // the empty third node.
+    let mut w = World::new(
+        1,
+        ClusterConfig {
+            node_count: 3,
+            pods_per_node: 4,
+            ..Default::default()
+        },
+    );
+    let mut placed = Vec::new();
+    for (name, group) in [("a-1", "a"), ("b-1", "b"), ("a-2", "a"), ("b-2", "b")] {
+        w.api.create("user", exclusive_pod(name, group)).unwrap();
+        let t = w.now_ms + 5_000;
+        w.run_until(t);
+        placed.push(node_of(&w, name));
+    }
+    assert!(placed.iter().all(|n| !n.is_empty()), "{placed:?}");
+    assert_eq!(placed[0], placed[2], "a's pods share a node: {placed:?}");
+    assert_eq!(placed[1], placed[3], "b's pods share a node: {placed:?}");
+    assert_ne!(placed[0], placed[1], "a and b never share one: {placed:?}");
+    // c takes the last free node; d finds none and stays Pending, Unschedulable.
+    w.api.create("user", exclusive_pod("c-1", "c")).unwrap();
+    w.api.create("user", exclusive_pod("d-1", "d")).unwrap();
+    let t = w.now_ms + 5_000;
+    w.run_until(t);
+    let c = node_of(&w, "c-1");
+    assert!(!c.is_empty() && !placed.contains(&c), "c on {c:?}");
+    assert_eq!(node_of(&w, "d-1"), "");
+    let d = w.api.try_get::<Pod>("default", "d-1").unwrap();
+    let unschedulable = d
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| {
+            c.iter()
+                .any(|c| c.type_ == "PodScheduled" && c.reason.as_deref() == Some("Unschedulable"))
+        });
+    assert!(unschedulable);
+    // Deleting group c frees its node for d.
+    let now = lws_sim::api::DeleteOptions {
+        grace_period_seconds: Some(0),
+        ..Default::default()
+    };
+    w.api.delete::<Pod>("user", "default", "c-1", &now).unwrap();
+    let t = w.now_ms + 60_000;
+    w.run_until(t);
+    assert_eq!(node_of(&w, "d-1"), c);
+    // Placed pods' anti-affinity binds pods without terms too (satisfyExistingPodsAntiAffinity):
+    // a pod with some other group key fits nowhere, a pod without one fits anywhere.
+    let mut keyed = exclusive_pod("e-1", "e");
+    keyed.spec.as_mut().unwrap().affinity = None;
+    let mut plain = keyed.clone();
+    plain.metadata.name = Some("f-1".into());
+    plain.metadata.labels = None;
+    w.api.create("user", keyed).unwrap();
+    w.api.create("user", plain).unwrap();
+    let t = w.now_ms + 5_000;
+    w.run_until(t);
+    assert_eq!(node_of(&w, "e-1"), "");
+    assert_ne!(node_of(&w, "f-1"), "");
+}
+
+#[test]
+fn v030_and_v041_inject_exclusive_affinity_and_each_node_hosts_one_group() {
+    for profile in ["v0.3.0", "v0.4.1"] {
+        let mut w = world(profile, 5);
+        let mut l = lws(3, 3, "v1");
+        l.metadata.annotations = Some(
+            [(
+                keys::EXCLUSIVE_TOPOLOGY.to_string(),
+                "kubernetes.io/hostname".to_string(),
+            )]
+            .into(),
+        );
+        w.api.create("user", l).unwrap();
+        assert!(
+            w.run_until_pred(1_800_000, |w| available(w) && all_pods_on(w, "v1", 9)),
+            "{profile}: never became available"
+        );
+        let pods = w.api.list::<Pod>(
+            Some("default"),
+            &Selector::labels([(keys::SET_NAME, "vllm")]),
+        );
+        let mut groups_of_node: std::collections::BTreeMap<String, Vec<String>> =
+            Default::default();
+        for p in &pods {
+            let group = k8s::label(&p.metadata, keys::GROUP_INDEX)
+                .unwrap()
+                .to_string();
+            let node = k8s::node_name(p).to_string();
+            let groups = groups_of_node.entry(node).or_default();
+            if !groups.contains(&group) {
+                groups.push(group);
+            }
+            if k8s::label(&p.metadata, keys::WORKER_INDEX) == Some("0") {
+                let affinity = p.spec.as_ref().unwrap().affinity.as_ref();
+                assert!(
+                    affinity.is_some_and(|a| a.pod_anti_affinity.is_some()),
+                    "{profile}: leader {} without exclusive terms",
+                    k8s::name(&p.metadata)
+                );
+            }
+        }
+        assert_eq!(groups_of_node.len(), 3, "{profile}: {groups_of_node:?}");
+        assert!(
+            groups_of_node.values().all(|g| g.len() == 1),
+            "{profile}: {groups_of_node:?}"
+        );
+    }
+}
+
+#[test]
+fn the_api_server_applies_each_release_crd_around_the_webhooks() {
+    // leaderworkerset_test.go (v0.3.0) "set restart policy should fail when value is invalid":
+    // v0.3.0's CRD knows no `None`; v0.4.1's does.
+    let mut l = lws(1, 2, "v1");
+    l.spec.leader_worker_template.restart_policy = "None".into();
+    let mut w = world("v0.3.0", 1);
+    let err = w.api.create("user", l.clone()).unwrap_err();
+    assert!(
+        err.message.contains(r#"spec.leaderWorkerTemplate.restartPolicy: Unsupported value: "None": supported values: "Default", "RecreateGroupOnPodRestart""#),
+        "{}",
+        err.message
+    );
+    let mut w = world("v0.4.1", 1);
+    w.api.create("user", l).unwrap();
+    // `partition` (v0.7.0) is pruned by v0.4.1's CRD and kept by v0.10.0's.
+    let mut p = lws(1, 2, "v1");
+    p.metadata.name = Some("partitioned".into());
+    let ru = p
+        .spec
+        .rollout_strategy
+        .get_or_insert_with(Default::default)
+        .rolling_update_configuration
+        .get_or_insert_with(Default::default);
+    ru.partition = Some(1);
+    ru.max_unavailable = Some(k8s_openapi::apimachinery::pkg::util::intstr::IntOrString::Int(1));
+    let stored = w.api.create("user", p.clone()).unwrap();
+    assert_eq!(stored.rolling_update().partition, None);
+    let mut w = world("v0.10.0", 1);
+    let stored = w.api.create("user", p).unwrap();
+    assert_eq!(stored.rolling_update().partition, Some(1));
+}

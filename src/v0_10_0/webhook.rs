@@ -22,6 +22,7 @@ use crate::k8s;
 
 /// The CRD schema's defaults (applied when the object is decoded), then the webhook's `Default`.
 pub fn default_lws(lws: &mut LeaderWorkerSet) {
+    crate::crd::prune(lws, crate::profile::Release::V0_10_0); // fields the tag's CRD lacks
     crd_defaults(lws);
     let spec = &mut lws.spec;
     let rp = &mut spec.leader_worker_template.restart_policy;

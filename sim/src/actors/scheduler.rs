@@ -1,15 +1,16 @@
 //! The scheduler (k8s-semantics §6.1): binds each pending pod to a schedulable node that matches
-//! its nodeSelector and has a free pod slot, least-loaded first, ties by name. A pod that fits
-//! nowhere gets `PodScheduled=False/Unschedulable` and stays Pending until a node or pod changes.
-//! Simplification (docs/fidelity.md): capacity is a pod count; affinity and tolerations are not
-//! evaluated.
+//! its nodeSelector, passes the required inter-pod affinity and anti-affinity filter, and has a
+//! free pod slot, least-loaded first, ties by name. A pod that fits nowhere gets
+//! `PodScheduled=False/Unschedulable` and stays Pending until a node or pod changes.
+//! Simplification (docs/fidelity.md): capacity is a pod count; preferred affinity, node affinity,
+//! topology spread and tolerations are not evaluated.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::core::v1::{Node, Pod, PodAffinityTerm};
 use lws::k8s;
 
-use crate::api::{set_pod_condition, ApiServer, EventType, Key};
+use crate::api::{set_pod_condition, ApiServer, EventType, Key, Selector};
 use crate::informer::Informer;
 
 pub const ACTOR: &str = "default-scheduler";
@@ -28,6 +29,8 @@ pub struct Scheduler {
     ranked: BTreeSet<(u32, String)>,
     /// Pod slots of each schedulable node.
     capacity: BTreeMap<String, u32>,
+    /// Placed pods with required pod anti-affinity terms, which every placement must respect.
+    anti_placed: BTreeSet<Key>,
 }
 
 impl Scheduler {
@@ -42,6 +45,7 @@ impl Scheduler {
             used: BTreeMap::new(),
             ranked: BTreeSet::new(),
             capacity: BTreeMap::new(),
+            anti_placed: BTreeSet::new(),
         };
         let nodes: Vec<Node> = s.nodes.all().map(|n| (**n).clone()).collect();
         for n in &nodes {
@@ -91,6 +95,7 @@ impl Scheduler {
 
     fn unaccount(&mut self, key: &Key) {
         self.pending.remove(key);
+        self.anti_placed.remove(key);
         if let Some(node) = self.placed.remove(key) {
             self.add_used(&node, -1);
         }
@@ -107,25 +112,67 @@ impl Scheduler {
             }
         } else if !matches!(k8s::phase(pod), "Succeeded" | "Failed") {
             self.add_used(node, 1);
+            if !required_terms(pod).1.is_empty() {
+                self.anti_placed.insert(key.clone());
+            }
             self.placed.insert(key, node.to_string());
         }
     }
 
-    /// The least-loaded schedulable node with a free slot whose labels match `selector`.
-    fn pick(&self, selector: &BTreeMap<String, String>) -> Option<String> {
+    fn node_labels(&self, name: &str) -> Option<&BTreeMap<String, String>> {
+        self.nodes
+            .get("", name)
+            .and_then(|n| n.metadata.labels.as_ref())
+    }
+
+    /// The least-loaded schedulable node with a free slot whose labels match `selector` and
+    /// pass the inter-pod affinity filter.
+    fn pick(
+        &self,
+        selector: &BTreeMap<String, String>,
+        affinity: Option<&InterPodAffinity>,
+    ) -> Option<String> {
+        let empty = BTreeMap::new();
         self.ranked
             .iter()
             .filter(|(used, name)| *used < self.capacity.get(name).copied().unwrap_or(0))
             .find(|(_, name)| {
-                let labels = self
-                    .nodes
-                    .get("", name)
-                    .and_then(|n| n.metadata.labels.clone());
-                selector
-                    .iter()
-                    .all(|(k, v)| labels.as_ref().and_then(|l| l.get(k)) == Some(v))
+                let labels = self.node_labels(name).unwrap_or(&empty);
+                selector.iter().all(|(k, v)| labels.get(k) == Some(v))
+                    && affinity.is_none_or(|a| a.fits(labels))
             })
             .map(|(_, name)| name.clone())
+    }
+
+    /// `PreFilter` of the InterPodAffinity plugin for `pod`: `None` when neither the pod nor any
+    /// placed pod has a required term, so nothing is to be filtered.
+    fn inter_pod_affinity(&self, pod: &Pod) -> Option<InterPodAffinity> {
+        let (affinity, anti) = required_terms(pod);
+        if affinity.is_empty() && anti.is_empty() && self.anti_placed.is_empty() {
+            return None;
+        }
+        let mut state = InterPodAffinity {
+            self_match: affinity.iter().all(|t| t.matches(pod)),
+            affinity,
+            anti,
+            ..InterPodAffinity::default()
+        };
+        let existing: Vec<&Key> = if state.affinity.is_empty() && state.anti.is_empty() {
+            self.anti_placed.iter().collect()
+        } else {
+            self.placed.keys().collect()
+        };
+        for key in existing {
+            let (Some(node), Some(other)) = (self.placed.get(key), self.pods.get(&key.0, &key.1))
+            else {
+                continue;
+            };
+            let Some(labels) = self.node_labels(node) else {
+                continue;
+            };
+            state.count_existing(other, labels, pod);
+        }
+        Some(state)
     }
 
     pub fn step(&mut self, api: &mut ApiServer, now_ms: u64) {
@@ -156,7 +203,8 @@ impl Scheduler {
                 .as_ref()
                 .and_then(|s| s.node_selector.clone())
                 .unwrap_or_default();
-            match self.pick(&selector) {
+            let affinity = self.inter_pod_affinity(&pod);
+            match self.pick(&selector, affinity.as_ref()) {
                 Some(node) => {
                     if let Ok(bound) = api.bind(ACTOR, &key.0, &key.1, &node) {
                         self.account(&bound);
@@ -187,6 +235,174 @@ impl Scheduler {
                 }
             }
         }
+    }
+}
+
+/// A required pod affinity term resolved against its pod (kube-scheduler `framework.AffinityTerm`).
+struct Term {
+    selector: Selector,
+    /// `None`: every namespace (an empty `namespaceSelector`).
+    namespaces: Option<Vec<String>>,
+    /// Namespaces picked by a non-empty `namespaceSelector`, judged on the label every namespace
+    /// carries, `kubernetes.io/metadata.name`.
+    namespace_selector: Option<Selector>,
+    topology_key: String,
+}
+
+impl Term {
+    /// `newAffinityTerm` (pkg/scheduler/framework/types.go): no namespaces and no namespace
+    /// selector mean the pod's own namespace.
+    fn new(t: &PodAffinityTerm, owner_namespace: &str) -> Term {
+        let selector = Selector::from_label_selector(t.label_selector.as_ref())
+            .unwrap_or_else(|_| Selector::nothing());
+        let listed = t.namespaces.clone().unwrap_or_default();
+        let ns_selector = t.namespace_selector.as_ref().map(|s| {
+            Selector::from_label_selector(Some(s)).unwrap_or_else(|_| Selector::nothing())
+        });
+        let (namespaces, namespace_selector) = match ns_selector {
+            None if listed.is_empty() => (Some(vec![owner_namespace.to_string()]), None),
+            None => (Some(listed), None),
+            Some(s) if s == Selector::everything() => (None, None),
+            Some(s) => (Some(listed), Some(s)),
+        };
+        Term {
+            selector,
+            namespaces,
+            namespace_selector,
+            topology_key: t.topology_key.clone(),
+        }
+    }
+
+    /// `AffinityTerm.Matches`: the pod's namespace is one of the term's, and its labels match.
+    fn matches(&self, pod: &Pod) -> bool {
+        let ns = k8s::namespace(&pod.metadata);
+        let in_namespaces = match &self.namespaces {
+            None => true,
+            Some(list) => {
+                list.iter().any(|n| n == ns)
+                    || self.namespace_selector.as_ref().is_some_and(|s| {
+                        let labels = [("kubernetes.io/metadata.name".to_string(), ns.to_string())];
+                        s.matches(Some(&labels.into()))
+                    })
+            }
+        };
+        in_namespaces && self.selector.matches(pod.metadata.labels.as_ref())
+    }
+}
+
+/// The pod's required pod affinity and anti-affinity terms (`requiredDuringScheduling...`).
+fn required_terms(pod: &Pod) -> (Vec<Term>, Vec<Term>) {
+    let ns = k8s::namespace(&pod.metadata);
+    let affinity = pod.spec.as_ref().and_then(|s| s.affinity.as_ref());
+    let resolve = |terms: Option<&Vec<PodAffinityTerm>>| -> Vec<Term> {
+        terms
+            .into_iter()
+            .flatten()
+            .map(|t| Term::new(t, ns))
+            .collect()
+    };
+    (
+        resolve(
+            affinity
+                .and_then(|a| a.pod_affinity.as_ref())
+                .and_then(|a| {
+                    a.required_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
+        ),
+        resolve(
+            affinity
+                .and_then(|a| a.pod_anti_affinity.as_ref())
+                .and_then(|a| {
+                    a.required_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
+        ),
+    )
+}
+
+/// A topology domain: (topology key, the node label's value).
+type Domain = (String, String);
+
+/// The InterPodAffinity filter's pre-filter state for one pod (kubernetes
+/// `pkg/scheduler/framework/plugins/interpodaffinity/filtering.go`): placed pods matching all
+/// the pod's affinity terms, placed pods matching each anti-affinity term, and placed pods whose
+/// own anti-affinity terms match the pod, counted per topology domain.
+#[derive(Default)]
+struct InterPodAffinity {
+    affinity: Vec<Term>,
+    anti: Vec<Term>,
+    /// The pod matches all its own affinity terms (the first pod of a group may go anywhere).
+    self_match: bool,
+    affinity_counts: BTreeMap<Domain, u32>,
+    anti_affinity_counts: BTreeMap<Domain, u32>,
+    existing_anti_affinity_counts: BTreeMap<Domain, u32>,
+}
+
+impl InterPodAffinity {
+    /// `getIncomingAffinityAntiAffinityCounts` and `getExistingAntiAffinityCounts` for one
+    /// placed pod on a node with `labels`.
+    fn count_existing(&mut self, other: &Pod, labels: &BTreeMap<String, String>, pod: &Pod) {
+        let add = |counts: &mut BTreeMap<Domain, u32>, key: &str| {
+            if let Some(v) = labels.get(key) {
+                *counts.entry((key.to_string(), v.clone())).or_insert(0) += 1;
+            }
+        };
+        // updateWithAffinityTerms: only a pod matching every term counts, for every term.
+        if !self.affinity.is_empty() && self.affinity.iter().all(|t| t.matches(other)) {
+            for t in &self.affinity {
+                add(&mut self.affinity_counts, &t.topology_key);
+            }
+        }
+        // updateWithAntiAffinityTerms: each term on its own.
+        for t in &self.anti {
+            if t.matches(other) {
+                add(&mut self.anti_affinity_counts, &t.topology_key);
+            }
+        }
+        for t in required_terms(other).1 {
+            if t.matches(pod) {
+                add(&mut self.existing_anti_affinity_counts, &t.topology_key);
+            }
+        }
+    }
+
+    /// `Filter`: `satisfyExistingPodsAntiAffinity`, `satisfyPodAntiAffinity`,
+    /// `satisfyPodAffinity` on a node with `labels`.
+    fn fits(&self, labels: &BTreeMap<String, String>) -> bool {
+        let count = |counts: &BTreeMap<Domain, u32>, key: &str| {
+            labels
+                .get(key)
+                .and_then(|v| counts.get(&(key.to_string(), v.clone())))
+                .copied()
+                .unwrap_or(0)
+        };
+        let existing_anti = self
+            .existing_anti_affinity_counts
+            .keys()
+            .any(|(k, _)| count(&self.existing_anti_affinity_counts, k) > 0);
+        if existing_anti {
+            return false;
+        }
+        if self
+            .anti
+            .iter()
+            .any(|t| count(&self.anti_affinity_counts, &t.topology_key) > 0)
+        {
+            return false;
+        }
+        let mut pods_exist = true;
+        for t in &self.affinity {
+            if !labels.contains_key(&t.topology_key) {
+                return false; // all topology labels must exist on the node
+            }
+            if count(&self.affinity_counts, &t.topology_key) == 0 {
+                pods_exist = false;
+            }
+        }
+        // The first pod of a series with affinity to itself: no pod anywhere matches, and the
+        // pod matches its own terms.
+        pods_exist || (self.affinity_counts.is_empty() && self.self_match)
     }
 }
 
