@@ -20,6 +20,7 @@ use lws::api::{keys, LeaderWorkerSet};
 use lws::k8s;
 
 use crate::api::{ApiServer, EventType, Kind};
+use crate::timeline::{GroupState, Rev, Timeline};
 
 mod groups;
 mod id;
@@ -32,7 +33,7 @@ mod status;
 
 use groups::GroupChecks;
 pub use id::InvariantId;
-use model::{group_of, Model};
+use model::{group_of, Model, Phase};
 use partition::PartitionChecks;
 use quiescence::Quiescence;
 use report::Sink;
@@ -141,6 +142,8 @@ pub struct Checker {
     restart: RestartChecks,
     status: StatusChecks,
     quiet: Quiescence,
+    /// Change points for the picture of the run, kept only when asked for.
+    timeline: Option<Timeline>,
     pub violations: Vec<Violation>,
 }
 
@@ -170,8 +173,18 @@ impl Checker {
             restart: RestartChecks::default(),
             status: StatusChecks::default(),
             quiet: Quiescence::default(),
+            timeline: None,
             violations: Vec::new(),
         }
+    }
+
+    /// Record, from now on, the change points [`crate::timeline`] draws.
+    pub fn record_timeline(&mut self) {
+        self.timeline.get_or_insert_with(Timeline::default);
+    }
+
+    pub fn take_timeline(&mut self) -> Option<Timeline> {
+        self.timeline.take()
     }
 
     /// The namespace of the LWS under watch ("" before one is seen).
@@ -304,13 +317,16 @@ impl Checker {
             .check_restarts(&mut out, model, &lws.namespace, &lws.name, entries);
         self.restart.check_required(&mut out, model);
         let now = api.now_ms();
-        for g in dirty {
+        for &g in &dirty {
             let change = self.model.reevaluate(g);
             self.partition.on_group(&self.model, g, change, now);
             self.groups.on_group(&mut out, &self.model, g, change);
         }
         self.groups.check_availability(&mut out, &self.model);
         self.lws = Some(lws);
+        if let Some(tl) = &mut self.timeline {
+            record_groups(tl, &self.model, &dirty, now);
+        }
     }
 
     fn observe_lws(&mut self, api: &ApiServer, dirty: &mut BTreeSet<i32>) {
@@ -393,6 +409,9 @@ impl Checker {
             let leader_sts = sts_name == lws.name;
             if leader_sts && e.ty != EventType::Deleted {
                 self.partition.on_leader_sts(&mut out, &self.model, &e.obj);
+                if let Some(tl) = &mut self.timeline {
+                    record_leader_sts(tl, &e.obj, api.now_ms());
+                }
             }
             // A spec change bumps generation; a create or delete changes the set of specs.
             let generation = e.obj.metadata.generation;
@@ -417,4 +436,38 @@ impl Checker {
             }
         }
     }
+}
+
+/// The groups that changed, and the available count against the floor, as the picture shows
+/// them.
+fn record_groups(tl: &mut Timeline, model: &Model, dirty: &BTreeSet<i32>, now: u64) {
+    for &g in dirty {
+        let rev = match model.phase(g) {
+            None | Some(Phase::Empty) => Rev::Empty,
+            Some(Phase::Old) => Rev::Old,
+            Some(Phase::Moving) => Rev::Mixed,
+            Some(Phase::On | Phase::Done) => Rev::New,
+        };
+        let state = GroupState {
+            rev,
+            ready: model.is_available(g),
+            terminating: model.has_terminating(g),
+        };
+        tl.group(now, g, state);
+    }
+    tl.floor = model.replicas - model.max_unavailable;
+    tl.available(now, model.counts.available);
+}
+
+fn record_leader_sts(tl: &mut Timeline, sts: &StatefulSet, now: u64) {
+    let spec = &sts.spec;
+    let replicas = spec.replicas.unwrap_or(1);
+    let partition = spec
+        .update_strategy
+        .as_ref()
+        .and_then(|u| u.rolling_update.as_ref())
+        .and_then(|r| r.partition)
+        .unwrap_or(0);
+    tl.replicas(now, replicas);
+    tl.partition(now, partition);
 }

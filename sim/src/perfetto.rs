@@ -1,0 +1,169 @@
+//! A run as a Chrome trace-event JSON file, which ui.perfetto.dev and chrome://tracing open:
+//! one track per actor (each controller, the StatefulSet controller, kubelets, the garbage
+//! collector, the scheduler, ...), reconciles as slices in virtual time, every API write as an
+//! instant event carrying kind, name and resourceVersion, counter tracks for available groups,
+//! partition and replicas, and violations as instant events on their own track.
+//!
+//! Format: the "JSON Object Format" of the Trace Event Format (Google, "Trace Event Format",
+//! docs.google.com/document/d/1CvAClvFfyA5R-PhYUmn5OOQtYMH4h6I0nSsKchNAySU): `ts` and `dur`
+//! in microseconds; `ph` `X` (complete slice), `i` (instant), `C` (counter), `M` (metadata).
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::timeline::Timeline;
+use crate::trace::TraceEntry;
+
+/// A reconcile as a slice on its controller's track.
+#[derive(Clone, Debug)]
+pub struct Slice {
+    pub actor: String,
+    pub name: String,
+    pub start_ms: u64,
+    pub end_ms: u64,
+    pub detail: String,
+}
+
+const PID: u32 = 1;
+const VIOLATIONS: &str = "violations";
+const FAULTS: &str = "faults";
+
+/// Thread ids in order of first appearance, so the file is the same on every run.
+#[derive(Default)]
+struct Tracks {
+    ids: BTreeMap<String, u32>,
+    order: Vec<String>,
+}
+
+impl Tracks {
+    fn id(&mut self, actor: &str) -> u32 {
+        if let Some(&id) = self.ids.get(actor) {
+            return id;
+        }
+        let id = self.order.len() as u32 + 1;
+        self.ids.insert(actor.to_string(), id);
+        self.order.push(actor.to_string());
+        id
+    }
+}
+
+fn us(ms: u64) -> u64 {
+    ms.saturating_mul(1000)
+}
+
+/// The whole file.
+pub fn render(entries: &[TraceEntry], slices: &[Slice], tl: &Timeline, title: &str) -> Value {
+    let mut tracks = Tracks::default();
+    let mut events = Vec::new();
+    for s in slices {
+        let tid = tracks.id(&s.actor);
+        events.push(json!({
+            "name": s.name, "cat": "reconcile", "ph": "X", "pid": PID, "tid": tid,
+            "ts": us(s.start_ms), "dur": us(s.end_ms.saturating_sub(s.start_ms)).max(1),
+            "args": {"result": s.detail},
+        }));
+    }
+    for e in entries {
+        let (track, cat) = if e.actor == "fault" || e.actor == "step" {
+            (FAULTS, "fault")
+        } else {
+            (e.actor.as_str(), "api")
+        };
+        let tid = tracks.id(track);
+        let name = if cat == "fault" {
+            format!("{} {}", e.verb, e.name)
+        } else {
+            format!("{} {}", e.verb, e.kind)
+        };
+        events.push(json!({
+            "name": name, "cat": cat, "ph": "i", "s": "t", "pid": PID, "tid": tid,
+            "ts": us(e.at_ms),
+            "args": {"kind": e.kind, "namespace": e.namespace, "name": e.name, "rv": e.rv, "detail": e.detail},
+        }));
+    }
+    let tid = tracks.id(VIOLATIONS);
+    for (at, inv, msg) in &tl.violations {
+        events.push(json!({
+            "name": inv, "cat": "violation", "ph": "i", "s": "g", "pid": PID, "tid": tid,
+            "ts": us(*at), "args": {"message": msg},
+        }));
+    }
+    counters(&mut events, "available groups", &tl.available);
+    counters(&mut events, "partition", &tl.partition);
+    counters(&mut events, "replicas", &tl.replicas);
+    let mut meta = vec![json!({
+        "name": "process_name", "ph": "M", "pid": PID, "args": {"name": title},
+    })];
+    for (i, actor) in tracks.order.iter().enumerate() {
+        meta.push(json!({
+            "name": "thread_name", "ph": "M", "pid": PID, "tid": i as u32 + 1,
+            "args": {"name": actor},
+        }));
+        meta.push(json!({
+            "name": "thread_sort_index", "ph": "M", "pid": PID, "tid": i as u32 + 1,
+            "args": {"sort_index": i},
+        }));
+    }
+    meta.extend(events);
+    json!({ "traceEvents": meta, "displayTimeUnit": "ms" })
+}
+
+fn counters(events: &mut Vec<Value>, name: &str, points: &[(u64, i32)]) {
+    for &(at, n) in points {
+        events.push(json!({
+            "name": name, "ph": "C", "pid": PID, "ts": us(at), "args": {"value": n},
+        }));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(at: u64, actor: &str, verb: &str) -> TraceEntry {
+        TraceEntry {
+            at_ms: at,
+            actor: actor.into(),
+            verb: verb.into(),
+            kind: "Pod".into(),
+            namespace: "default".into(),
+            name: "vllm-0".into(),
+            rv: 7,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn tracks_are_named_and_events_are_in_microseconds() {
+        let mut tl = Timeline::default();
+        tl.available(5, 3);
+        tl.violation(9, "availability", "2 of 4");
+        let slices = [Slice {
+            actor: "lws".into(),
+            name: "reconcile default/vllm".into(),
+            start_ms: 2,
+            end_ms: 4,
+            detail: "ok".into(),
+        }];
+        let v = render(&[entry(3, "kubelet", "update-status")], &slices, &tl, "t");
+        let ev = v["traceEvents"].as_array().unwrap();
+        let names: Vec<&str> = ev
+            .iter()
+            .filter(|e| e["name"] == "thread_name")
+            .map(|e| e["args"]["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["lws", "kubelet", VIOLATIONS]);
+        let slice = ev.iter().find(|e| e["ph"] == "X").unwrap();
+        assert_eq!(
+            (slice["ts"].as_u64(), slice["dur"].as_u64()),
+            (Some(2000), Some(2000))
+        );
+        let write = ev.iter().find(|e| e["cat"] == "api").unwrap();
+        assert_eq!(write["args"]["rv"], 7);
+        assert!(ev.iter().any(|e| e["ph"] == "C" && e["args"]["value"] == 3));
+        assert!(ev
+            .iter()
+            .any(|e| e["cat"] == "violation" && e["ts"] == 9000));
+    }
+}
