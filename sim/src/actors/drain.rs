@@ -10,7 +10,7 @@ use lws::k8s;
 use serde_json::json;
 
 use crate::api::{ApiServer, Reason, Selector};
-use crate::world::Infra;
+use crate::cluster::Infra;
 
 pub const ACTOR: &str = "kubectl-drain";
 const EVICT_RETRY_MS: u64 = 5_000;

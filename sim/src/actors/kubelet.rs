@@ -13,10 +13,10 @@ use k8s_openapi::api::core::v1::{
 use lws::k8s;
 
 use crate::api::{set_pod_condition, ApiServer, DeleteOptions, EventType};
+use crate::cluster::{ClusterConfig, Infra};
 use crate::informer::Informer;
 use crate::rng::SimRng;
 use crate::time::{from_time, to_time};
-use crate::world::{ClusterConfig, Infra};
 
 pub const ACTOR: &str = "kubelet";
 

@@ -12,9 +12,9 @@ use lws::k8s;
 use serde_json::json;
 
 use crate::api::{set_pod_condition, ApiServer, DeleteOptions, EventType, Selector};
+use crate::cluster::{ClusterConfig, Infra};
 use crate::informer::Informer;
 use crate::time::to_time;
-use crate::world::{ClusterConfig, Infra};
 
 pub const ACTOR: &str = "node-lifecycle-controller";
 pub const PODGC: &str = "pod-garbage-collector";
