@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Node, Pod};
 
 use crate::actors::drain::{DrainOutcome, Drainer};
 use crate::actors::gc::GarbageCollector;
@@ -309,31 +309,8 @@ impl World {
     fn handle(&mut self, event: Event) {
         let now = self.now_ms;
         match event {
-            Event::Cordon(node) | Event::Uncordon(node)
-                if self
-                    .api
-                    .try_get::<k8s_openapi::api::core::v1::Node>("", &node)
-                    .is_none() =>
-            {
-                self.api
-                    .trace_external("fault", "cordon", "Node", &node, "error=NotFound".into());
-            }
-            Event::Cordon(node) => {
-                self.api
-                    .trace_external("fault", "cordon", "Node", &node, String::new());
-                let patch = serde_json::json!({"spec": {"unschedulable": true}});
-                let _ = self
-                    .api
-                    .merge_patch::<k8s_openapi::api::core::v1::Node>("kubectl", "", &node, &patch);
-            }
-            Event::Uncordon(node) => {
-                self.api
-                    .trace_external("fault", "uncordon", "Node", &node, String::new());
-                let patch = serde_json::json!({"spec": {"unschedulable": null}});
-                let _ = self
-                    .api
-                    .merge_patch::<k8s_openapi::api::core::v1::Node>("kubectl", "", &node, &patch);
-            }
+            Event::Cordon(node) => self.cordon(&node, true),
+            Event::Uncordon(node) => self.cordon(&node, false),
             Event::DrainNode { node, replace } => {
                 self.api.trace_external(
                     "fault",
@@ -358,6 +335,59 @@ impl World {
                     k.crash_container(&mut self.api, &namespace, &pod, now);
                 }
             }
+            Event::DeletePod {
+                namespace,
+                pod,
+                grace_period_seconds,
+            } => self.delete_pod(&namespace, &pod, grace_period_seconds),
+            e @ (Event::KillController
+            | Event::KillControllerAfterWrites(_)
+            | Event::ResyncAfterReconciles(_)
+            | Event::HoldWatchEvent(_)
+            | Event::StaleRead(_)
+            | Event::Resync) => self.controller_fault(e),
+        }
+    }
+
+    /// `kubectl cordon` / `uncordon`: a merge patch of `spec.unschedulable`. A missing node is
+    /// traced as a failed cordon either way.
+    fn cordon(&mut self, node: &str, cordon: bool) {
+        if self.api.try_get::<Node>("", node).is_none() {
+            self.api
+                .trace_external("fault", "cordon", "Node", node, "error=NotFound".into());
+            return;
+        }
+        let (verb, value) = if cordon {
+            ("cordon", serde_json::Value::Bool(true))
+        } else {
+            ("uncordon", serde_json::Value::Null)
+        };
+        self.api
+            .trace_external("fault", verb, "Node", node, String::new());
+        let patch = serde_json::json!({"spec": {"unschedulable": value}});
+        let _ = self.api.merge_patch::<Node>("kubectl", "", node, &patch);
+    }
+
+    /// `kubectl delete pod`, with its grace period if given.
+    fn delete_pod(&mut self, namespace: &str, pod: &str, grace_period_seconds: Option<i64>) {
+        let detail = grace_period_seconds
+            .map(|g| format!("grace={g}"))
+            .unwrap_or_default();
+        self.api
+            .trace_external("fault", "deletePod", "Pod", pod, detail);
+        let opts = DeleteOptions {
+            grace_period_seconds,
+            ..DeleteOptions::default()
+        };
+        let _ = self.api.delete::<Pod>("kubectl", namespace, pod, &opts);
+    }
+
+    /// The faults aimed at the LWS controller pod: kills, resyncs, held events, stale reads.
+    fn controller_fault(&mut self, event: Event) {
+        let trace = |api: &mut ApiServer, verb: &str, detail: String| {
+            api.trace_external("fault", verb, "", "", detail);
+        };
+        match event {
             Event::KillController => {
                 if let Some(c) = self.controller.as_mut() {
                     c.kill(&mut self.api, &mut self.rng);
@@ -376,11 +406,9 @@ impl World {
                 }
             }
             Event::ResyncAfterReconciles(n) => {
-                self.api.trace_external(
-                    "fault",
+                trace(
+                    &mut self.api,
                     "resyncAfterReconciles",
-                    "",
-                    "",
                     format!("reconciles={n}"),
                 );
                 if let Some(c) = self.controller.as_mut() {
@@ -388,42 +416,24 @@ impl World {
                 }
             }
             Event::HoldWatchEvent(n) => {
-                self.api
-                    .trace_external("fault", "holdWatchEvent", "", "", format!("nth={n}"));
+                trace(&mut self.api, "holdWatchEvent", format!("nth={n}"));
                 if let Some(c) = self.controller.as_mut() {
                     c.hold_event(n);
                 }
             }
             Event::StaleRead(n) => {
-                self.api
-                    .trace_external("fault", "staleRead", "", "", format!("atReconcile={n}"));
+                trace(&mut self.api, "staleRead", format!("atReconcile={n}"));
                 if let Some(c) = self.controller.as_mut() {
                     c.stale_reconcile(n);
                 }
             }
             Event::Resync => {
-                self.api
-                    .trace_external("fault", "resync", "", "", String::new());
+                trace(&mut self.api, "resync", String::new());
                 if let Some(c) = self.controller.as_mut() {
                     c.resync_now(&self.api);
                 }
             }
-            Event::DeletePod {
-                namespace,
-                pod,
-                grace_period_seconds,
-            } => {
-                let detail = grace_period_seconds
-                    .map(|g| format!("grace={g}"))
-                    .unwrap_or_default();
-                self.api
-                    .trace_external("fault", "deletePod", "Pod", &pod, detail);
-                let opts = DeleteOptions {
-                    grace_period_seconds,
-                    ..DeleteOptions::default()
-                };
-                let _ = self.api.delete::<Pod>("kubectl", &namespace, &pod, &opts);
-            }
+            other => unreachable!("not a controller fault: {other:?}"),
         }
     }
 

@@ -981,11 +981,10 @@ fn stuck_state(w: &World, c: &Checker) -> String {
     let last_error = w
         .controller
         .as_ref()
-        .and_then(|ctl| ctl.events.iter().rev().find(|e| e.contains(" failed: ")));
+        .and_then(|ctl| ctl.outcomes.last_failure.as_ref());
     if let Some(e) = last_error {
-        let (at, what) = e.split_once(' ').unwrap_or(("", e));
-        let at = at.parse().map(crate::time::fmt_ms).unwrap_or_default();
-        s.push_str(&format!("; last controller error (t={at}): {what}"));
+        let at = crate::time::fmt_ms(e.at_ms);
+        s.push_str(&format!("; last controller error (t={at}): {e}"));
     }
     if !c.rollout_complete_groups() {
         return s;
