@@ -42,7 +42,7 @@ impl WorkQueue {
             .saturating_mul(1u64 << (*n).min(40))
             .min(BACKOFF_MAX_MS);
         *n += 1;
-        self.add_after(key, now_ms + delay);
+        self.add_after(key, now_ms.saturating_add(delay));
     }
 
     pub fn forget(&mut self, key: &Key) {

@@ -19,6 +19,7 @@ use crate::api::{ApiServer, DeleteOptions};
 pub use crate::cluster::{ClusterConfig, Infra};
 use crate::controller::{ControllerConfig, ControllerRuntime};
 use crate::rng::SimRng;
+use crate::time::{after, fmt_ms, HORIZON_MS};
 
 /// Everything that can happen from outside the actors. One closed enum: "what can trigger work?"
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -67,6 +68,33 @@ pub enum ActorId {
 /// More steps than this at one simulated instant is a livelock, not progress.
 pub const STEPS_AT_INSTANT_MAX: u64 = 100_000;
 
+/// Why the world stopped stepping before its deadline: a run limit, for the caller to turn into
+/// a verdict. Once stopped, `step` does nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `STEPS_AT_INSTANT_MAX` steps at `at_ms` without time advancing (e.g. a zero resync
+    /// period); `next` is the actor that was due, if not a queued event.
+    Livelock { at_ms: u64, next: Option<ActorId> },
+    /// The next thing is due at `at_ms`, past `HORIZON_MS`.
+    Horizon { at_ms: u64 },
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Livelock { at_ms, next } => write!(
+                f,
+                "livelock: {STEPS_AT_INSTANT_MAX} steps at t={at_ms}ms without time advancing (next: {next:?})"
+            ),
+            Stop::Horizon { at_ms } => write!(
+                f,
+                "simulated time would pass the horizon ({}) at t={at_ms}ms",
+                fmt_ms(HORIZON_MS)
+            ),
+        }
+    }
+}
+
 pub struct World {
     pub now_ms: u64,
     pub api: ApiServer,
@@ -78,6 +106,8 @@ pub struct World {
     pub event_count: u64,
     /// Consecutive steps at one instant: a bound that turns a livelock into a report.
     steps_at_instant: u64,
+    /// Set when a run limit stopped the world.
+    stop: Option<Stop>,
     pub statefulsets: Option<StatefulSetController>,
     pub scheduler: Option<Scheduler>,
     pub kubelet: Option<Kubelet>,
@@ -126,6 +156,7 @@ impl World {
             seq: 0,
             event_count: 0,
             steps_at_instant: 0,
+            stop: None,
             statefulsets,
             scheduler,
             kubelet,
@@ -191,8 +222,17 @@ impl World {
             .min()
     }
 
-    /// Run the next event or actor step if it is due at or before `deadline_ms`.
+    /// Why the world stopped, if a run limit stopped it (`step` then always returns false).
+    pub fn stopped(&self) -> Option<&Stop> {
+        self.stop.as_ref()
+    }
+
+    /// Run the next event or actor step if it is due at or before `deadline_ms`. False when
+    /// nothing is, or when a run limit stops the world (see `stopped`).
     pub fn step(&mut self, deadline_ms: u64) -> bool {
+        if self.stop.is_some() {
+            return false;
+        }
         let queued = self.queue.keys().next().copied();
         let actor = self.next_actor();
         let run_queued = match (queued, actor) {
@@ -210,19 +250,21 @@ impl World {
         if at > deadline_ms {
             return false;
         }
+        if at > HORIZON_MS {
+            self.stop = Some(Stop::Horizon { at_ms: at });
+            return false;
+        }
         assert!(at >= self.now_ms, "time went back: {} -> {at}", self.now_ms);
         self.steps_at_instant = if at == self.now_ms {
             self.steps_at_instant + 1
         } else {
             0
         };
-        assert!(
-            self.steps_at_instant < STEPS_AT_INSTANT_MAX,
-            "livelock: {} steps at t={}ms without time advancing (next: {:?})",
-            self.steps_at_instant,
-            at,
-            if run_queued { None } else { actor }
-        );
+        if self.steps_at_instant >= STEPS_AT_INSTANT_MAX {
+            let next = if run_queued { None } else { actor.map(|a| a.1) };
+            self.stop = Some(Stop::Livelock { at_ms: at, next });
+            return false;
+        }
         self.now_ms = at;
         self.api.set_now(at);
         self.event_count += 1;
@@ -236,12 +278,20 @@ impl World {
         true
     }
 
-    /// Run everything due up to `deadline_ms`, then set the clock to it.
+    /// Run everything due up to `deadline_ms`, then set the clock to it (`u64::MAX`: leave the
+    /// clock at the last event). A deadline past `HORIZON_MS` stops the world at the horizon.
     pub fn run_until(&mut self, deadline_ms: u64) {
         while self.step(deadline_ms) {}
-        if deadline_ms > self.now_ms && deadline_ms != u64::MAX {
-            self.now_ms = deadline_ms;
-            self.api.set_now(deadline_ms);
+        if self.stop.is_some() || deadline_ms == u64::MAX {
+            return;
+        }
+        if deadline_ms > HORIZON_MS {
+            self.stop = Some(Stop::Horizon { at_ms: deadline_ms });
+        }
+        let to = deadline_ms.min(HORIZON_MS);
+        if to > self.now_ms {
+            self.now_ms = to;
+            self.api.set_now(to);
         }
     }
 
@@ -252,7 +302,7 @@ impl World {
         timeout_ms: u64,
         mut done: impl FnMut(&World) -> bool,
     ) -> bool {
-        let deadline = self.now_ms + timeout_ms;
+        let deadline = after(self.now_ms, timeout_ms);
         loop {
             if done(self) {
                 return true;

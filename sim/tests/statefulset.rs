@@ -537,3 +537,31 @@ fn unavailable_old_pods_block_a_1_35_rollout_and_are_replaced_first_from_1_37() 
     assert!(!roll_away_from_a_broken_image(35), "1.35 stalls");
     assert!(roll_away_from_a_broken_image(37), "1.37 replaces them");
 }
+
+#[test]
+fn two_billion_replicas_are_invalid_not_an_allocation() {
+    use lws_sim::api::STATEFULSET_REPLICAS_MAX;
+    let mut w = world(32);
+    let e = w
+        .api
+        .create("user", sts("huge", 2_000_000_000, "v1"))
+        .unwrap_err();
+    assert_eq!(e.reason, lws_sim::api::Reason::Invalid);
+    assert!(e.message.contains("spec.replicas"), "{}", e.message);
+    w.api.create("user", sts("web", 2, "v1")).unwrap();
+    let patch = serde_json::json!({"spec": {"replicas": 2_000_000_000}});
+    let e = w
+        .api
+        .merge_patch::<StatefulSet>("user", "default", "web", &patch)
+        .unwrap_err();
+    assert_eq!(e.reason, lws_sim::api::Reason::Invalid);
+    assert!(e.message.contains("spec.replicas"), "{}", e.message);
+    let patch = serde_json::json!({"spec": {"replicas": STATEFULSET_REPLICAS_MAX + 1}});
+    assert!(w
+        .api
+        .merge_patch::<StatefulSet>("user", "default", "web", &patch)
+        .is_err());
+    w.run_until(120_000);
+    let pods = w.api.list::<Pod>(Some("default"), &Selector::everything());
+    assert_eq!(pods.len(), 2);
+}

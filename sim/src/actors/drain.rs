@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::api::{ApiServer, Reason, Selector};
 use crate::cluster::Infra;
+use crate::time::after;
 
 pub const ACTOR: &str = "kubectl-drain";
 const EVICT_RETRY_MS: u64 = 5_000;
@@ -111,7 +112,7 @@ impl Drainer {
                 out.push(DrainOutcome::Drained(d.node.clone()));
                 if d.replace && infra.is_alive(&d.node) {
                     d.phase = Phase::Terminate;
-                    d.next_ms = now_ms + TERMINATE_WAIT_MS;
+                    d.next_ms = after(now_ms, TERMINATE_WAIT_MS);
                 } else {
                     d.phase = Phase::Done;
                 }
@@ -143,19 +144,19 @@ fn step_evictions(d: &mut Drain, api: &mut ApiServer, now_ms: u64) {
                 }
                 Err(e) if e.is(Reason::TooManyRequests) => {
                     d.pods
-                        .insert(key.clone(), (uid, false, now_ms + EVICT_RETRY_MS));
-                    next = next.min(now_ms + EVICT_RETRY_MS);
+                        .insert(key.clone(), (uid, false, after(now_ms, EVICT_RETRY_MS)));
+                    next = next.min(after(now_ms, EVICT_RETRY_MS));
                     continue;
                 }
                 Err(_) => {
                     d.pods
-                        .insert(key.clone(), (uid, false, now_ms + EVICT_RETRY_MS));
-                    next = next.min(now_ms + EVICT_RETRY_MS);
+                        .insert(key.clone(), (uid, false, after(now_ms, EVICT_RETRY_MS)));
+                    next = next.min(after(now_ms, EVICT_RETRY_MS));
                     continue;
                 }
             }
         }
-        next = next.min(now_ms + POLL_MS);
+        next = next.min(after(now_ms, POLL_MS));
     }
     d.next_ms = if next == u64::MAX { now_ms } else { next };
 }

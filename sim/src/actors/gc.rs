@@ -64,7 +64,7 @@ impl GarbageCollector {
         let log = api
             .meta_log()
             .get(self.cursor)
-            .map(|e| e.at_ms + self.lag_ms);
+            .map(|e| e.at_ms.saturating_add(self.lag_ms));
         [log, self.retries.next_due_ms()]
             .into_iter()
             .flatten()

@@ -15,10 +15,12 @@ use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use lws::k8s;
 use serde_json::{json, Value};
 
-use crate::api::{ApiServer, DeleteOptions, EventType, Key, Reason, Shared};
+use crate::api::{
+    ApiServer, DeleteOptions, EventType, Key, Reason, Shared, STATEFULSET_REPLICAS_MAX,
+};
 use crate::informer::Informer;
 use crate::queue::WorkQueue;
-use crate::time::from_time;
+use crate::time::{after, from_time, secs_to_ms};
 
 pub const ACTOR: &str = "statefulset-controller";
 pub const REVISION_LABEL: &str = "controller-revision-hash";
@@ -77,7 +79,7 @@ impl StatefulSetController {
         while let Some(key) = self.queue.pop_due(now_ms) {
             if !synced.insert(key.clone()) {
                 // Already synced in this step against the same cache; try again next step.
-                self.queue.add_after(key, now_ms + 1);
+                self.queue.add_after(key, after(now_ms, 1));
                 continue;
             }
             match self.sync(api, &key, now_ms) {
@@ -119,8 +121,10 @@ impl StatefulSetController {
                     .and_then(|s| s.spec.min_ready_seconds)
                     .unwrap_or(0);
                 if became_ready && min_ready > 0 {
-                    self.queue
-                        .add_after(key.clone(), now_ms + (min_ready as u64 + 1) * 1000);
+                    self.queue.add_after(
+                        key.clone(),
+                        after(now_ms, secs_to_ms(i64::from(min_ready) + 1)),
+                    );
                 }
             }
             self.queue.add(key, now_ms);
@@ -158,7 +162,7 @@ impl StatefulSetController {
         self.truncate_history(api, &s.set, &status, &s.slots, &s.condemned)?;
         if s.min_ready_s > 0 && status.available_replicas.unwrap_or(0) != s.replicas {
             self.queue
-                .add_after(key.clone(), now_ms + s.min_ready_s as u64 * 1000);
+                .add_after(key.clone(), after(now_ms, secs_to_ms(s.min_ready_s.into())));
         }
         Ok(())
     }
@@ -189,8 +193,10 @@ impl StatefulSetController {
         // Pods that belong to this set: controller ref UID (the cache's owner index) and a
         // `<set>-<ordinal>` name. Upstream lists the namespace and claims
         // (`getPodsForStatefulSet`); orphan adoption is not modelled (docs/fidelity.md).
-        // `replicas` is at most `STATEFULSET_REPLICAS_MAX`: the API server's validation.
-        let mut slots: Vec<Option<Shared<Pod>>> = vec![None; replicas.max(0) as usize];
+        // The API server's validation keeps `replicas` at most `STATEFULSET_REPLICAS_MAX`; the
+        // bound here only makes sure nothing allocates by an unvalidated number.
+        let slot_count = replicas.clamp(0, STATEFULSET_REPLICAS_MAX) as usize;
+        let mut slots: Vec<Option<Shared<Pod>>> = vec![None; slot_count];
         let mut condemned: Vec<(i32, Shared<Pod>)> = Vec::new();
         for pod in self.pods.owned_by(&set_uid) {
             let owned = k8s::controller_of(&pod.metadata).is_some_and(|o| o.uid == set_uid);
@@ -200,7 +206,7 @@ impl StatefulSetController {
             if !owned || parent != name {
                 continue;
             }
-            if ord >= start && ord < start.saturating_add(replicas) {
+            if ord >= start && ord < start.saturating_add(slot_count as i32) {
                 slots[(ord - start) as usize] = Some(pod.clone());
             } else {
                 condemned.push((ord, pod.clone()));
@@ -781,7 +787,8 @@ pub fn is_available(pod: &Pod, min_ready_s: i32, now_ms: u64) -> bool {
     if min_ready_s <= 0 {
         return true;
     }
-    k8s::ready_since(pod).is_some_and(|t| from_time(t) + min_ready_s as u64 * 1000 <= now_ms)
+    k8s::ready_since(pod)
+        .is_some_and(|t| after(from_time(t), secs_to_ms(min_ready_s.into())) <= now_ms)
 }
 
 /// `computeReplicaStatus` (k8s-semantics §3.8).

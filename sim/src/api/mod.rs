@@ -24,8 +24,9 @@ use lws::api::LeaderWorkerSet;
 use serde_json::Value;
 
 use crate::rng::SimRng;
-use crate::time::to_time;
+use crate::time::{after, secs_to_ms, to_time};
 use crate::trace::{Trace, TraceEntry};
+pub use defaults::STATEFULSET_REPLICAS_MAX;
 pub(crate) use kinds::with_kind;
 pub use kinds::{key_of, Key, Kind, KindId, Shared};
 use patch::FieldPath;
@@ -736,7 +737,7 @@ impl ApiServer {
             if grace_s < remaining {
                 let m = new.meta_mut();
                 m.deletion_grace_period_seconds = Some(grace_s);
-                m.deletion_timestamp = Some(to_time(self.now_ms + grace_s as u64 * 1000));
+                m.deletion_timestamp = Some(to_time(after(self.now_ms, secs_to_ms(grace_s))));
                 return Ok(Deleted::Terminating(self.commit(
                     actor,
                     "delete",
@@ -748,7 +749,7 @@ impl ApiServer {
         }
         if grace_s > 0 || has_finalizers {
             let m = new.meta_mut();
-            m.deletion_timestamp = Some(to_time(self.now_ms + grace_s as u64 * 1000));
+            m.deletion_timestamp = Some(to_time(after(self.now_ms, secs_to_ms(grace_s))));
             m.deletion_grace_period_seconds = Some(grace_s);
             if let Some(g) = m.generation.as_mut() {
                 *g += 1;

@@ -31,7 +31,7 @@ use crate::api::{
 use crate::informer::{Delta, Informer};
 use crate::queue::WorkQueue;
 use crate::rng::SimRng;
-use crate::time::to_time;
+use crate::time::{after, to_time};
 use client::{AnyObject, Caches, Exchange, SimClient, WriteOp};
 
 pub const LWS_ACTOR: &str = "lws-controller";
@@ -291,7 +291,7 @@ impl ControllerRuntime {
         self.kill_after_writes = None;
         self.restarts += 1;
         let (lo, hi) = self.config.restart_delay_ms;
-        self.restart_at_ms = Some(now + rng.range_inclusive(lo, hi));
+        self.restart_at_ms = Some(after(now, rng.range_inclusive(lo, hi)));
     }
 
     /// Crash right after the controller's `n`-th API write from now.
@@ -376,7 +376,7 @@ impl ControllerRuntime {
                 now,
             ) {
                 let jitter = 1.0 + 1.2 * rng.unit();
-                *next_try_ms = now + (self.config.retry_period_ms as f64 * jitter) as u64;
+                *next_try_ms = after(now, (self.config.retry_period_ms as f64 * jitter) as u64);
                 return;
             }
             manager.phase = start_leading(api, rng, &self.config, now);
@@ -469,7 +469,7 @@ impl ControllerRuntime {
         }
         for r in resync.iter_mut().filter(|r| r.0 <= now) {
             resync_kind(c, r.2, workers, watches, now);
-            r.0 += r.1;
+            r.0 = after(r.0, r.1);
         }
     }
 
@@ -602,7 +602,7 @@ impl ControllerRuntime {
                     "a reconcile may only wait on a write"
                 );
                 let (lo, hi) = self.config.api_latency_ms;
-                f.write_due_ms = Some(now.saturating_add(rng.range_inclusive(lo, hi)));
+                f.write_due_ms = Some(after(now, rng.range_inclusive(lo, hi)));
             }
         }
         false
@@ -752,7 +752,7 @@ fn finish(queue: &mut WorkQueue, key: Key, result: lws::client::Result<Action>, 
         Err(_) => queue.add_rate_limited(key, now),
         Ok(a) if a.requeue_after_ms.is_some() => {
             queue.forget(&key);
-            queue.add_after(key, now + a.requeue_after_ms.unwrap_or(0));
+            queue.add_after(key, after(now, a.requeue_after_ms.unwrap_or(0)));
         }
         Ok(a) if a.requeue => queue.add_rate_limited(key, now),
         Ok(_) => queue.forget(&key),
@@ -877,7 +877,7 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
     .into_iter()
     .map(|k| {
         let period = (cfg.sync_period_ms as f64 * (0.9 + 0.2 * rng.unit())) as u64;
-        (now + period, period, k)
+        (after(now, period), period, k)
     })
     .collect();
     Phase::Leading {

@@ -536,6 +536,14 @@ struct Runner {
     checker: Checker,
 }
 
+/// A run limit that stopped the world (livelock, horizon), as an error rather than a panic.
+fn stopped(world: &World) -> Result<(), RunError> {
+    match world.stopped() {
+        Some(stop) => Err(RunError(stop.to_string())),
+        None => Ok(()),
+    }
+}
+
 impl Runner {
     /// Step the world to `deadline`, checking the invariants after every event.
     fn advance_to(&mut self, deadline: u64) -> Result<(), RunError> {
@@ -551,7 +559,7 @@ impl Runner {
             }
         }
         self.world.run_until(deadline);
-        Ok(())
+        stopped(&self.world)
     }
 
     /// Step until `done` holds or `timeout_ms` passes.
@@ -568,6 +576,7 @@ impl Runner {
             }
             if !self.world.step(deadline) {
                 self.world.run_until(deadline);
+                stopped(&self.world)?;
                 return Ok(done(&self.world, &self.checker));
             }
             self.checker.observe(&self.world.api);
