@@ -1,5 +1,5 @@
 //! The LWS defaulting and validating webhooks and the pod mutating webhook (lws
-//! `pkg/webhooks/leaderworkerset_webhook.go`, `pod_webhook.go`; lws-spec §1.4, §1.5, §4), with
+//! `pkg/webhooks/leaderworkerset_webhook.go`, `pod_webhook.go` at v0.3.0 and 84da957), with
 //! the CRD schema defaults the API server applies before them.
 
 use std::collections::BTreeMap;

@@ -33,7 +33,8 @@ pub struct ClusterConfig {
     /// being rolled out, then fixed: bug B11).
     pub unpullable_images: BTreeSet<String>,
     /// Upstream's integration harness (envtest): no StatefulSet controller, scheduler, kubelet or
-    /// garbage collector; tests create and ready pods by hand (lws-bugs-and-tests §2.0).
+    /// garbage collector; tests create and ready pods by hand (lws
+    /// `test/integration/controllers/suite_test.go`, `test/testutils/util.go`).
     pub manual: bool,
 }
 

@@ -1,5 +1,5 @@
 //! A lagging view of one kind: a cursor into the API server's watch log and the cache it feeds
-//! (client-go reflector + store; k8s-semantics §2 and §7.1). Each consumer has its own, so
+//! (client-go `tools/cache` reflector + store @32ce75a7; controller-runtime `pkg/cache`). Each consumer has its own, so
 //! caches of different kinds and different actors are skewed, as in a real cluster.
 //!
 //! The cache keeps two indexes, by label pair and by controller owner UID, so a list by labels

@@ -1,4 +1,5 @@
-//! A work queue as client-go's delaying, rate-limited queue behaves (k8s-semantics §7.4):
+//! A work queue as client-go's delaying, rate-limited queue behaves (client-go
+//! `util/workqueue` `queue.go`, `delaying_queue.go`, `default_rate_limiters.go` @32ce75a7):
 //! one pending entry per key, the earliest due time wins, per-key exponential backoff
 //! 5 ms * 2^failures capped at 1000 s, and `forget` resets it.
 

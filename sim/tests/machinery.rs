@@ -1,4 +1,5 @@
-//! Garbage collection, drain, node failure and determinism in the world (k8s-semantics §4-6).
+//! Garbage collection, drain, node failure and determinism in the world (kubernetes
+//! pkg/controller/garbagecollector, kubectl pkg/drain, pkg/controller/nodelifecycle and podgc).
 
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{Container, Node, Pod, PodSpec, PodTemplateSpec};

@@ -1,5 +1,5 @@
 //! A plain StatefulSet (no LWS) rolling from one template to another in the world
-//! (k8s-semantics §3.6; kubernetes `stateful_set_control.go`).
+//! (kubernetes `pkg/controller/statefulset/stateful_set_control.go` @0004b149).
 
 use k8s_openapi::api::apps::v1::{
     RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
@@ -342,7 +342,7 @@ fn min_ready_seconds_delays_available_replicas() {
 #[test]
 fn reverting_a_template_reuses_the_old_revision_and_restarts_only_changed_pods() {
     // getStatefulSetRevisions: an equal older revision is reused with the next revision number,
-    // so pods still labelled with it count as updated (k8s-semantics §3.3).
+    // so pods still labelled with it count as updated (stateful_set_control.go @0004b149).
     let ru = RollingUpdateStatefulSetStrategy {
         max_unavailable: None,
         partition: Some(4),
@@ -475,7 +475,7 @@ fn a_cordoned_node_gets_no_new_pods() {
 
 #[test]
 fn a_lagging_cache_makes_the_controller_retry_creates_with_already_exists() {
-    // No creation expectations (k8s-semantics §3.1): a sync before the informer has delivered
+    // No creation expectations (kubernetes pkg/controller/statefulset keeps none for pods): a sync before the informer has delivered
     // the pod it just created tries again and gets AlreadyExists, then backs off.
     let mut w = World::new(
         5,

@@ -1,4 +1,5 @@
-//! `kubectl drain` and a managed node-group replacement (k8s-semantics §5.1, §5.3): cordon, evict
+//! `kubectl drain` and a managed node-group replacement (kubernetes/kubectl
+//! `pkg/drain/drain.go` @dee3483a; the EKS user guide, "managed node update behavior"): cordon, evict
 //! every pod on the node concurrently through the eviction API (a 429 is retried after 5 s),
 //! wait until each is gone or replaced under a new UID (polling every second). A replacement
 //! then waits about 60 s, terminates the instance, and a new node joins later.

@@ -1,4 +1,5 @@
-//! The kubelets of every node, as one actor (k8s-semantics §6.2): a bound pod becomes Running and
+//! The kubelets of every node, as one actor (kubernetes pkg/kubelet pod lifecycle,
+//! simplified; docs/fidelity.md): a bound pod becomes Running and
 //! Ready after a sampled start-up delay; a crashed container bumps restartCount and is NotReady
 //! until restarted after the CrashLoopBackOff delay; a deleted pod terminates after a sampled
 //! delay (at most its grace period) and is then removed with a UID precondition. A pod with an

@@ -1,4 +1,5 @@
-//! Node lifecycle (k8s-semantics §5.3-5.4): the node lifecycle controller (NotReady after the
+//! Node lifecycle (kubernetes pkg/controller/nodelifecycle, pkg/controller/tainteviction,
+//! pkg/controller/podgc/gc_controller.go @003e8629; EKS managed node group update behaviour): the node lifecycle controller (NotReady after the
 //! monitor grace period, pods marked NotReady, NoExecute taints), taint-based eviction after the
 //! pods' 300 s toleration, the cloud controller deleting the Node of a terminated instance, new
 //! instances joining, and PodGC force-deleting pods bound to a Node that no longer exists.

@@ -1,4 +1,5 @@
-//! The StatefulSet controller (kubernetes `pkg/controller/statefulset`, ~v1.35; k8s-semantics §3).
+//! The StatefulSet controller (kubernetes `pkg/controller/statefulset`:
+//! `stateful_set.go` and `stateful_set_control.go` @0004b149, ~v1.35; docs/fidelity.md).
 //!
 //! One sync per due key, reading pods, sets and revisions from its own lagging caches and writing
 //! through the API server. No creation expectations: a stale cache leads to AlreadyExists and a
@@ -43,7 +44,8 @@ pub struct StatefulSetController {
 
 impl StatefulSetController {
     /// `lags_ms`: one watch lag per informer (sets, pods, revisions): caches of different
-    /// kinds are skewed against each other, as in a real controller (k8s-semantics §2).
+    /// kinds are skewed against each other, as in a real controller (each is its own client-go
+    /// informer; `stateful_set.go` `NewStatefulSetController`).
     pub fn new(api: &ApiServer, lags_ms: [u64; 3]) -> StatefulSetController {
         let sets = Informer::start(api, lags_ms[0]);
         let mut queue = WorkQueue::default();
@@ -791,7 +793,8 @@ pub fn is_available(pod: &Pod, min_ready_s: i32, now_ms: u64) -> bool {
         .is_some_and(|t| after(from_time(t), secs_to_ms(min_ready_s.into())) <= now_ms)
 }
 
-/// `computeReplicaStatus` (k8s-semantics §3.8).
+/// `computeReplicaStatus` (kubernetes pkg/controller/statefulset/stateful_set_control.go
+/// @0004b149).
 fn compute_status<'a>(
     set: &StatefulSet,
     pods: impl Iterator<Item = &'a Shared<Pod>>,

@@ -1,5 +1,6 @@
 //! Built-in defaulting, feature-gate field drops and the validation that matters to the
-//! controllers we run (k8s-semantics §1.3). Admission webhooks are separate (`Hooks`).
+//! controllers we run (kubernetes pkg/apis/apps/v1/defaults.go,
+//! pkg/apis/apps/validation/validation.go, pkg/registry/apps/statefulset/strategy.go). Admission webhooks are separate (`Hooks`).
 
 use std::any::Any;
 

@@ -1,4 +1,5 @@
-//! The in-memory fake API server (k8s-semantics §1-2).
+//! The in-memory fake API server (kubernetes/apiserver `pkg/registry/generic/registry/store.go`,
+//! `pkg/storage/etcd3/store.go`, `pkg/storage/cacher` @24a394e5; docs/fidelity.md).
 //!
 //! One global resourceVersion counter; per-kind stores of shared immutable objects (`Arc`);
 //! per-kind watch logs in resourceVersion order that consumers read at their own pace; a
@@ -216,7 +217,8 @@ pub struct FeatureGates {
     pub max_unavailable_statefulset: bool,
     /// Not a gate but a version: from 1.37 (PR #137666) a Parallel StatefulSet on the
     /// MaxUnavailable path replaces old pods that are already unavailable first, and they no
-    /// longer block the rollout (k8s-semantics §3.6.2).
+    /// longer block the rollout (kubernetes PR #137666, stateful_set_control.go
+    /// `updateStatefulSetAfterInvariantEstablished`).
     pub statefulset_replaces_unavailable_first: bool,
 }
 
@@ -551,7 +553,8 @@ impl ApiServer {
         self.write_existing(actor, verb, old, new)
     }
 
-    /// Server-side apply of `intent` by `manager` (k8s-semantics §1.9). Creates a missing object.
+    /// Server-side apply of `intent` by `manager` (kubernetes.io "Server-Side Apply": conflicts,
+    /// `force`, field managers). Creates a missing object.
     pub fn apply<K: Kind>(
         &mut self,
         manager: &str,
@@ -662,7 +665,8 @@ impl ApiServer {
             .insert(key, (manager.to_string(), force, rv, intent.clone()));
     }
 
-    /// DELETE (k8s-semantics §1.5): preconditions, GC finalizers by propagation policy, graceful
+    /// DELETE (kubernetes/apiserver `store.go` `Delete`, `updateForGracefulDeletionAndFinalizers`,
+    /// `pkg/registry/rest/delete.go` `BeforeDelete` @24a394e5): preconditions, GC finalizers by propagation policy, graceful
     /// pod deletion, finalizer-blocked deletion, else removal.
     pub fn delete<K: Kind>(
         &mut self,

@@ -1,4 +1,5 @@
-//! A model of controller-runtime running the ported LWS controllers (k8s-semantics §7).
+//! A model of controller-runtime running the ported LWS controllers (controller-runtime
+//! v0.24.1 `pkg/internal/controller`, `pkg/cache`, `pkg/manager`; client-go leaderelection).
 //!
 //! The controller *pod* runs one manager: shared informer caches fed from the watch logs with
 //! their own lag, a work queue per controller (dedup, earliest-due wins, 5 ms..1000 s backoff),
@@ -746,7 +747,8 @@ fn start_reconcile(
     }
 }
 
-/// `reconcileHandler` result rules (k8s-semantics §7.3).
+/// `reconcileHandler` result rules (controller-runtime v0.24.1
+/// `pkg/internal/controller/controller.go`).
 fn finish(queue: &mut WorkQueue, key: Key, result: lws::client::Result<Action>, now: u64) {
     match result {
         Err(_) => queue.add_rate_limited(key, now),
