@@ -2,7 +2,7 @@
 //!
 //! Upstream hashes Go protobuf `String()` dumps with sha1 (V3 utils:29-46), which cannot be
 //! reproduced byte for byte in Rust; what matters is that equal inputs hash equal and different
-//! inputs differ (lws-spec §2.3). We use FNV-1a 64 over the canonical JSON (sorted keys).
+//! inputs differ (V3 lwsc:693-695 compares hashes only). We use FNV-1a 64 over the canonical JSON (sorted keys).
 
 use k8s_openapi::api::core::v1::PodTemplateSpec;
 
@@ -81,7 +81,7 @@ mod tests {
             .containers[0]
             .name = "x".into();
         assert_ne!(template_hash(&a, false), template_hash(&c, false));
-        // Size is not part of the hash (lws-spec §2.3).
+        // Size is not part of the hash (V3 utils:29-46 hashes the two templates only).
         let mut d = a.clone();
         d.spec.leader_worker_template.size = Some(9);
         assert_eq!(template_hash(&a, false), template_hash(&d, false));

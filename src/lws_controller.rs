@@ -1,5 +1,5 @@
 //! The LeaderWorkerSet reconciler, v0.3.0 and v0.4.1 (lws `pkg/controllers/leaderworkerset_controller.go`
-//! at v0.3.0 = V3 and at 84da957 = FX; lws-spec §2). One call of `reconcile` is one reconcile of
+//! at v0.3.0 = V3 and at 84da957 = FX; see docs/fidelity.md). One call of `reconcile` is one reconcile of
 //! one key; every `Client` call inside it is a point where the world may interleave.
 
 use std::collections::BTreeMap;
@@ -301,8 +301,8 @@ pub fn leader_statefulset(
     }
 }
 
-/// The leader StatefulSet's `maxUnavailable`: the LWS value verbatim in V3 and FX (lws-spec
-/// §2.4), so 0 (valid for an LWS with a surge) is rejected by the StatefulSet API where
+/// The leader StatefulSet's `maxUnavailable`: the LWS value verbatim in V3 and FX (V3
+/// lwsc:590-592), so 0 (valid for an LWS with a surge) is rejected by the StatefulSet API where
 /// MaxUnavailableStatefulSet is on (bug B13); with PR #781 (d4d6b17), `max(1, MU + MS)` of the
 /// scaled knobs, so surge groups being created do not eat the budget (HD lwsc:775ff).
 fn leader_max_unavailable(lws: &LeaderWorkerSet, flags: &Flags) -> Option<IntOrString> {

@@ -1,5 +1,5 @@
 //! The pod reconciler, v0.3.0 and v0.4.1 (lws `pkg/controllers/pod_controller.go` at V3 and FX;
-//! lws-spec §3). It reconciles every LWS pod: restart policy for all of them, and for leaders the
+//! see docs/fidelity.md). It reconciles every LWS pod: restart policy for all of them, and for leaders the
 //! group's worker StatefulSet.
 //!
 //! The seed bug lives in `write_worker_statefulset`: v0.3.0 force-applies the worker

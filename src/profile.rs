@@ -37,7 +37,8 @@ pub enum StatusSource {
     LeaderPods,
 }
 
-/// How Case 5 of `rollingUpdateParameters` lowers the partition (lws-spec §2.5.2, §2.5.3).
+/// How Case 5 of `rollingUpdateParameters` lowers the partition (V3 lwsc:215-297, FX lwsc:193-275, HD lwsc:286-379 and 649-714;
+/// abbreviations as in docs/fidelity.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PartitionFormula {
     /// v0.3.0..v0.6: `min(P, max0(S - step - C))`, counting only the ready-and-updated tail `C`;

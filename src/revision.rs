@@ -1,4 +1,5 @@
-//! Template revisions for the B02 fix (lws PR #277, c03d4c9, v0.5.0; lws-spec §2.3 HD): the LWS
+//! Template revisions for the B02 fix (lws PR #277, c03d4c9, v0.5.0;
+//! `pkg/utils/revision/revision_utils.go`): the LWS
 //! controller stores each distinct `leaderWorkerTemplate` (and `networkConfig`) as a
 //! ControllerRevision keyed by its template hash, and the pod controller rebuilds a group's
 //! worker StatefulSet from the revision its leader carries instead of the live spec.

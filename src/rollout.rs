@@ -1,6 +1,7 @@
 //! The rolling-update arithmetic of the LWS reconciler as plain functions (v0.3.0 and v0.4.1
-//! share it: V3 lwsc:215-297 = FX lwsc:193-275; lws-spec §2.5.2), and the status conditions
-//! (V3 lwsc:337-424, 635-691; lws-spec §2.7).
+//! share it: V3 lwsc:215-297 = FX lwsc:193-275, `rollingUpdateParameters`), and the status conditions
+//! (V3 lwsc:337-424 `updateConditions`, 635-691 `setConditions`; abbreviations as in
+//! docs/fidelity.md).
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
@@ -37,8 +38,8 @@ pub struct Knobs {
     pub partition: PartitionFormula,
 }
 
-/// One group index's state as the LWS reconciler sees it (HD `getReplicaStates`, lws-spec
-/// §2.6). V3/FX only ever use `ready && updated`, which is exactly their `readyAndUpdated`.
+/// One group index's state as the LWS reconciler sees it (HD `getReplicaStates`,
+/// lwsc:582-647 at 060ab4d). V3/FX only ever use `ready && updated`, which is exactly their `readyAndUpdated`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReplicaState {
     /// The leader is Running and Ready and (size 1 or) its worker StatefulSet is ready.
@@ -277,7 +278,8 @@ pub fn set_condition(
 }
 
 /// `setConditions`: a short-circuit fold, so after the first change the rest of the list is
-/// skipped in this pass (lws-spec §2.7 "short-circuit quirk").
+/// skipped in this pass (V3 lwsc:635-641: `shouldUpdate = shouldUpdate || setCondition(..)`
+/// short-circuits).
 pub fn set_conditions(
     conditions: &mut Vec<Condition>,
     new: Vec<Condition>,
@@ -378,7 +380,8 @@ mod tests {
 
     #[test]
     fn b12_fix_matches_upstream_want_replicas_vectors() {
-        // TestCalculateRollingUpdateReplicas (HEAD, lws-bugs-and-tests §2.3):
+        // TestCalculateRollingUpdateReplicas (lws v0.10.0
+        // pkg/controllers/leaderworkerset_controller_test.go:874):
         // (replicas, mS, mU, unready) -> want.
         let head = |r, ms, mu| Knobs {
             surge_release_by_max_unavailable: true,
@@ -403,7 +406,7 @@ mod tests {
 
     #[test]
     fn worked_example_r4_mu1_ms0() {
-        // lws-spec §2.5.4, first table: 4 -> 3 -> 2 -> 1 -> 0.
+        // R=4, MU=1, MS=0, worked through V3 lwsc:215-297: 4 -> 3 -> 2 -> 1 -> 0.
         let k = knobs(4, 1, 0);
         assert_eq!(
             rolling_update_parameters(&k, Some(&sts(4, 0, "old", 4)), "new", &ru(&[])),
@@ -438,7 +441,7 @@ mod tests {
 
     #[test]
     fn worked_example_r4_mu2_ms2_v3() {
-        // lws-spec §2.5.4, second table, V3/FX column.
+        // R=4, MU=2, MS=2, worked through V3 lwsc:215-297 (FX lwsc:193-275 agrees).
         let k = knobs(4, 2, 2);
         assert_eq!(
             rolling_update_parameters(&k, Some(&sts(4, 0, "old", 4)), "new", &ru(&[])),
@@ -615,7 +618,8 @@ mod tests {
 
     #[test]
     fn want_replicas_v3_formula_against_upstream_unit_vectors() {
-        // TestCalculateRollingUpdateReplicas (HEAD, lws-bugs-and-tests §2.3) pins HEAD's
+        // TestCalculateRollingUpdateReplicas (lws v0.10.0 leaderworkerset_controller_test.go:874)
+        // pins HEAD's
         // R + max0(u - MU). V3 uses R + max0(u - 1); where MU = 1 both agree:
         assert_eq!(knobs(4, 1, 2).want_replicas(2), 5);
         assert_eq!(knobs(2, 1, 2).want_replicas(2), 3);

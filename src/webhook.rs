@@ -1,5 +1,5 @@
 //! The LWS defaulting and validating webhooks and the pod mutating webhook of v0.3.0 and v0.4.1
-//! (lws `pkg/webhooks/leaderworkerset_webhook.go`, `pod_webhook.go`; lws-spec §1.4, §1.5, §4),
+//! (lws `pkg/webhooks/leaderworkerset_webhook.go`, `pod_webhook.go` at v0.3.0 and 84da957),
 //! with what the API server does around them: pruning by the CRD schema, its defaults (before
 //! the mutating webhook) and its enums (before the validating webhook).
 //!

@@ -1,5 +1,5 @@
 //! A lagging view of one kind: a cursor into the API server's watch log and the cache it feeds
-//! (client-go reflector + store; k8s-semantics §2 and §7.1). Each consumer has its own, so
+//! (client-go `tools/cache` reflector + store @32ce75a7; controller-runtime `pkg/cache`). Each consumer has its own, so
 //! caches of different kinds and different actors are skewed, as in a real cluster.
 //!
 //! The cache keeps two indexes, by label pair and by controller owner UID, so a list by labels
@@ -153,7 +153,7 @@ impl<K: Kind> Informer<K> {
         let next = K::store(api)
             .log()
             .get(self.cursor)
-            .map(|e| e.at_ms + self.lag_ms);
+            .map(|e| e.at_ms.saturating_add(self.lag_ms));
         let held = self.held.as_ref().map(|h| h.2);
         next.into_iter().chain(held).min()
     }
@@ -175,7 +175,7 @@ impl<K: Kind> Informer<K> {
         let log = K::store(api).log();
         let mut out = Vec::new();
         while let Some(e) = log.get(self.cursor) {
-            if e.at_ms + self.lag_ms > now_ms {
+            if e.at_ms.saturating_add(self.lag_ms) > now_ms {
                 break;
             }
             assert!(
@@ -192,7 +192,7 @@ impl<K: Kind> Informer<K> {
                 *n -= 1;
                 if *n == 0 {
                     *hold = None;
-                    self.held = Some((key, index, now_ms + HOLD_MAX_MS));
+                    self.held = Some((key, index, now_ms.saturating_add(HOLD_MAX_MS)));
                     continue;
                 }
             }

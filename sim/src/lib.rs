@@ -2,6 +2,7 @@
 
 pub mod actors;
 pub mod api;
+pub mod cluster;
 pub mod controller;
 pub mod explore;
 pub mod fixtures;

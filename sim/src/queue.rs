@@ -1,4 +1,5 @@
-//! A work queue as client-go's delaying, rate-limited queue behaves (k8s-semantics §7.4):
+//! A work queue as client-go's delaying, rate-limited queue behaves (client-go
+//! `util/workqueue` `queue.go`, `delaying_queue.go`, `default_rate_limiters.go` @32ce75a7):
 //! one pending entry per key, the earliest due time wins, per-key exponential backoff
 //! 5 ms * 2^failures capped at 1000 s, and `forget` resets it.
 
@@ -42,7 +43,7 @@ impl WorkQueue {
             .saturating_mul(1u64 << (*n).min(40))
             .min(BACKOFF_MAX_MS);
         *n += 1;
-        self.add_after(key, now_ms + delay);
+        self.add_after(key, now_ms.saturating_add(delay));
     }
 
     pub fn forget(&mut self, key: &Key) {

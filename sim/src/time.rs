@@ -7,9 +7,28 @@ use k8s_openapi::jiff::Timestamp;
 /// 2024-01-01T00:00:00Z: an arbitrary, fixed origin so object timestamps look real.
 const EPOCH_MS: i64 = 1_704_067_200_000;
 
+/// The simulated horizon: one year (365 days) after the run starts. The world never runs past
+/// it (`world::Stop::Horizon`), timestamps saturate at it, and the scenario loader can reject
+/// waits and timeouts beyond it. A year of 10 h resyncs is still cheap to simulate, and it is
+/// far below year 9999, where timestamps end.
+pub const HORIZON_MS: u64 = 365 * 86_400_000;
+
+/// An object timestamp for the simulated instant `now_ms`; instants past `HORIZON_MS` read as
+/// the horizon.
 pub fn to_time(now_ms: u64) -> Time {
-    let ms = EPOCH_MS + i64::try_from(now_ms).expect("sim time fits i64");
-    Time(Timestamp::from_millisecond(ms).expect("sim time is a valid timestamp"))
+    let ms = EPOCH_MS + now_ms.min(HORIZON_MS) as i64;
+    Time(Timestamp::from_millisecond(ms).expect("the horizon is a valid timestamp"))
+}
+
+/// `now_ms + delay_ms`, saturating: a timer due past the end of `u64` never fires, and simulated
+/// time never wraps around.
+pub fn after(now_ms: u64, delay_ms: u64) -> u64 {
+    now_ms.saturating_add(delay_ms)
+}
+
+/// A Kubernetes `...Seconds` field as milliseconds, saturating; negative counts as zero.
+pub fn secs_to_ms(seconds: i64) -> u64 {
+    u64::try_from(seconds).unwrap_or(0).saturating_mul(1000)
 }
 
 pub fn from_time(t: &Time) -> u64 {
@@ -40,5 +59,16 @@ mod tests {
         }
         assert_eq!(fmt_ms(36_000_000), "10h");
         assert_eq!(fmt_ms(1500), "1.500s");
+    }
+
+    #[test]
+    fn time_saturates_instead_of_wrapping_or_panicking() {
+        for ms in [HORIZON_MS, HORIZON_MS + 1, 99_999_999 * 3_600_000, u64::MAX] {
+            assert_eq!(from_time(&to_time(ms)), HORIZON_MS);
+        }
+        assert_eq!(after(u64::MAX - 1, 10), u64::MAX);
+        assert_eq!(secs_to_ms(1_000_000_000_000), 1_000_000_000_000_000);
+        assert_eq!(secs_to_ms(i64::MAX), u64::MAX);
+        assert_eq!(secs_to_ms(-5), 0);
     }
 }

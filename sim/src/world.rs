@@ -5,9 +5,9 @@
 //! events: faults and scenario steps) or the earliest `next_wakeup_ms` of an actor (a watch event
 //! becoming visible, a timer). Ties go to queued events first, then actors in `ActorId` order.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Node, Pod};
 
 use crate::actors::drain::{DrainOutcome, Drainer};
 use crate::actors::gc::GarbageCollector;
@@ -15,103 +15,11 @@ use crate::actors::kubelet::Kubelet;
 use crate::actors::nodes::{register_node, NodeLifecycle};
 use crate::actors::scheduler::Scheduler;
 use crate::actors::statefulset::StatefulSetController;
-use crate::api::{ApiServer, DeleteOptions, FeatureGates};
+use crate::api::{ApiServer, DeleteOptions};
+pub use crate::cluster::{ClusterConfig, Infra};
 use crate::controller::{ControllerConfig, ControllerRuntime};
 use crate::rng::SimRng;
-
-/// The cluster a run simulates. Defaults are realistic: pods take 20-60 s to become Ready.
-#[derive(Clone, Debug)]
-pub struct ClusterConfig {
-    /// Kubernetes minor version (1.x): picks feature-gate defaults and timings.
-    pub kubernetes_minor: u32,
-    /// Overrides the version default of `MaxUnavailableStatefulSet` when set.
-    pub max_unavailable_statefulset: Option<bool>,
-    pub node_count: u32,
-    pub pods_per_node: u32,
-    pub node_labels: BTreeMap<String, String>,
-    /// Bound -> Ready, uniform in the inclusive range.
-    pub pod_startup_ms: (u64, u64),
-    /// Deletion -> containers stopped (capped by the grace period).
-    pub pod_termination_ms: (u64, u64),
-    /// Watch delivery lag, drawn once per informer.
-    pub watch_lag_ms: (u64, u64),
-    /// Extra lag of the garbage collector's metadata informers.
-    pub gc_lag_ms: (u64, u64),
-    /// Terminated instance -> Node object deleted by the cloud controller.
-    pub node_delete_delay_ms: u64,
-    /// Replacement requested -> new Node registered.
-    pub node_join_delay_ms: u64,
-    /// Images no node can pull: their pods stay Pending in ImagePullBackOff (a broken template
-    /// being rolled out, then fixed: bug B11).
-    pub unpullable_images: BTreeSet<String>,
-    /// Upstream's integration harness (envtest): no StatefulSet controller, scheduler, kubelet or
-    /// garbage collector; tests create and ready pods by hand (lws-bugs-and-tests §2.0).
-    pub manual: bool,
-}
-
-impl Default for ClusterConfig {
-    fn default() -> Self {
-        ClusterConfig {
-            kubernetes_minor: 29,
-            max_unavailable_statefulset: None,
-            node_count: 8,
-            pods_per_node: 4,
-            node_labels: BTreeMap::new(),
-            pod_startup_ms: (20_000, 60_000),
-            pod_termination_ms: (1_000, 10_000),
-            watch_lag_ms: (1, 10),
-            gc_lag_ms: (100, 1_000),
-            node_delete_delay_ms: 30_000,
-            node_join_delay_ms: 120_000,
-            unpullable_images: BTreeSet::new(),
-            manual: false,
-        }
-    }
-}
-
-impl ClusterConfig {
-    pub fn gates(&self) -> FeatureGates {
-        let mut g = FeatureGates::for_minor(self.kubernetes_minor);
-        if let Some(v) = self.max_unavailable_statefulset {
-            g.max_unavailable_statefulset = v;
-        }
-        g
-    }
-
-    /// `--node-monitor-grace-period`: 40 s before 1.32, 50 s from 1.32 (PR #126287).
-    pub fn node_monitor_grace_ms(&self) -> u64 {
-        if self.kubernetes_minor >= 32 {
-            50_000
-        } else {
-            40_000
-        }
-    }
-
-    pub fn node_name(index: u32) -> String {
-        format!("node-{index}")
-    }
-}
-
-/// The machines under the nodes: what is physically alive. Only the kubelet and the node
-/// lifecycle controller's failure detection look here; everything else sees the API.
-#[derive(Debug, Default)]
-pub struct Infra {
-    alive: BTreeSet<String>,
-}
-
-impl Infra {
-    pub fn is_alive(&self, node: &str) -> bool {
-        self.alive.contains(node)
-    }
-
-    pub fn add_machine(&mut self, node: &str) {
-        self.alive.insert(node.to_string());
-    }
-
-    pub fn kill(&mut self, node: &str) -> bool {
-        self.alive.remove(node)
-    }
-}
+use crate::time::{after, fmt_ms, HORIZON_MS};
 
 /// Everything that can happen from outside the actors. One closed enum: "what can trigger work?"
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -160,6 +68,33 @@ pub enum ActorId {
 /// More steps than this at one simulated instant is a livelock, not progress.
 pub const STEPS_AT_INSTANT_MAX: u64 = 100_000;
 
+/// Why the world stopped stepping before its deadline: a run limit, for the caller to turn into
+/// a verdict. Once stopped, `step` does nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `STEPS_AT_INSTANT_MAX` steps at `at_ms` without time advancing (e.g. a zero resync
+    /// period); `next` is the actor that was due, if not a queued event.
+    Livelock { at_ms: u64, next: Option<ActorId> },
+    /// The next thing is due at `at_ms`, past `HORIZON_MS`.
+    Horizon { at_ms: u64 },
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Livelock { at_ms, next } => write!(
+                f,
+                "livelock: {STEPS_AT_INSTANT_MAX} steps at t={at_ms}ms without time advancing (next: {next:?})"
+            ),
+            Stop::Horizon { at_ms } => write!(
+                f,
+                "simulated time would pass the horizon ({}) at t={at_ms}ms",
+                fmt_ms(HORIZON_MS)
+            ),
+        }
+    }
+}
+
 pub struct World {
     pub now_ms: u64,
     pub api: ApiServer,
@@ -171,6 +106,8 @@ pub struct World {
     pub event_count: u64,
     /// Consecutive steps at one instant: a bound that turns a livelock into a report.
     steps_at_instant: u64,
+    /// Set when a run limit stopped the world.
+    stop: Option<Stop>,
     pub statefulsets: Option<StatefulSetController>,
     pub scheduler: Option<Scheduler>,
     pub kubelet: Option<Kubelet>,
@@ -219,6 +156,7 @@ impl World {
             seq: 0,
             event_count: 0,
             steps_at_instant: 0,
+            stop: None,
             statefulsets,
             scheduler,
             kubelet,
@@ -284,8 +222,17 @@ impl World {
             .min()
     }
 
-    /// Run the next event or actor step if it is due at or before `deadline_ms`.
+    /// Why the world stopped, if a run limit stopped it (`step` then always returns false).
+    pub fn stopped(&self) -> Option<&Stop> {
+        self.stop.as_ref()
+    }
+
+    /// Run the next event or actor step if it is due at or before `deadline_ms`. False when
+    /// nothing is, or when a run limit stops the world (see `stopped`).
     pub fn step(&mut self, deadline_ms: u64) -> bool {
+        if self.stop.is_some() {
+            return false;
+        }
         let queued = self.queue.keys().next().copied();
         let actor = self.next_actor();
         let run_queued = match (queued, actor) {
@@ -303,19 +250,21 @@ impl World {
         if at > deadline_ms {
             return false;
         }
+        if at > HORIZON_MS {
+            self.stop = Some(Stop::Horizon { at_ms: at });
+            return false;
+        }
         assert!(at >= self.now_ms, "time went back: {} -> {at}", self.now_ms);
         self.steps_at_instant = if at == self.now_ms {
             self.steps_at_instant + 1
         } else {
             0
         };
-        assert!(
-            self.steps_at_instant < STEPS_AT_INSTANT_MAX,
-            "livelock: {} steps at t={}ms without time advancing (next: {:?})",
-            self.steps_at_instant,
-            at,
-            if run_queued { None } else { actor }
-        );
+        if self.steps_at_instant >= STEPS_AT_INSTANT_MAX {
+            let next = if run_queued { None } else { actor.map(|a| a.1) };
+            self.stop = Some(Stop::Livelock { at_ms: at, next });
+            return false;
+        }
         self.now_ms = at;
         self.api.set_now(at);
         self.event_count += 1;
@@ -329,12 +278,20 @@ impl World {
         true
     }
 
-    /// Run everything due up to `deadline_ms`, then set the clock to it.
+    /// Run everything due up to `deadline_ms`, then set the clock to it (`u64::MAX`: leave the
+    /// clock at the last event). A deadline past `HORIZON_MS` stops the world at the horizon.
     pub fn run_until(&mut self, deadline_ms: u64) {
         while self.step(deadline_ms) {}
-        if deadline_ms > self.now_ms && deadline_ms != u64::MAX {
-            self.now_ms = deadline_ms;
-            self.api.set_now(deadline_ms);
+        if self.stop.is_some() || deadline_ms == u64::MAX {
+            return;
+        }
+        if deadline_ms > HORIZON_MS {
+            self.stop = Some(Stop::Horizon { at_ms: deadline_ms });
+        }
+        let to = deadline_ms.min(HORIZON_MS);
+        if to > self.now_ms {
+            self.now_ms = to;
+            self.api.set_now(to);
         }
     }
 
@@ -345,7 +302,7 @@ impl World {
         timeout_ms: u64,
         mut done: impl FnMut(&World) -> bool,
     ) -> bool {
-        let deadline = self.now_ms + timeout_ms;
+        let deadline = after(self.now_ms, timeout_ms);
         loop {
             if done(self) {
                 return true;
@@ -402,31 +359,8 @@ impl World {
     fn handle(&mut self, event: Event) {
         let now = self.now_ms;
         match event {
-            Event::Cordon(node) | Event::Uncordon(node)
-                if self
-                    .api
-                    .try_get::<k8s_openapi::api::core::v1::Node>("", &node)
-                    .is_none() =>
-            {
-                self.api
-                    .trace_external("fault", "cordon", "Node", &node, "error=NotFound".into());
-            }
-            Event::Cordon(node) => {
-                self.api
-                    .trace_external("fault", "cordon", "Node", &node, String::new());
-                let patch = serde_json::json!({"spec": {"unschedulable": true}});
-                let _ = self
-                    .api
-                    .merge_patch::<k8s_openapi::api::core::v1::Node>("kubectl", "", &node, &patch);
-            }
-            Event::Uncordon(node) => {
-                self.api
-                    .trace_external("fault", "uncordon", "Node", &node, String::new());
-                let patch = serde_json::json!({"spec": {"unschedulable": null}});
-                let _ = self
-                    .api
-                    .merge_patch::<k8s_openapi::api::core::v1::Node>("kubectl", "", &node, &patch);
-            }
+            Event::Cordon(node) => self.cordon(&node, true),
+            Event::Uncordon(node) => self.cordon(&node, false),
             Event::DrainNode { node, replace } => {
                 self.api.trace_external(
                     "fault",
@@ -451,6 +385,59 @@ impl World {
                     k.crash_container(&mut self.api, &namespace, &pod, now);
                 }
             }
+            Event::DeletePod {
+                namespace,
+                pod,
+                grace_period_seconds,
+            } => self.delete_pod(&namespace, &pod, grace_period_seconds),
+            e @ (Event::KillController
+            | Event::KillControllerAfterWrites(_)
+            | Event::ResyncAfterReconciles(_)
+            | Event::HoldWatchEvent(_)
+            | Event::StaleRead(_)
+            | Event::Resync) => self.controller_fault(e),
+        }
+    }
+
+    /// `kubectl cordon` / `uncordon`: a merge patch of `spec.unschedulable`. A missing node is
+    /// traced as a failed cordon either way.
+    fn cordon(&mut self, node: &str, cordon: bool) {
+        if self.api.try_get::<Node>("", node).is_none() {
+            self.api
+                .trace_external("fault", "cordon", "Node", node, "error=NotFound".into());
+            return;
+        }
+        let (verb, value) = if cordon {
+            ("cordon", serde_json::Value::Bool(true))
+        } else {
+            ("uncordon", serde_json::Value::Null)
+        };
+        self.api
+            .trace_external("fault", verb, "Node", node, String::new());
+        let patch = serde_json::json!({"spec": {"unschedulable": value}});
+        let _ = self.api.merge_patch::<Node>("kubectl", "", node, &patch);
+    }
+
+    /// `kubectl delete pod`, with its grace period if given.
+    fn delete_pod(&mut self, namespace: &str, pod: &str, grace_period_seconds: Option<i64>) {
+        let detail = grace_period_seconds
+            .map(|g| format!("grace={g}"))
+            .unwrap_or_default();
+        self.api
+            .trace_external("fault", "deletePod", "Pod", pod, detail);
+        let opts = DeleteOptions {
+            grace_period_seconds,
+            ..DeleteOptions::default()
+        };
+        let _ = self.api.delete::<Pod>("kubectl", namespace, pod, &opts);
+    }
+
+    /// The faults aimed at the LWS controller pod: kills, resyncs, held events, stale reads.
+    fn controller_fault(&mut self, event: Event) {
+        let trace = |api: &mut ApiServer, verb: &str, detail: String| {
+            api.trace_external("fault", verb, "", "", detail);
+        };
+        match event {
             Event::KillController => {
                 if let Some(c) = self.controller.as_mut() {
                     c.kill(&mut self.api, &mut self.rng);
@@ -469,11 +456,9 @@ impl World {
                 }
             }
             Event::ResyncAfterReconciles(n) => {
-                self.api.trace_external(
-                    "fault",
+                trace(
+                    &mut self.api,
                     "resyncAfterReconciles",
-                    "",
-                    "",
                     format!("reconciles={n}"),
                 );
                 if let Some(c) = self.controller.as_mut() {
@@ -481,42 +466,24 @@ impl World {
                 }
             }
             Event::HoldWatchEvent(n) => {
-                self.api
-                    .trace_external("fault", "holdWatchEvent", "", "", format!("nth={n}"));
+                trace(&mut self.api, "holdWatchEvent", format!("nth={n}"));
                 if let Some(c) = self.controller.as_mut() {
                     c.hold_event(n);
                 }
             }
             Event::StaleRead(n) => {
-                self.api
-                    .trace_external("fault", "staleRead", "", "", format!("atReconcile={n}"));
+                trace(&mut self.api, "staleRead", format!("atReconcile={n}"));
                 if let Some(c) = self.controller.as_mut() {
                     c.stale_reconcile(n);
                 }
             }
             Event::Resync => {
-                self.api
-                    .trace_external("fault", "resync", "", "", String::new());
+                trace(&mut self.api, "resync", String::new());
                 if let Some(c) = self.controller.as_mut() {
                     c.resync_now(&self.api);
                 }
             }
-            Event::DeletePod {
-                namespace,
-                pod,
-                grace_period_seconds,
-            } => {
-                let detail = grace_period_seconds
-                    .map(|g| format!("grace={g}"))
-                    .unwrap_or_default();
-                self.api
-                    .trace_external("fault", "deletePod", "Pod", &pod, detail);
-                let opts = DeleteOptions {
-                    grace_period_seconds,
-                    ..DeleteOptions::default()
-                };
-                let _ = self.api.delete::<Pod>("kubectl", &namespace, &pod, &opts);
-            }
+            other => unreachable!("not a controller fault: {other:?}"),
         }
     }
 

@@ -414,3 +414,31 @@ fn the_api_server_applies_each_release_crd_around_the_webhooks() {
     let stored = w.api.create("user", p).unwrap();
     assert_eq!(stored.rolling_update().partition, Some(1));
 }
+
+#[test]
+fn reconcile_outcomes_are_typed_and_a_too_large_lws_is_an_invalid_statefulset() {
+    use lws_sim::api::{Reason, STATEFULSET_REPLICAS_MAX};
+    let mut w = world("v0.4.1", 1);
+    w.api
+        .create("user", lws(STATEFULSET_REPLICAS_MAX + 1, 2, "v1"))
+        .unwrap();
+    w.run_until(60_000);
+    let outcomes = &w.controller.as_ref().unwrap().outcomes;
+    assert!(outcomes.failed[0] > 0, "{outcomes:?}");
+    assert_eq!(outcomes.failures(), outcomes.failed.iter().sum::<u64>());
+    let last = outcomes.last_failure.as_ref().unwrap();
+    assert_eq!(last.controller, lws_sim::controller::LWS_ACTOR);
+    assert_eq!(last.key, ("default".to_string(), "vllm".to_string()));
+    let e = last.result.as_ref().unwrap_err();
+    assert_eq!(e.reason, Reason::Invalid);
+    assert!(e.message.contains("spec.replicas"), "{e}");
+    let line = last.to_string();
+    assert!(
+        line.starts_with("lws-controller reconcile default/vllm failed: Invalid: spec.replicas"),
+        "{line}"
+    );
+    assert!(w
+        .api
+        .list::<Pod>(Some("default"), &Selector::everything())
+        .is_empty());
+}

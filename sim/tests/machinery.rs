@@ -1,4 +1,5 @@
-//! Garbage collection, drain, node failure and determinism in the world (k8s-semantics §4-6).
+//! Garbage collection, drain, node failure and determinism in the world (kubernetes
+//! pkg/controller/garbagecollector, kubectl pkg/drain, pkg/controller/nodelifecycle and podgc).
 
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec};
 use k8s_openapi::api::core::v1::{Container, Node, Pod, PodSpec, PodTemplateSpec};
@@ -393,4 +394,57 @@ fn same_seed_same_trace_hash_and_a_different_seed_changes_the_delays() {
     let c = scripted_run(43);
     assert_ne!(a.0, c.0);
     assert_ne!(a.2, c.2, "start-up delays are drawn from the seed");
+}
+
+#[test]
+fn a_zero_resync_period_stops_the_world_with_a_livelock_instead_of_panicking() {
+    use lws::profile::Profile;
+    use lws_sim::controller::ControllerConfig;
+    use lws_sim::world::{Stop, STEPS_AT_INSTANT_MAX};
+    for sync_period_ms in [0, 1] {
+        let mut w = world(1);
+        let mut config = ControllerConfig::new(Profile::parse("v0.4.1").unwrap());
+        config.sync_period_ms = sync_period_ms;
+        w.install_controller(config);
+        w.run_until(60_000);
+        let Some(Stop::Livelock { at_ms, .. }) = w.stopped().cloned() else {
+            panic!("no livelock stop: {:?}", w.stopped());
+        };
+        assert!(at_ms < 60_000 && w.now_ms == at_ms, "{at_ms} {}", w.now_ms);
+        assert!(w.stopped().unwrap().to_string().contains("livelock"));
+        assert!(w.event_count >= STEPS_AT_INSTANT_MAX - 1);
+        // Stopped for good: nothing more runs, the clock stays.
+        assert!(!w.step(u64::MAX - 1));
+        w.run_until(120_000);
+        assert_eq!(w.now_ms, at_ms);
+    }
+}
+
+#[test]
+fn a_huge_wait_stops_at_the_horizon_without_wrapping_time() {
+    use lws_sim::time::HORIZON_MS;
+    use lws_sim::world::Stop;
+    let mut w = start(1, 2);
+    // A kubectl delete with a grace period of 1e12 s: the deletion timestamp saturates.
+    w.schedule(
+        w.now_ms,
+        Event::DeletePod {
+            namespace: "default".into(),
+            pod: "web-0".into(),
+            grace_period_seconds: Some(1_000_000_000_000),
+        },
+    );
+    // `wait: 99999999h`.
+    let deadline = w.now_ms + 99_999_999 * 3_600_000;
+    w.run_until(deadline);
+    assert_eq!(w.now_ms, HORIZON_MS);
+    assert!(
+        matches!(w.stopped(), Some(Stop::Horizon { at_ms }) if *at_ms > HORIZON_MS),
+        "{:?}",
+        w.stopped()
+    );
+    let mut w = world(1);
+    w.run_until(u64::MAX - 1);
+    assert_eq!(w.now_ms, HORIZON_MS);
+    assert!(!w.run_until_pred(u64::MAX, |_| false));
 }

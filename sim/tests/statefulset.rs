@@ -1,5 +1,5 @@
 //! A plain StatefulSet (no LWS) rolling from one template to another in the world
-//! (k8s-semantics §3.6; kubernetes `stateful_set_control.go`).
+//! (kubernetes `pkg/controller/statefulset/stateful_set_control.go` @0004b149).
 
 use k8s_openapi::api::apps::v1::{
     RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
@@ -342,7 +342,7 @@ fn min_ready_seconds_delays_available_replicas() {
 #[test]
 fn reverting_a_template_reuses_the_old_revision_and_restarts_only_changed_pods() {
     // getStatefulSetRevisions: an equal older revision is reused with the next revision number,
-    // so pods still labelled with it count as updated (k8s-semantics §3.3).
+    // so pods still labelled with it count as updated (stateful_set_control.go @0004b149).
     let ru = RollingUpdateStatefulSetStrategy {
         max_unavailable: None,
         partition: Some(4),
@@ -475,7 +475,7 @@ fn a_cordoned_node_gets_no_new_pods() {
 
 #[test]
 fn a_lagging_cache_makes_the_controller_retry_creates_with_already_exists() {
-    // No creation expectations (k8s-semantics §3.1): a sync before the informer has delivered
+    // No creation expectations (kubernetes pkg/controller/statefulset keeps none for pods): a sync before the informer has delivered
     // the pod it just created tries again and gets AlreadyExists, then backs off.
     let mut w = World::new(
         5,
@@ -536,4 +536,32 @@ fn roll_away_from_a_broken_image(minor: u32) -> bool {
 fn unavailable_old_pods_block_a_1_35_rollout_and_are_replaced_first_from_1_37() {
     assert!(!roll_away_from_a_broken_image(35), "1.35 stalls");
     assert!(roll_away_from_a_broken_image(37), "1.37 replaces them");
+}
+
+#[test]
+fn two_billion_replicas_are_invalid_not_an_allocation() {
+    use lws_sim::api::STATEFULSET_REPLICAS_MAX;
+    let mut w = world(32);
+    let e = w
+        .api
+        .create("user", sts("huge", 2_000_000_000, "v1"))
+        .unwrap_err();
+    assert_eq!(e.reason, lws_sim::api::Reason::Invalid);
+    assert!(e.message.contains("spec.replicas"), "{}", e.message);
+    w.api.create("user", sts("web", 2, "v1")).unwrap();
+    let patch = serde_json::json!({"spec": {"replicas": 2_000_000_000}});
+    let e = w
+        .api
+        .merge_patch::<StatefulSet>("user", "default", "web", &patch)
+        .unwrap_err();
+    assert_eq!(e.reason, lws_sim::api::Reason::Invalid);
+    assert!(e.message.contains("spec.replicas"), "{}", e.message);
+    let patch = serde_json::json!({"spec": {"replicas": STATEFULSET_REPLICAS_MAX + 1}});
+    assert!(w
+        .api
+        .merge_patch::<StatefulSet>("user", "default", "web", &patch)
+        .is_err());
+    w.run_until(120_000);
+    let pods = w.api.list::<Pod>(Some("default"), &Selector::everything());
+    assert_eq!(pods.len(), 2);
 }

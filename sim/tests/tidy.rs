@@ -73,3 +73,177 @@ fn the_simulator_uses_no_wall_clock_threads_or_unordered_maps() {
         bad.join("\n")
     );
 }
+
+/// The module a `crate::` path names: the longest prefix of it that is a file of `sim/src`.
+fn module_of(path: &[&str], modules: &std::collections::BTreeSet<String>) -> Option<String> {
+    (1..=path.len())
+        .rev()
+        .map(|n| path[..n].join("::"))
+        .find(|m| modules.contains(m))
+}
+
+/// Expand a `use` tree (`a::{b, c::{d, e}}`, whitespace removed) into its paths.
+fn expand_use(tree: &str) -> Vec<String> {
+    let Some(open) = tree.find('{') else {
+        return vec![tree.to_string()];
+    };
+    let prefix = &tree[..open];
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts
+        .into_iter()
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| expand_use(&format!("{prefix}{p}")))
+        .collect()
+}
+
+/// Which modules of `sim/src` each file imports through `crate::` paths (file level; a folder's
+/// `mod.rs` is the folder's module; `lib.rs` and `main.rs` are roots, not modules).
+fn import_graph() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    let mut by_module = BTreeMap::new();
+    for f in &files {
+        let rel = f.strip_prefix(&root).unwrap().with_extension("");
+        let mut parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.last().is_some_and(|p| p == "mod") {
+            parts.pop();
+        }
+        if parts == ["lib"] || parts == ["main"] {
+            continue;
+        }
+        by_module.insert(parts.join("::"), f.clone());
+    }
+    let modules: BTreeSet<String> = by_module.keys().cloned().collect();
+    let mut graph = BTreeMap::new();
+    for (module, file) in &by_module {
+        let code: String = std::fs::read_to_string(file)
+            .unwrap()
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut paths = Vec::new();
+        // `use crate::...;` statements, groups included, over as many lines as they take.
+        for stmt in code.split("use crate::").skip(1) {
+            let tree: String = stmt
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            paths.extend(expand_use(&tree));
+        }
+        // Paths in expressions and types: `crate::x::y`.
+        for rest in code.split("crate::").skip(1) {
+            let path: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            paths.push(path);
+        }
+        let deps: BTreeSet<String> = paths
+            .iter()
+            .filter_map(|p| {
+                let segs: Vec<&str> = p.split("::").filter(|s| !s.is_empty()).collect();
+                module_of(&segs, &modules)
+            })
+            .filter(|m| m != module)
+            .collect();
+        graph.insert(module.clone(), deps);
+    }
+    graph
+}
+
+/// A cycle of the graph, as the list of modules along it, if there is one.
+fn find_cycle(
+    graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Option<Vec<String>> {
+    // Colours: absent = unvisited, false = on the stack, true = done.
+    fn visit(
+        m: &str,
+        graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+        colour: &mut std::collections::BTreeMap<String, bool>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        colour.insert(m.to_string(), false);
+        stack.push(m.to_string());
+        for d in graph.get(m).into_iter().flatten() {
+            match colour.get(d) {
+                Some(false) => {
+                    let at = stack.iter().position(|s| s == d).unwrap();
+                    let mut cycle = stack[at..].to_vec();
+                    cycle.push(d.clone());
+                    return Some(cycle);
+                }
+                Some(true) => {}
+                None => {
+                    if let Some(c) = visit(d, graph, colour, stack) {
+                        return Some(c);
+                    }
+                }
+            }
+        }
+        stack.pop();
+        colour.insert(m.to_string(), true);
+        None
+    }
+    let mut colour = std::collections::BTreeMap::new();
+    for m in graph.keys() {
+        if !colour.contains_key(m) {
+            if let Some(c) = visit(m, graph, &mut colour, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_import_graph_finds_known_shapes() {
+    assert_eq!(
+        expand_use("api::{kinds::{Kind,Scope},ApiServer}"),
+        ["api::kinds::Kind", "api::kinds::Scope", "api::ApiServer"]
+    );
+    let g = |edges: &[(&str, &str)]| {
+        let mut g = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+        for (a, b) in edges {
+            g.entry(a.to_string()).or_default().insert(b.to_string());
+        }
+        g
+    };
+    assert_eq!(find_cycle(&g(&[("a", "b"), ("b", "c")])), None);
+    assert_eq!(
+        find_cycle(&g(&[("a", "b"), ("b", "c"), ("c", "b")])),
+        Some(vec!["b".into(), "c".into(), "b".into()])
+    );
+}
+
+#[test]
+fn the_simulator_modules_import_each_other_without_a_cycle() {
+    // A cycle hides which layer is above which (ARCHITECTURE.md, code map): `world` drives the
+    // actors, so no actor may import `world`.
+    let graph = import_graph();
+    assert!(graph["world"].contains("actors::kubelet"), "{graph:?}");
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!("import cycle in sim/src: {}", cycle.join(" -> "));
+    }
+}

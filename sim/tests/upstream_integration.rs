@@ -1,10 +1,10 @@
-//! Ports of upstream's rolling-update integration cases T23-T36 (lws-bugs-and-tests §2.1.4;
-//! kubernetes-sigs/lws `test/integration/controllers/leaderworkerset_test.go`, v0.3.0 lines
-//! 471-1513), run in the world's manual mode, which reproduces upstream's envtest harness: no
-//! StatefulSet controller, kubelet or GC; the test creates leader pods and readies groups by hand
-//! (§2.0). Each check runs after the world has converged, like upstream's `Eventually`.
+//! Ports of upstream's rolling-update integration cases T23-T36 (kubernetes-sigs/lws
+//! `test/integration/controllers/leaderworkerset_test.go`, v0.3.0 lines 471-1513), run in the
+//! world's manual mode, which reproduces upstream's envtest harness: no StatefulSet controller,
+//! kubelet or GC; the test creates leader pods and readies groups by hand (lws
+//! `test/integration/controllers/suite_test.go`, `test/testutils/util.go`). Each check runs after the world has converged, like upstream's `Eventually`.
 //!
-//! `SetPodGroupToReady` follows each release's harness (§2.0 note 7): for v0.3.0 it relabels the
+//! `SetPodGroupToReady` follows each release's harness (lws `test/testutils/util.go` at each tag): for v0.3.0 it relabels the
 //! leader and lets the pod controller's apply update the worker StatefulSet (that path *is* the
 //! seed bug); for v0.4.1 it also deletes the worker StatefulSet so the pod controller re-creates
 //! it, as upstream's harness does from PR #229 on.

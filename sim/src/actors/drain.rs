@@ -1,4 +1,5 @@
-//! `kubectl drain` and a managed node-group replacement (k8s-semantics §5.1, §5.3): cordon, evict
+//! `kubectl drain` and a managed node-group replacement (kubernetes/kubectl
+//! `pkg/drain/drain.go` @dee3483a; the EKS user guide, "managed node update behavior"): cordon, evict
 //! every pod on the node concurrently through the eviction API (a 429 is retried after 5 s),
 //! wait until each is gone or replaced under a new UID (polling every second). A replacement
 //! then waits about 60 s, terminates the instance, and a new node joins later.
@@ -10,7 +11,8 @@ use lws::k8s;
 use serde_json::json;
 
 use crate::api::{ApiServer, Reason, Selector};
-use crate::world::Infra;
+use crate::cluster::Infra;
+use crate::time::after;
 
 pub const ACTOR: &str = "kubectl-drain";
 const EVICT_RETRY_MS: u64 = 5_000;
@@ -111,7 +113,7 @@ impl Drainer {
                 out.push(DrainOutcome::Drained(d.node.clone()));
                 if d.replace && infra.is_alive(&d.node) {
                     d.phase = Phase::Terminate;
-                    d.next_ms = now_ms + TERMINATE_WAIT_MS;
+                    d.next_ms = after(now_ms, TERMINATE_WAIT_MS);
                 } else {
                     d.phase = Phase::Done;
                 }
@@ -143,19 +145,19 @@ fn step_evictions(d: &mut Drain, api: &mut ApiServer, now_ms: u64) {
                 }
                 Err(e) if e.is(Reason::TooManyRequests) => {
                     d.pods
-                        .insert(key.clone(), (uid, false, now_ms + EVICT_RETRY_MS));
-                    next = next.min(now_ms + EVICT_RETRY_MS);
+                        .insert(key.clone(), (uid, false, after(now_ms, EVICT_RETRY_MS)));
+                    next = next.min(after(now_ms, EVICT_RETRY_MS));
                     continue;
                 }
                 Err(_) => {
                     d.pods
-                        .insert(key.clone(), (uid, false, now_ms + EVICT_RETRY_MS));
-                    next = next.min(now_ms + EVICT_RETRY_MS);
+                        .insert(key.clone(), (uid, false, after(now_ms, EVICT_RETRY_MS)));
+                    next = next.min(after(now_ms, EVICT_RETRY_MS));
                     continue;
                 }
             }
         }
-        next = next.min(now_ms + POLL_MS);
+        next = next.min(after(now_ms, POLL_MS));
     }
     d.next_ms = if next == u64::MAX { now_ms } else { next };
 }

@@ -1,4 +1,5 @@
-//! The garbage collector (kubernetes `pkg/controller/garbagecollector`, k8s-semantics §4).
+//! The garbage collector (kubernetes `pkg/controller/garbagecollector/garbagecollector.go`
+//! @02830ed2 and `graph_builder.go`).
 //!
 //! It reads the cross-kind metadata log with its own lag, keeps an owner -> dependents graph by
 //! UID, and acts asynchronously: a dependent is deleted only after its owners are *gone* (or
@@ -64,7 +65,7 @@ impl GarbageCollector {
         let log = api
             .meta_log()
             .get(self.cursor)
-            .map(|e| e.at_ms + self.lag_ms);
+            .map(|e| e.at_ms.saturating_add(self.lag_ms));
         [log, self.retries.next_due_ms()]
             .into_iter()
             .flatten()

@@ -1,4 +1,5 @@
-//! The kubelets of every node, as one actor (k8s-semantics §6.2): a bound pod becomes Running and
+//! The kubelets of every node, as one actor (kubernetes pkg/kubelet pod lifecycle,
+//! simplified; docs/fidelity.md): a bound pod becomes Running and
 //! Ready after a sampled start-up delay; a crashed container bumps restartCount and is NotReady
 //! until restarted after the CrashLoopBackOff delay; a deleted pod terminates after a sampled
 //! delay (at most its grace period) and is then removed with a UID precondition. A pod with an
@@ -13,10 +14,10 @@ use k8s_openapi::api::core::v1::{
 use lws::k8s;
 
 use crate::api::{set_pod_condition, ApiServer, DeleteOptions, EventType};
+use crate::cluster::{ClusterConfig, Infra};
 use crate::informer::Informer;
 use crate::rng::SimRng;
-use crate::time::{from_time, to_time};
-use crate::world::{ClusterConfig, Infra};
+use crate::time::{after, from_time, to_time};
 
 pub const ACTOR: &str = "kubelet";
 
@@ -81,13 +82,13 @@ impl Kubelet {
                     let grace_deadline = from_time(ts);
                     let delay =
                         rng.range_inclusive(cfg.pod_termination_ms.0, cfg.pod_termination_ms.1);
-                    let at = (now_ms + delay).min(grace_deadline.max(now_ms));
+                    let at = after(now_ms, delay).min(grace_deadline.max(now_ms));
                     self.timers.insert((at, ns, name, uid), Action::Kill);
                 }
             } else if k8s::phase(pod) == "Pending" && self.planned_start.insert(uid.clone()) {
                 let delay = rng.range_inclusive(cfg.pod_startup_ms.0, cfg.pod_startup_ms.1);
                 self.timers
-                    .insert((now_ms + delay, ns, name, uid), Action::Start);
+                    .insert((after(now_ms, delay), ns, name, uid), Action::Start);
             }
         }
         while let Some(entry) = self.timers.first_entry() {
@@ -192,7 +193,12 @@ impl Kubelet {
         }
         let backoff_ms = (10_000u64 << (restarts.max(1) - 1).min(5)).min(300_000);
         self.timers.insert(
-            (now_ms + backoff_ms, ns.to_string(), name.to_string(), uid),
+            (
+                after(now_ms, backoff_ms),
+                ns.to_string(),
+                name.to_string(),
+                uid,
+            ),
             Action::Restart,
         );
         true

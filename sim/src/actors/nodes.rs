@@ -1,4 +1,5 @@
-//! Node lifecycle (k8s-semantics §5.3-5.4): the node lifecycle controller (NotReady after the
+//! Node lifecycle (kubernetes pkg/controller/nodelifecycle, pkg/controller/tainteviction,
+//! pkg/controller/podgc/gc_controller.go @003e8629; EKS managed node group update behaviour): the node lifecycle controller (NotReady after the
 //! monitor grace period, pods marked NotReady, NoExecute taints), taint-based eviction after the
 //! pods' 300 s toleration, the cloud controller deleting the Node of a terminated instance, new
 //! instances joining, and PodGC force-deleting pods bound to a Node that no longer exists.
@@ -12,9 +13,9 @@ use lws::k8s;
 use serde_json::json;
 
 use crate::api::{set_pod_condition, ApiServer, DeleteOptions, EventType, Selector};
+use crate::cluster::{ClusterConfig, Infra};
 use crate::informer::Informer;
-use crate::time::to_time;
-use crate::world::{ClusterConfig, Infra};
+use crate::time::{after, to_time};
 
 pub const ACTOR: &str = "node-lifecycle-controller";
 pub const PODGC: &str = "pod-garbage-collector";
@@ -70,7 +71,7 @@ impl NodeLifecycle {
     /// The machine stopped (crash or termination): its kubelet stops renewing its lease.
     pub fn machine_failed(&mut self, node: &str, cfg: &ClusterConfig, now_ms: u64) {
         self.at(
-            now_ms + cfg.node_monitor_grace_ms(),
+            after(now_ms, cfg.node_monitor_grace_ms()),
             Timer::MarkNotReady(node.to_string()),
         );
     }
@@ -78,7 +79,7 @@ impl NodeLifecycle {
     /// The cloud provider reports the instance gone: the Node object is deleted after a delay.
     pub fn instance_terminated(&mut self, node: &str, cfg: &ClusterConfig, now_ms: u64) {
         self.at(
-            now_ms + cfg.node_delete_delay_ms,
+            after(now_ms, cfg.node_delete_delay_ms),
             Timer::DeleteNode(node.to_string()),
         );
     }
@@ -86,7 +87,7 @@ impl NodeLifecycle {
     /// A replacement instance registers its Node after the join delay.
     pub fn schedule_join(&mut self, node: &str, cfg: &ClusterConfig, now_ms: u64) {
         self.at(
-            now_ms + cfg.node_join_delay_ms,
+            after(now_ms, cfg.node_join_delay_ms),
             Timer::Join(node.to_string()),
         );
     }
@@ -105,7 +106,7 @@ impl NodeLifecycle {
             .any(|d| d.ty == EventType::Deleted);
         if node_deleted && !self.podgc_armed {
             self.podgc_armed = true;
-            self.at(now_ms + PODGC_TICK_MS, Timer::PodGcTick);
+            self.at(after(now_ms, PODGC_TICK_MS), Timer::PodGcTick);
         }
         while let Some(first) = self.timers.first() {
             if first.0 > now_ms {
@@ -161,7 +162,10 @@ impl NodeLifecycle {
             set_pod_condition(&mut p, "Ready", "False", Some("NodeNotReady"), now_ms);
             let _ = api.update_status(ACTOR, p);
         }
-        self.at(now_ms + TOLERATION_MS, Timer::TaintEvict(node.to_string()));
+        self.at(
+            after(now_ms, TOLERATION_MS),
+            Timer::TaintEvict(node.to_string()),
+        );
     }
 
     /// `gcOrphaned`: pods bound to a missing Node for longer than the quarantine are marked
@@ -199,7 +203,7 @@ impl NodeLifecycle {
         self.orphans = seen;
         self.podgc_armed = !self.orphans.is_empty();
         if self.podgc_armed {
-            self.at(now_ms + PODGC_TICK_MS, Timer::PodGcTick);
+            self.at(after(now_ms, PODGC_TICK_MS), Timer::PodGcTick);
         }
     }
 }

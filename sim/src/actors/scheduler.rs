@@ -1,4 +1,4 @@
-//! The scheduler (k8s-semantics §6.1): binds each pending pod to a schedulable node that matches
+//! The scheduler (kube-scheduler, reduced to the filters LWS pods meet; docs/fidelity.md): binds each pending pod to a schedulable node that matches
 //! its nodeSelector, passes the required inter-pod affinity and anti-affinity filter, and has a
 //! free pod slot, least-loaded first, ties by name. A pod that fits nowhere gets
 //! `PodScheduled=False/Unschedulable` and stays Pending until a node or pod changes.

@@ -1,4 +1,5 @@
-//! The StatefulSet controller (kubernetes `pkg/controller/statefulset`, ~v1.35; k8s-semantics §3).
+//! The StatefulSet controller (kubernetes `pkg/controller/statefulset`:
+//! `stateful_set.go` and `stateful_set_control.go` @0004b149, ~v1.35; docs/fidelity.md).
 //!
 //! One sync per due key, reading pods, sets and revisions from its own lagging caches and writing
 //! through the API server. No creation expectations: a stale cache leads to AlreadyExists and a
@@ -6,17 +7,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet, StatefulSetStatus};
+use k8s_openapi::api::apps::v1::{
+    ControllerRevision, RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetStatus,
+};
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use lws::k8s;
 use serde_json::{json, Value};
 
-use crate::api::{ApiServer, DeleteOptions, EventType, Key, Reason, Shared};
+use crate::api::{
+    ApiServer, DeleteOptions, EventType, Key, Reason, Shared, STATEFULSET_REPLICAS_MAX,
+};
 use crate::informer::Informer;
 use crate::queue::WorkQueue;
-use crate::time::from_time;
+use crate::time::{after, from_time, secs_to_ms};
 
 pub const ACTOR: &str = "statefulset-controller";
 pub const REVISION_LABEL: &str = "controller-revision-hash";
@@ -39,7 +44,8 @@ pub struct StatefulSetController {
 
 impl StatefulSetController {
     /// `lags_ms`: one watch lag per informer (sets, pods, revisions): caches of different
-    /// kinds are skewed against each other, as in a real controller (k8s-semantics §2).
+    /// kinds are skewed against each other, as in a real controller (each is its own client-go
+    /// informer; `stateful_set.go` `NewStatefulSetController`).
     pub fn new(api: &ApiServer, lags_ms: [u64; 3]) -> StatefulSetController {
         let sets = Informer::start(api, lags_ms[0]);
         let mut queue = WorkQueue::default();
@@ -75,7 +81,7 @@ impl StatefulSetController {
         while let Some(key) = self.queue.pop_due(now_ms) {
             if !synced.insert(key.clone()) {
                 // Already synced in this step against the same cache; try again next step.
-                self.queue.add_after(key, now_ms + 1);
+                self.queue.add_after(key, after(now_ms, 1));
                 continue;
             }
             match self.sync(api, &key, now_ms) {
@@ -117,25 +123,65 @@ impl StatefulSetController {
                     .and_then(|s| s.spec.min_ready_seconds)
                     .unwrap_or(0);
                 if became_ready && min_ready > 0 {
-                    self.queue
-                        .add_after(key.clone(), now_ms + (min_ready as u64 + 1) * 1000);
+                    self.queue.add_after(
+                        key.clone(),
+                        after(now_ms, secs_to_ms(i64::from(min_ready) + 1)),
+                    );
                 }
             }
             self.queue.add(key, now_ms);
         }
     }
 
-    /// `sync` + `UpdateStatefulSet` (stateful_set_control.go). `Err` requeues with backoff.
+    /// `sync` + `UpdateStatefulSet` → `performUpdate` (kubernetes
+    /// pkg/controller/statefulset/stateful_set.go and stateful_set_control.go @0004b149):
+    /// revisions, `updateStatefulSet`, `updateStatefulSetStatus`, `truncateHistory`, then the
+    /// `minReadySeconds` requeue of `sync`. `Err` requeues with backoff.
     fn sync(&mut self, api: &mut ApiServer, key: &Key, now_ms: u64) -> Result<(), ()> {
         let Some(set) = self.sets.get(&key.0, &key.1).cloned() else {
             return Ok(());
         };
         let (current_rev, update_rev) = self.revisions(api, &set)?;
+        let mut s = self.set_sync(set, current_rev, update_rev, now_ms);
+        let mut status = compute_status(
+            &s.set,
+            s.slots
+                .iter()
+                .flatten()
+                .chain(s.condemned.iter().map(|c| &c.1)),
+            &s.current_rev,
+            &s.update_rev,
+            s.min_ready_s,
+            now_ms,
+        );
+        if s.set.metadata.deletion_timestamp.is_none() {
+            self.update_stateful_set(api, &mut s, &mut status)?;
+        }
+        complete_rolling_update(&s, &mut status);
+        if !self.update_status(api, &s.set, &status)? {
+            return Ok(());
+        }
+        self.truncate_history(api, &s.set, &status, &s.slots, &s.condemned)?;
+        if s.min_ready_s > 0 && status.available_replicas.unwrap_or(0) != s.replicas {
+            self.queue
+                .add_after(key.clone(), after(now_ms, secs_to_ms(s.min_ready_s.into())));
+        }
+        Ok(())
+    }
+
+    /// The spec values one sync reads, and `updateStatefulSet`'s first step: the pods split into
+    /// `replicas` (ordinals in `[start, start + spec.replicas)`) and `condemned` (the rest,
+    /// highest ordinal first).
+    fn set_sync(
+        &self,
+        set: Shared<StatefulSet>,
+        current_rev: Revision,
+        update_rev: Revision,
+        now_ms: u64,
+    ) -> SetSync {
         let spec = &set.spec;
         let start = spec.ordinals.as_ref().and_then(|o| o.start).unwrap_or(0);
         let replicas = spec.replicas.unwrap_or(1);
-        let min_ready_s = spec.min_ready_seconds.unwrap_or(0);
-        let monotonic = spec.pod_management_policy.as_deref() != Some("Parallel");
         let strategy = spec.update_strategy.clone().unwrap_or_default();
         let strategy_type = strategy
             .type_
@@ -147,9 +193,12 @@ impl StatefulSetController {
         let name = k8s::name(&set.metadata).to_string();
 
         // Pods that belong to this set: controller ref UID (the cache's owner index) and a
-        // `<set>-<ordinal>` name. Upstream lists the namespace and claims; orphan adoption is
-        // not modelled (docs/fidelity.md).
-        let mut slots: Vec<Option<Shared<Pod>>> = vec![None; replicas.max(0) as usize];
+        // `<set>-<ordinal>` name. Upstream lists the namespace and claims
+        // (`getPodsForStatefulSet`); orphan adoption is not modelled (docs/fidelity.md).
+        // The API server's validation keeps `replicas` at most `STATEFULSET_REPLICAS_MAX`; the
+        // bound here only makes sure nothing allocates by an unvalidated number.
+        let slot_count = replicas.clamp(0, STATEFULSET_REPLICAS_MAX) as usize;
+        let mut slots: Vec<Option<Shared<Pod>>> = vec![None; slot_count];
         let mut condemned: Vec<(i32, Shared<Pod>)> = Vec::new();
         for pod in self.pods.owned_by(&set_uid) {
             let owned = k8s::controller_of(&pod.metadata).is_some_and(|o| o.uid == set_uid);
@@ -159,189 +208,227 @@ impl StatefulSetController {
             if !owned || parent != name {
                 continue;
             }
-            if ord >= start && ord < start + replicas {
+            if ord >= start && ord < start.saturating_add(slot_count as i32) {
                 slots[(ord - start) as usize] = Some(pod.clone());
             } else {
                 condemned.push((ord, pod.clone()));
             }
         }
         condemned.sort_by_key(|c| std::cmp::Reverse(c.0));
-
-        let available = |p: &Pod| is_available(p, min_ready_s, now_ms);
-        let mut status = compute_status(
-            &set,
-            slots.iter().flatten().chain(condemned.iter().map(|c| &c.1)),
-            &current_rev,
-            &update_rev,
-            min_ready_s,
+        SetSync {
+            start,
+            replicas,
+            min_ready_s: spec.min_ready_seconds.unwrap_or(0),
+            monotonic: spec.pod_management_policy.as_deref() != Some("Parallel"),
+            strategy_type,
+            rolling,
+            partition,
             now_ms,
-        );
+            current_rev,
+            update_rev,
+            slots,
+            condemned,
+            set,
+        }
+    }
 
-        if set.metadata.deletion_timestamp.is_none() {
-            let first_unavailable = slots
-                .iter()
-                .flatten()
-                .chain(condemned.iter().map(|c| &c.1))
-                .find(|p| !available(p) || k8s::is_terminating(&p.metadata))
-                .map(|p| k8s::name(&p.metadata).to_string());
-            let stopped = 'replicas: {
-                for (i, slot) in slots.iter_mut().enumerate() {
-                    let ord = start + i as i32;
-                    if let Some(pod) = slot.as_ref() {
-                        let ph = k8s::phase(pod);
-                        if (ph == "Failed" || ph == "Succeeded")
-                            && !k8s::is_terminating(&pod.metadata)
-                        {
-                            self.delete_pod(api, pod)?;
-                            if monotonic {
-                                break 'replicas true;
-                            }
-                            continue;
-                        }
-                    } else {
-                        let use_current = strategy_type == "RollingUpdate"
-                            && rolling.is_some()
-                            && ord < start + partition;
-                        let rev = if use_current {
-                            &current_rev
-                        } else {
-                            &update_rev
-                        };
-                        let pod = new_pod(&set, ord, rev);
-                        match api.create(ACTOR, pod) {
-                            Ok(p) => *slot = Some(p),
-                            Err(e) if e.is(Reason::AlreadyExists) => return Err(()),
-                            Err(_) => return Err(()),
-                        }
-                        if monotonic {
-                            break 'replicas true;
-                        }
-                        continue;
-                    }
-                    let pod = slot.as_ref().expect("slot filled above");
-                    if monotonic
-                        && (k8s::is_terminating(&pod.metadata)
-                            || !k8s::is_running_and_ready(pod)
-                            || !available(pod))
-                    {
-                        break 'replicas true;
-                    }
-                }
-                for (_, pod) in &condemned {
-                    if k8s::is_terminating(&pod.metadata) {
-                        if monotonic {
-                            break 'replicas true;
-                        }
-                        continue;
-                    }
-                    let healthy = k8s::is_running_and_ready(pod) && available(pod);
-                    if monotonic
-                        && !healthy
-                        && first_unavailable.as_deref() != Some(k8s::name(&pod.metadata))
-                    {
-                        break 'replicas true;
-                    }
+    /// `updateStatefulSet` after the pods are split: `processReplica` over the replicas, then
+    /// `processCondemned`, then (RollingUpdate only, and only if neither stopped the sync) the
+    /// update step, gated by `MaxUnavailableStatefulSet`.
+    fn update_stateful_set(
+        &mut self,
+        api: &mut ApiServer,
+        s: &mut SetSync,
+        status: &mut StatefulSetStatus,
+    ) -> Result<(), ()> {
+        let first_unavailable = s
+            .slots
+            .iter()
+            .flatten()
+            .chain(s.condemned.iter().map(|c| &c.1))
+            .find(|p| !s.available(p) || k8s::is_terminating(&p.metadata))
+            .map(|p| k8s::name(&p.metadata).to_string());
+        let stopped = self.process_replicas(api, s)?
+            || self.process_condemned(api, s, first_unavailable.as_deref())?;
+        if stopped || s.strategy_type != "RollingUpdate" {
+            return Ok(());
+        }
+        if self.max_unavailable_gate {
+            self.update_after_invariant_established(api, s, status)
+        } else {
+            self.legacy_rolling_update(api, s, status)
+        }
+    }
+
+    /// `processReplica` for each slot in ordinal order: delete Failed/Succeeded pods, create
+    /// missing ones at the revision `newVersionedStatefulSetPod` picks; in monotonic
+    /// (OrderedReady) mode stop at the first of those or at an unhealthy pod. Returns whether
+    /// the sync stops here.
+    fn process_replicas(&mut self, api: &mut ApiServer, s: &mut SetSync) -> Result<bool, ()> {
+        let (min_ready_s, now_ms, monotonic) = (s.min_ready_s, s.now_ms, s.monotonic);
+        let available = |p: &Pod| is_available(p, min_ready_s, now_ms);
+        for (i, slot) in s.slots.iter_mut().enumerate() {
+            let ord = s.start.saturating_add(i as i32);
+            if let Some(pod) = slot.as_ref() {
+                let ph = k8s::phase(pod);
+                if (ph == "Failed" || ph == "Succeeded") && !k8s::is_terminating(&pod.metadata) {
                     self.delete_pod(api, pod)?;
                     if monotonic {
-                        break 'replicas true;
+                        return Ok(true);
                     }
+                    continue;
                 }
-                false
-            };
-            if !stopped && strategy_type == "RollingUpdate" {
-                let is_old = |p: &Pod| {
-                    k8s::label(&p.metadata, REVISION_LABEL) != Some(rev_name(&update_rev))
-                };
-                let unavailable = |p: &Option<Shared<Pod>>| {
-                    p.as_ref()
-                        .is_none_or(|p| !available(p) || k8s::is_terminating(&p.metadata))
-                };
-                let lowest = partition.clamp(0, replicas) as usize;
-                if self.max_unavailable_gate {
-                    // updateStatefulSetAfterInvariantEstablished (1.35/1.36).
-                    let max_u = rolling
-                        .as_ref()
-                        .and_then(|r| r.max_unavailable.as_ref())
-                        .map(|v| k8s::scaled_value(v, replicas, false).unwrap_or(1))
-                        .unwrap_or(1)
-                        .max(1);
-                    let unavailable_count = slots.iter().filter(|p| unavailable(p)).count() as i32;
-                    let mut budget = max_u - unavailable_count;
-                    if self.unavailable_first && !monotonic {
-                        // 1.37+ (PR #137666), phase 1: old pods already unavailable are
-                        // replaced at once; they cost no availability and no budget.
-                        for target in (lowest..slots.len()).rev() {
-                            let Some(pod) = slots[target].clone() else {
-                                continue;
-                            };
-                            let stale = is_old(&pod) && !k8s::is_terminating(&pod.metadata);
-                            if stale && unavailable(&slots[target]) {
-                                self.delete_pod(api, &pod)?;
-                                status.current_replicas =
-                                    Some(status.current_replicas.unwrap_or(0) - 1);
-                            }
-                        }
-                    }
-                    // Then (every version) available old pods, up to the budget left.
-                    for target in (lowest..slots.len()).rev() {
-                        if budget <= 0 {
-                            break;
-                        }
-                        let Some(pod) = slots[target].clone() else {
-                            continue;
-                        };
-                        if is_old(&pod) && !k8s::is_terminating(&pod.metadata) {
-                            self.delete_pod(api, &pod)?;
-                            status.current_replicas =
-                                Some(status.current_replicas.unwrap_or(0) - 1);
-                            budget -= 1;
-                        }
-                    }
+            } else {
+                let use_current = s.strategy_type == "RollingUpdate"
+                    && s.rolling.is_some()
+                    && ord < s.start.saturating_add(s.partition);
+                let rev = if use_current {
+                    &s.current_rev
                 } else {
-                    // Legacy: one pod at a time, highest ordinal first, each waiting for the
-                    // pods above it to be available.
-                    for target in (lowest..slots.len()).rev() {
-                        let Some(pod) = slots[target].clone() else {
-                            break;
-                        };
-                        if is_old(&pod) && !k8s::is_terminating(&pod.metadata) {
-                            self.delete_pod(api, &pod)?;
-                            status.current_replicas =
-                                Some(status.current_replicas.unwrap_or(0) - 1);
-                            break;
-                        }
-                        if unavailable(&slots[target]) {
-                            break;
-                        }
-                    }
+                    &s.update_rev
+                };
+                let pod = new_pod(&s.set, ord, rev);
+                match api.create(ACTOR, pod) {
+                    Ok(p) => *slot = Some(p),
+                    Err(e) if e.is(Reason::AlreadyExists) => return Err(()),
+                    Err(_) => return Err(()),
+                }
+                if monotonic {
+                    return Ok(true);
+                }
+                continue;
+            }
+            let pod = slot.as_ref().expect("slot filled above");
+            if monotonic
+                && (k8s::is_terminating(&pod.metadata)
+                    || !k8s::is_running_and_ready(pod)
+                    || !available(pod))
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `processCondemned`, highest ordinal first: delete each; in monotonic mode one per sync,
+    /// waiting for terminating pods and for unhealthy ones other than `firstUnavailablePod`.
+    /// Returns whether the sync stops here.
+    fn process_condemned(
+        &mut self,
+        api: &mut ApiServer,
+        s: &SetSync,
+        first_unavailable: Option<&str>,
+    ) -> Result<bool, ()> {
+        for (_, pod) in &s.condemned {
+            if k8s::is_terminating(&pod.metadata) {
+                if s.monotonic {
+                    return Ok(true);
+                }
+                continue;
+            }
+            let healthy = k8s::is_running_and_ready(pod) && s.available(pod);
+            if s.monotonic && !healthy && first_unavailable != Some(k8s::name(&pod.metadata)) {
+                return Ok(true);
+            }
+            self.delete_pod(api, pod)?;
+            if s.monotonic {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `updateStatefulSetAfterInvariantEstablished` (gate `MaxUnavailableStatefulSet` on,
+    /// 1.35/1.36): delete old pods from the highest ordinal down to the partition, up to
+    /// `maxUnavailable` minus the replicas already unavailable.
+    fn update_after_invariant_established(
+        &mut self,
+        api: &mut ApiServer,
+        s: &SetSync,
+        status: &mut StatefulSetStatus,
+    ) -> Result<(), ()> {
+        let max_u = s
+            .rolling
+            .as_ref()
+            .and_then(|r| r.max_unavailable.as_ref())
+            .map(|v| k8s::scaled_value(v, s.replicas, false).unwrap_or(1))
+            .unwrap_or(1)
+            .max(1);
+        let unavailable_count = s.slots.iter().filter(|p| s.unavailable(p)).count() as i32;
+        let mut budget = max_u - unavailable_count;
+        if self.unavailable_first && !s.monotonic {
+            // 1.37+ (PR #137666), phase 1: old pods already unavailable are
+            // replaced at once; they cost no availability and no budget.
+            for target in (s.lowest()..s.slots.len()).rev() {
+                let Some(pod) = s.slots[target].clone() else {
+                    continue;
+                };
+                let stale = s.is_old(&pod) && !k8s::is_terminating(&pod.metadata);
+                if stale && s.unavailable(&s.slots[target]) {
+                    self.delete_pod(api, &pod)?;
+                    status.current_replicas = Some(status.current_replicas.unwrap_or(0) - 1);
                 }
             }
         }
-
-        // completeRollingUpdate: readiness only, never availability (upstream #136831).
-        if strategy_type == "RollingUpdate"
-            && status.updated_replicas == Some(replicas)
-            && status.ready_replicas == Some(replicas)
-            && status.replicas == replicas
-        {
-            status.current_revision = status.update_revision.clone();
-            status.current_replicas = status.updated_replicas;
-        }
-        if inconsistent_status(set.status.as_ref(), &status) {
-            let mut updated = (*set).clone();
-            updated.status = Some(status.clone());
-            match api.update_status(ACTOR, updated) {
-                Ok(_) => {}
-                Err(e) if e.is(Reason::NotFound) => return Ok(()),
-                Err(_) => return Err(()),
+        // Then (every version) available old pods, up to the budget left.
+        for target in (s.lowest()..s.slots.len()).rev() {
+            if budget <= 0 {
+                break;
             }
-        }
-        self.truncate_history(api, &set, &status, &slots, &condemned)?;
-        if min_ready_s > 0 && status.available_replicas.unwrap_or(0) != replicas {
-            self.queue
-                .add_after(key.clone(), now_ms + min_ready_s as u64 * 1000);
+            let Some(pod) = s.slots[target].clone() else {
+                continue;
+            };
+            if s.is_old(&pod) && !k8s::is_terminating(&pod.metadata) {
+                self.delete_pod(api, &pod)?;
+                status.current_replicas = Some(status.current_replicas.unwrap_or(0) - 1);
+                budget -= 1;
+            }
         }
         Ok(())
+    }
+
+    /// The update step with the gate off (`updateStatefulSet`'s legacy loop): one pod at a time,
+    /// highest ordinal first, each waiting for the pods above it to be available.
+    fn legacy_rolling_update(
+        &mut self,
+        api: &mut ApiServer,
+        s: &SetSync,
+        status: &mut StatefulSetStatus,
+    ) -> Result<(), ()> {
+        for target in (s.lowest()..s.slots.len()).rev() {
+            let Some(pod) = s.slots[target].clone() else {
+                break;
+            };
+            if s.is_old(&pod) && !k8s::is_terminating(&pod.metadata) {
+                self.delete_pod(api, &pod)?;
+                status.current_replicas = Some(status.current_replicas.unwrap_or(0) - 1);
+                break;
+            }
+            if s.unavailable(&s.slots[target]) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// `updateStatefulSetStatus`'s write: only if `inconsistentStatus`. Returns `false` when the
+    /// set is gone (the sync ends quietly).
+    fn update_status(
+        &mut self,
+        api: &mut ApiServer,
+        set: &StatefulSet,
+        status: &StatefulSetStatus,
+    ) -> Result<bool, ()> {
+        if !inconsistent_status(set.status.as_ref(), status) {
+            return Ok(true);
+        }
+        let mut updated = set.clone();
+        updated.status = Some(status.clone());
+        match api.update_status(ACTOR, updated) {
+            Ok(_) => Ok(true),
+            Err(e) if e.is(Reason::NotFound) => Ok(false),
+            Err(_) => Err(()),
+        }
     }
 
     fn delete_pod(&mut self, api: &mut ApiServer, pod: &Pod) -> Result<(), ()> {
@@ -358,16 +445,27 @@ impl StatefulSetController {
         }
     }
 
-    /// `getStatefulSetRevisions` (k8s-semantics §3.3): returns (current, update).
+    /// `getStatefulSetRevisions` (kubernetes pkg/controller/statefulset/stateful_set_control.go
+    /// @0004b149): returns (current, update).
     fn revisions(
         &mut self,
         api: &mut ApiServer,
         set: &Shared<StatefulSet>,
     ) -> Result<(Revision, Revision), ()> {
-        let ns = k8s::namespace(&set.metadata).to_string();
+        let (name, data) = self.new_revision(set);
+        let uid = k8s::uid(&set.metadata).to_string();
+        let mut owned: Vec<Shared<ControllerRevision>> =
+            self.revisions.owned_by(&uid).into_iter().cloned().collect();
+        owned.sort_by_key(|r| (r.revision.unwrap_or(0), k8s::name(&r.metadata).to_string()));
+        let update = update_revision(api, set, &owned, name, data)?;
+        Ok((current_revision(set, &owned, &update), update))
+    }
+
+    /// `newRevision`'s name and data for the set's template, hashed once per generation.
+    fn new_revision(&mut self, set: &StatefulSet) -> (String, Value) {
         let uid = k8s::uid(&set.metadata).to_string();
         let generation = set.metadata.generation.unwrap_or(0);
-        let (name, data) = match self.hashes.get(&uid) {
+        match self.hashes.get(&uid) {
             Some((g, name, data)) if *g == generation => (name.clone(), data.clone()),
             _ => {
                 let data = revision_data(&set.spec.template);
@@ -382,105 +480,10 @@ impl StatefulSetController {
                     template_hash(&data, collisions)
                 );
                 self.hashes
-                    .insert(uid.clone(), (generation, name.clone(), data.clone()));
+                    .insert(uid, (generation, name.clone(), data.clone()));
                 (name, data)
             }
-        };
-        let mut owned: Vec<Shared<ControllerRevision>> =
-            self.revisions.owned_by(&uid).into_iter().cloned().collect();
-        owned.sort_by_key(|r| (r.revision.unwrap_or(0), k8s::name(&r.metadata).to_string()));
-        let max_rev = owned.last().map(|r| r.revision.unwrap_or(0)).unwrap_or(0);
-        let equal: Vec<&Shared<ControllerRevision>> =
-            owned.iter().filter(|r| r.data.0 == data).collect();
-        let update = match equal.last() {
-            Some(last)
-                if owned.last().map(|o| k8s::name(&o.metadata))
-                    == Some(k8s::name(&last.metadata)) =>
-            {
-                Revision {
-                    name: k8s::name(&last.metadata).to_string(),
-                    template: None,
-                }
-            }
-            Some(older) => {
-                // Rollback: reuse the equal revision with the next revision number.
-                let mut r = (***older).clone();
-                r.revision = Some(max_rev + 1);
-                api.update(ACTOR, r).map_err(|_| ())?;
-                Revision {
-                    name: k8s::name(&older.metadata).to_string(),
-                    template: None,
-                }
-            }
-            None => {
-                let rev = ControllerRevision {
-                    metadata: ObjectMeta {
-                        name: Some(name.clone()),
-                        namespace: Some(ns.clone()),
-                        labels: Some({
-                            let mut l = set
-                                .spec
-                                .template
-                                .metadata
-                                .as_ref()
-                                .and_then(|m| m.labels.clone())
-                                .unwrap_or_default();
-                            l.insert(
-                                HASH_LABEL.to_string(),
-                                name.rsplit('-').next().unwrap_or("").to_string(),
-                            );
-                            l
-                        }),
-                        owner_references: Some(vec![k8s::controller_ref(
-                            "apps/v1",
-                            "StatefulSet",
-                            &set.metadata,
-                        )]),
-                        ..Default::default()
-                    },
-                    data: RawExtension(data.clone()),
-                    revision: Some(max_rev + 1),
-                };
-                match api.create(ACTOR, rev) {
-                    Ok(_) => {}
-                    Err(e) if e.is(Reason::AlreadyExists) => {
-                        let existing = api.try_get::<ControllerRevision>(&ns, &name).ok_or(())?;
-                        if existing.data.0 != data {
-                            return Err(()); // hash collision: upstream bumps collisionCount
-                        }
-                    }
-                    Err(_) => return Err(()),
-                }
-                Revision {
-                    name,
-                    template: None,
-                }
-            }
-        };
-        let current_name = set
-            .status
-            .as_ref()
-            .and_then(|s| s.current_revision.clone())
-            .unwrap_or_default();
-        let current = match owned
-            .iter()
-            .find(|r| k8s::name(&r.metadata) == current_name)
-        {
-            Some(r) if current_name != update.name => {
-                let template = r
-                    .data
-                    .0
-                    .pointer("/spec/template")
-                    .cloned()
-                    .and_then(|t| serde_json::from_value(t).ok());
-                Revision {
-                    name: current_name,
-                    template,
-                }
-            }
-            _ => update.clone(),
-        };
-        Ok((current, update))
+        }
     }
 
     fn truncate_history(
@@ -531,6 +534,60 @@ impl StatefulSetController {
     }
 }
 
+/// One sync of one set: the spec values it reads, its two revisions, and its pods split by
+/// ordinal (`updateStatefulSet`'s `replicas` and `condemned`).
+struct SetSync {
+    set: Shared<StatefulSet>,
+    start: i32,
+    replicas: i32,
+    min_ready_s: i32,
+    /// Not `Parallel`: OrderedReady's one-step-per-sync rules.
+    monotonic: bool,
+    strategy_type: String,
+    rolling: Option<RollingUpdateStatefulSetStrategy>,
+    partition: i32,
+    now_ms: u64,
+    current_rev: Revision,
+    update_rev: Revision,
+    /// `replicas[ord - start]`; `None` where no pod exists yet.
+    slots: Vec<Option<Shared<Pod>>>,
+    /// Pods outside the ordinal range, highest ordinal first.
+    condemned: Vec<(i32, Shared<Pod>)>,
+}
+
+impl SetSync {
+    fn available(&self, p: &Pod) -> bool {
+        is_available(p, self.min_ready_s, self.now_ms)
+    }
+
+    fn unavailable(&self, p: &Option<Shared<Pod>>) -> bool {
+        p.as_ref()
+            .is_none_or(|p| !self.available(p) || k8s::is_terminating(&p.metadata))
+    }
+
+    /// Not at the update revision.
+    fn is_old(&self, p: &Pod) -> bool {
+        k8s::label(&p.metadata, REVISION_LABEL) != Some(rev_name(&self.update_rev))
+    }
+
+    /// The lowest slot the update step may touch: the partition.
+    fn lowest(&self) -> usize {
+        self.partition.clamp(0, self.replicas) as usize
+    }
+}
+
+/// `completeRollingUpdate`: readiness only, never availability (upstream #136831).
+fn complete_rolling_update(s: &SetSync, status: &mut StatefulSetStatus) {
+    if s.strategy_type == "RollingUpdate"
+        && status.updated_replicas == Some(s.replicas)
+        && status.ready_replicas == Some(s.replicas)
+        && status.replicas == s.replicas
+    {
+        status.current_revision = status.update_revision.clone();
+        status.current_replicas = status.updated_replicas;
+    }
+}
+
 /// A revision as the sync uses it: its name, and the template when it is not the live one.
 #[derive(Clone, Debug)]
 struct Revision {
@@ -540,6 +597,128 @@ struct Revision {
 
 fn rev_name(r: &Revision) -> &str {
     &r.name
+}
+
+/// `getStatefulSetRevisions`' update revision: the newest revision if it equals the template;
+/// else an older equal one, renumbered (a rollback); else a new one.
+fn update_revision(
+    api: &mut ApiServer,
+    set: &StatefulSet,
+    owned: &[Shared<ControllerRevision>],
+    name: String,
+    data: Value,
+) -> Result<Revision, ()> {
+    let max_rev = owned.last().map(|r| r.revision.unwrap_or(0)).unwrap_or(0);
+    let equal: Vec<&Shared<ControllerRevision>> =
+        owned.iter().filter(|r| r.data.0 == data).collect();
+    Ok(match equal.last() {
+        Some(last)
+            if owned.last().map(|o| k8s::name(&o.metadata)) == Some(k8s::name(&last.metadata)) =>
+        {
+            Revision {
+                name: k8s::name(&last.metadata).to_string(),
+                template: None,
+            }
+        }
+        Some(older) => {
+            // Rollback: reuse the equal revision with the next revision number.
+            let mut r = (***older).clone();
+            r.revision = Some(max_rev + 1);
+            api.update(ACTOR, r).map_err(|_| ())?;
+            Revision {
+                name: k8s::name(&older.metadata).to_string(),
+                template: None,
+            }
+        }
+        None => {
+            create_revision(api, set, &name, data, max_rev + 1)?;
+            Revision {
+                name,
+                template: None,
+            }
+        }
+    })
+}
+
+/// `newRevision` + `createControllerRevision`: an existing revision of the same name and data
+/// is fine; other data is a hash collision (upstream bumps `collisionCount`; here, a retry).
+fn create_revision(
+    api: &mut ApiServer,
+    set: &StatefulSet,
+    name: &str,
+    data: Value,
+    revision: i64,
+) -> Result<(), ()> {
+    let ns = k8s::namespace(&set.metadata).to_string();
+    let mut labels = set
+        .spec
+        .template
+        .metadata
+        .as_ref()
+        .and_then(|m| m.labels.clone())
+        .unwrap_or_default();
+    labels.insert(
+        HASH_LABEL.to_string(),
+        name.rsplit('-').next().unwrap_or("").to_string(),
+    );
+    let rev = ControllerRevision {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            namespace: Some(ns.clone()),
+            labels: Some(labels),
+            owner_references: Some(vec![k8s::controller_ref(
+                "apps/v1",
+                "StatefulSet",
+                &set.metadata,
+            )]),
+            ..Default::default()
+        },
+        data: RawExtension(data.clone()),
+        revision: Some(revision),
+    };
+    match api.create(ACTOR, rev) {
+        Ok(_) => Ok(()),
+        Err(e) if e.is(Reason::AlreadyExists) => {
+            let existing = api.try_get::<ControllerRevision>(&ns, name).ok_or(())?;
+            if existing.data.0 != data {
+                return Err(()); // hash collision: upstream bumps collisionCount
+            }
+            Ok(())
+        }
+        Err(_) => Err(()),
+    }
+}
+
+/// `getStatefulSetRevisions`' current revision: the one `status.currentRevision` names, with
+/// its template, or the update revision when none is named or found (bootstrap).
+fn current_revision(
+    set: &StatefulSet,
+    owned: &[Shared<ControllerRevision>],
+    update: &Revision,
+) -> Revision {
+    let current_name = set
+        .status
+        .as_ref()
+        .and_then(|s| s.current_revision.clone())
+        .unwrap_or_default();
+    match owned
+        .iter()
+        .find(|r| k8s::name(&r.metadata) == current_name)
+    {
+        Some(r) if current_name != update.name => {
+            let template = r
+                .data
+                .0
+                .pointer("/spec/template")
+                .cloned()
+                .and_then(|t| serde_json::from_value(t).ok());
+            Revision {
+                name: current_name,
+                template,
+            }
+        }
+        _ => update.clone(),
+    }
 }
 
 /// `ControllerRevision.data`: the strategic-merge patch `{"spec":{"template":...,"$patch":"replace"}}`.
@@ -610,10 +789,12 @@ pub fn is_available(pod: &Pod, min_ready_s: i32, now_ms: u64) -> bool {
     if min_ready_s <= 0 {
         return true;
     }
-    k8s::ready_since(pod).is_some_and(|t| from_time(t) + min_ready_s as u64 * 1000 <= now_ms)
+    k8s::ready_since(pod)
+        .is_some_and(|t| after(from_time(t), secs_to_ms(min_ready_s.into())) <= now_ms)
 }
 
-/// `computeReplicaStatus` (k8s-semantics §3.8).
+/// `computeReplicaStatus` (kubernetes pkg/controller/statefulset/stateful_set_control.go
+/// @0004b149).
 fn compute_status<'a>(
     set: &StatefulSet,
     pods: impl Iterator<Item = &'a Shared<Pod>>,

@@ -1,5 +1,6 @@
 //! Built-in defaulting, feature-gate field drops and the validation that matters to the
-//! controllers we run (k8s-semantics §1.3). Admission webhooks are separate (`Hooks`).
+//! controllers we run (kubernetes pkg/apis/apps/v1/defaults.go,
+//! pkg/apis/apps/validation/validation.go, pkg/registry/apps/statefulset/strategy.go). Admission webhooks are separate (`Hooks`).
 
 use std::any::Any;
 
@@ -97,6 +98,11 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
     Ok(())
 }
 
+/// The most replicas a StatefulSet may ask for here. The real API server takes any `int32`; the
+/// simulator keeps one slot per replica in each StatefulSet sync, so it rejects more, naming
+/// the field, as validation does.
+pub const STATEFULSET_REPLICAS_MAX: i32 = 10_000;
+
 /// The parts of `ValidateStatefulSet` / `ValidateStatefulSetUpdate` the controllers can trip.
 fn validate_statefulset(
     sts: &StatefulSet,
@@ -106,6 +112,11 @@ fn validate_statefulset(
     let spec = &sts.spec;
     if spec.replicas.unwrap_or(1) < 0 {
         return Err("spec.replicas: Invalid value: must be greater than or equal to 0".into());
+    }
+    if let Some(n) = spec.replicas.filter(|n| *n > STATEFULSET_REPLICAS_MAX) {
+        return Err(format!(
+            "spec.replicas: Invalid value: {n}: must be less than or equal to {STATEFULSET_REPLICAS_MAX} (the simulator's STATEFULSET_REPLICAS_MAX)"
+        ));
     }
     let selector = Selector::from_label_selector(Some(&spec.selector))?;
     let labels = spec

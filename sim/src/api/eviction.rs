@@ -1,5 +1,5 @@
 //! The eviction subresource (`pods/<name>/eviction`; kubernetes
-//! `pkg/registry/core/pod/storage/eviction.go`, k8s-semantics §5.2).
+//! `pkg/registry/core/pod/storage/eviction.go` @01aa0f3f).
 //!
 //! Simplification (docs/fidelity.md): there is no disruption controller; a PDB's healthy count
 //! and allowed disruptions are computed from the live pods at eviction time, and a pod already

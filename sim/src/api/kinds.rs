@@ -1,5 +1,6 @@
 //! The kinds the fake API server stores, and what differs between them: scope, the spec/status
-//! split and the generation rule (k8s-semantics §1.3).
+//! split and the generation rule (kubernetes pkg/registry/apps/statefulset/strategy.go @01aa0f3f,
+//! apiextensions-apiserver pkg/registry/customresource/strategy.go).
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,4 +1,5 @@
-//! The in-memory fake API server (k8s-semantics §1-2).
+//! The in-memory fake API server (kubernetes/apiserver `pkg/registry/generic/registry/store.go`,
+//! `pkg/storage/etcd3/store.go`, `pkg/storage/cacher` @24a394e5; docs/fidelity.md).
 //!
 //! One global resourceVersion counter; per-kind stores of shared immutable objects (`Arc`);
 //! per-kind watch logs in resourceVersion order that consumers read at their own pace; a
@@ -24,8 +25,9 @@ use lws::api::LeaderWorkerSet;
 use serde_json::Value;
 
 use crate::rng::SimRng;
-use crate::time::to_time;
+use crate::time::{after, secs_to_ms, to_time};
 use crate::trace::{Trace, TraceEntry};
+pub use defaults::STATEFULSET_REPLICAS_MAX;
 pub(crate) use kinds::with_kind;
 pub use kinds::{key_of, Key, Kind, KindId, Shared};
 use patch::FieldPath;
@@ -215,7 +217,8 @@ pub struct FeatureGates {
     pub max_unavailable_statefulset: bool,
     /// Not a gate but a version: from 1.37 (PR #137666) a Parallel StatefulSet on the
     /// MaxUnavailable path replaces old pods that are already unavailable first, and they no
-    /// longer block the rollout (k8s-semantics §3.6.2).
+    /// longer block the rollout (kubernetes PR #137666, stateful_set_control.go
+    /// `updateStatefulSetAfterInvariantEstablished`).
     pub statefulset_replaces_unavailable_first: bool,
 }
 
@@ -550,7 +553,8 @@ impl ApiServer {
         self.write_existing(actor, verb, old, new)
     }
 
-    /// Server-side apply of `intent` by `manager` (k8s-semantics §1.9). Creates a missing object.
+    /// Server-side apply of `intent` by `manager` (kubernetes.io "Server-Side Apply": conflicts,
+    /// `force`, field managers). Creates a missing object.
     pub fn apply<K: Kind>(
         &mut self,
         manager: &str,
@@ -561,14 +565,8 @@ impl ApiServer {
         if let Some(e) = self.take_injected(manager, "apply", K::ID) {
             return self.fail(manager, "apply", K::ID, &key, e);
         }
-        let store = K::store(self);
-        if let (Some((m, f, rv, last)), Some(current)) =
-            (store.last_applied.get(&key), store.objects.get(&key))
-        {
-            let untouched = current.meta().resource_version.as_deref() == Some(rv.as_str());
-            if untouched && m == manager && *f == force && last == intent {
-                return Ok(current.clone());
-            }
+        if let Some(same) = self.reapplied(&key, manager, intent, force) {
+            return Ok(same);
         }
         let mut intent_value = serde_json::to_value(intent).expect("objects serialize");
         strip_empty(&mut intent_value);
@@ -577,16 +575,13 @@ impl ApiServer {
             let mut obj = intent.clone();
             obj.clear_status();
             let created = self.create(manager, obj)?;
-            let store = K::store_mut(self);
-            store
+            let mut managers = K::store(self)
                 .managed
-                .entry(key.clone())
-                .or_default()
-                .insert(manager.to_string(), paths);
-            let rv = created.meta().resource_version.clone().unwrap_or_default();
-            store
-                .last_applied
-                .insert(key, (manager.to_string(), force, rv, intent.clone()));
+                .get(&key)
+                .cloned()
+                .unwrap_or_default();
+            managers.insert(manager.to_string(), paths);
+            self.record_apply(key, manager, intent, force, &created, managers);
             return Ok(created);
         };
         if let Some(rv) = intent.meta().resource_version.as_deref() {
@@ -600,45 +595,24 @@ impl ApiServer {
             .get(&key)
             .cloned()
             .unwrap_or_default();
-        let mut conflicts = Vec::new();
-        for p in &paths {
-            let differs = patch::get_path(&current, p) != patch::get_path(&intent_value, p);
-            if !differs {
-                continue;
-            }
-            for (m, owned) in managers.iter_mut() {
-                if m != manager && owned.contains(p) {
-                    if force {
-                        owned.remove(p);
-                    } else {
-                        conflicts.push(format!("{} (manager {m:?})", p.join(".")));
-                    }
-                }
-            }
-        }
+        let conflicts = take_fields(
+            &mut managers,
+            &current,
+            &intent_value,
+            &paths,
+            manager,
+            force,
+        );
         if !conflicts.is_empty() {
             let msg = format!(
                 "Apply failed with {} conflicts: {}",
                 conflicts.len(),
                 conflicts.join(", ")
             );
-            return self.fail(
-                manager,
-                "apply",
-                K::ID,
-                &key,
-                ApiError::new(Reason::Conflict, msg),
-            );
+            let e = ApiError::new(Reason::Conflict, msg);
+            return self.fail(manager, "apply", K::ID, &key, e);
         }
-        let previously = managers.get(manager).cloned().unwrap_or_default();
-        for p in previously.difference(&paths) {
-            let shared = managers
-                .iter()
-                .any(|(m, owned)| m != manager && owned.contains(p));
-            if !shared {
-                patch::remove_path(&mut current, p);
-            }
-        }
+        release_fields(&managers, &mut current, &paths, manager);
         patch::overlay(&mut current, &intent_value);
         managers.insert(manager.to_string(), paths);
         let mut new: K = match serde_json::from_value(current) {
@@ -653,16 +627,46 @@ impl ApiServer {
         };
         new.copy_status(&old);
         let result = self.write_existing(manager, "apply", old, new)?;
+        self.record_apply(key, manager, intent, force, &result, managers);
+        Ok(result)
+    }
+
+    /// The same intent from the same manager onto an object nobody touched since: the stored
+    /// object, as is.
+    fn reapplied<K: Kind>(
+        &self,
+        key: &Key,
+        manager: &str,
+        intent: &K,
+        force: bool,
+    ) -> Option<Shared<K>> {
+        let store = K::store(self);
+        let (m, f, rv, last) = store.last_applied.get(key)?;
+        let current = store.objects.get(key)?;
+        let untouched = current.meta().resource_version.as_deref() == Some(rv.as_str());
+        (untouched && m == manager && *f == force && last == intent).then(|| current.clone())
+    }
+
+    /// After a successful apply: the field managers, and the intent for `reapplied`.
+    fn record_apply<K: Kind>(
+        &mut self,
+        key: Key,
+        manager: &str,
+        intent: &K,
+        force: bool,
+        result: &Shared<K>,
+        managers: BTreeMap<String, BTreeSet<FieldPath>>,
+    ) {
         let store = K::store_mut(self);
         store.managed.insert(key.clone(), managers);
         let rv = result.meta().resource_version.clone().unwrap_or_default();
         store
             .last_applied
             .insert(key, (manager.to_string(), force, rv, intent.clone()));
-        Ok(result)
     }
 
-    /// DELETE (k8s-semantics §1.5): preconditions, GC finalizers by propagation policy, graceful
+    /// DELETE (kubernetes/apiserver `store.go` `Delete`, `updateForGracefulDeletionAndFinalizers`,
+    /// `pkg/registry/rest/delete.go` `BeforeDelete` @24a394e5): preconditions, GC finalizers by propagation policy, graceful
     /// pod deletion, finalizer-blocked deletion, else removal.
     pub fn delete<K: Kind>(
         &mut self,
@@ -737,7 +741,7 @@ impl ApiServer {
             if grace_s < remaining {
                 let m = new.meta_mut();
                 m.deletion_grace_period_seconds = Some(grace_s);
-                m.deletion_timestamp = Some(to_time(self.now_ms + grace_s as u64 * 1000));
+                m.deletion_timestamp = Some(to_time(after(self.now_ms, secs_to_ms(grace_s))));
                 return Ok(Deleted::Terminating(self.commit(
                     actor,
                     "delete",
@@ -749,7 +753,7 @@ impl ApiServer {
         }
         if grace_s > 0 || has_finalizers {
             let m = new.meta_mut();
-            m.deletion_timestamp = Some(to_time(self.now_ms + grace_s as u64 * 1000));
+            m.deletion_timestamp = Some(to_time(after(self.now_ms, secs_to_ms(grace_s))));
             m.deletion_grace_period_seconds = Some(grace_s);
             if let Some(g) = m.generation.as_mut() {
                 *g += 1;
@@ -1036,6 +1040,54 @@ fn pod_grace_seconds<K: Kind>(obj: &K, opts: &DeleteOptions) -> i64 {
         .and_then(Value::as_i64)
         .unwrap_or(30);
     opts.grace_period_seconds.unwrap_or(own).max(0)
+}
+
+/// SSA's conflict check: each path the intent changes that another manager owns is a conflict,
+/// or with `force` moves to this manager (the others lose it). Returns the conflicts.
+fn take_fields(
+    managers: &mut BTreeMap<String, BTreeSet<FieldPath>>,
+    current: &Value,
+    intent: &Value,
+    paths: &BTreeSet<FieldPath>,
+    manager: &str,
+    force: bool,
+) -> Vec<String> {
+    let mut conflicts = Vec::new();
+    for p in paths {
+        let differs = patch::get_path(current, p) != patch::get_path(intent, p);
+        if !differs {
+            continue;
+        }
+        for (m, owned) in managers.iter_mut() {
+            if m != manager && owned.contains(p) {
+                if force {
+                    owned.remove(p);
+                } else {
+                    conflicts.push(format!("{} (manager {m:?})", p.join(".")));
+                }
+            }
+        }
+    }
+    conflicts
+}
+
+/// Fields this manager applied before but not now are removed, unless another manager owns
+/// them too.
+fn release_fields(
+    managers: &BTreeMap<String, BTreeSet<FieldPath>>,
+    current: &mut Value,
+    paths: &BTreeSet<FieldPath>,
+    manager: &str,
+) {
+    let previously = managers.get(manager).cloned().unwrap_or_default();
+    for p in previously.difference(paths) {
+        let shared = managers
+            .iter()
+            .any(|(m, owned)| m != manager && owned.contains(p));
+        if !shared {
+            patch::remove_path(current, p);
+        }
+    }
 }
 
 /// Remove nulls, empty maps and empty lists from an apply configuration: Go's `omitempty`.

@@ -1,5 +1,6 @@
 //! JSON merge patch (RFC 7386) and the field-set arithmetic of server-side apply, on
-//! `serde_json::Value` (k8s-semantics §1.9-1.10).
+//! `serde_json::Value` (kubernetes.io "Server-Side Apply";
+//! kubernetes/apiserver `pkg/endpoints/handlers/patch.go`).
 //!
 //! Simplification (docs/fidelity.md): every list is atomic for apply, where the real server merges
 //! `containers`, `env` and `ownerReferences` by key. The LWS controllers always send whole lists

@@ -1,4 +1,4 @@
-//! Label selectors (k8s-semantics §1.6): `matchLabels` and `matchExpressions` are ANDed; a nil
+//! Label selectors (apimachinery `pkg/apis/meta/v1/helpers.go` `LabelSelectorAsSelector`): `matchLabels` and `matchExpressions` are ANDed; a nil
 //! selector matches nothing and an empty one matches everything.
 
 use std::collections::BTreeMap;
@@ -117,7 +117,7 @@ mod tests {
 
     #[test]
     fn nil_matches_nothing_and_empty_matches_everything() {
-        // LabelSelectorAsSelector: nil -> Nothing(), empty -> Everything() (k8s-semantics §1.6).
+        // LabelSelectorAsSelector: nil -> Nothing(), empty -> Everything() (apimachinery helpers.go).
         let l = labels(&[("a", "1")]);
         assert!(!Selector::from_label_selector(None)
             .unwrap()

@@ -1,4 +1,5 @@
-//! API server semantics, each test naming the upstream behaviour it checks (k8s-semantics §1-2).
+//! API server semantics, each test naming the upstream behaviour it checks (kubernetes/apiserver
+//! `pkg/registry/generic/registry/store.go`, `pkg/storage/etcd3/store.go` @24a394e5).
 
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetStatus};
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
@@ -81,7 +82,8 @@ fn rv<K: Kind>(o: &K) -> u64 {
 
 #[test]
 fn create_sets_system_fields_and_one_global_resource_version() {
-    // rest.FillObjectMetaSystemFields; one etcd revision counter for all kinds (§1.1-1.2).
+    // rest.FillObjectMetaSystemFields; one etcd revision counter for all kinds
+    // (apiserver pkg/registry/rest/create.go, pkg/storage/etcd3/store.go).
     let mut a = api();
     let s = a.create("t", sts("a", "v1")).unwrap();
     let p = a.create("t", pod("p")).unwrap();
@@ -115,7 +117,7 @@ fn generate_name_draws_a_suffix() {
 
 #[test]
 fn no_op_update_consumes_no_resource_version_and_emits_no_event() {
-    // etcd3 store GuaranteedUpdate skips identical writes (§1.1; pitfall 9.3.2).
+    // etcd3 store GuaranteedUpdate skips identical writes (apiserver pkg/storage/etcd3/store.go).
     let mut a = api();
     let s = a.create("t", sts("a", "v1")).unwrap();
     let log_len = a.statefulsets.log().len();
@@ -127,7 +129,8 @@ fn no_op_update_consumes_no_resource_version_and_emits_no_event() {
 
 #[test]
 fn generation_bumps_on_spec_changes_only() {
-    // statefulset strategy: +1 iff spec differs; status and metadata never bump it (§1.3).
+    // statefulset strategy: +1 iff spec differs; status and metadata never bump it
+    // (kubernetes pkg/registry/apps/statefulset/strategy.go @01aa0f3f).
     let mut a = api();
     let s = a.create("t", sts("a", "v1")).unwrap();
     let mut m = (*s).clone();
@@ -186,7 +189,7 @@ fn stale_resource_version_is_409_conflict() {
 
 #[test]
 fn unconditional_update_is_allowed_for_builtins_but_422_for_the_lws_crd() {
-    // AllowUnconditionalUpdate: true for StatefulSet, false for CRs (§1.4).
+    // AllowUnconditionalUpdate: true for StatefulSet, false for CRs (each kind's registry strategy).
     let mut a = api();
     let s = a.create("t", sts("a", "v1")).unwrap();
     let mut u = (*s).clone();
@@ -263,7 +266,8 @@ fn list_filters_by_label_selector_and_namespace_in_key_order() {
 
 #[test]
 fn graceful_pod_deletion_keeps_the_pod_terminating_until_the_final_delete() {
-    // pod strategy CheckGracefulDelete: deletionTimestamp = now + grace, MODIFIED (§1.5).
+    // pod strategy CheckGracefulDelete: deletionTimestamp = now + grace, MODIFIED
+    // (kubernetes pkg/registry/core/pod/strategy.go; apiserver store.go).
     let mut a = api();
     let p = a.create("t", pod("p")).unwrap();
     a.bind("sched", "default", "p", "node-0").unwrap();
@@ -384,7 +388,7 @@ fn propagation_policies_add_gc_finalizers() {
 
 #[test]
 fn apply_creates_then_identical_apply_is_a_no_op_and_a_changed_template_bumps_generation() {
-    // Server-side apply with force (§1.9 points 3-6).
+    // Server-side apply with force (kubernetes.io "Server-Side Apply": conflicts and force).
     let mut a = api();
     let created = a.apply("lws", &sts("a", "v1"), true).unwrap();
     assert_eq!(created.metadata.generation, Some(1));

@@ -1,4 +1,5 @@
-//! A model of controller-runtime running the ported LWS controllers (k8s-semantics §7).
+//! A model of controller-runtime running the ported LWS controllers (controller-runtime
+//! v0.24.1 `pkg/internal/controller`, `pkg/cache`, `pkg/manager`; client-go leaderelection).
 //!
 //! The controller *pod* runs one manager: shared informer caches fed from the watch logs with
 //! their own lag, a work queue per controller (dedup, earliest-due wins, 5 ms..1000 s backoff),
@@ -31,7 +32,7 @@ use crate::api::{
 use crate::informer::{Delta, Informer};
 use crate::queue::WorkQueue;
 use crate::rng::SimRng;
-use crate::time::to_time;
+use crate::time::{after, to_time};
 use client::{AnyObject, Caches, Exchange, SimClient, WriteOp};
 
 pub const LWS_ACTOR: &str = "lws-controller";
@@ -211,6 +212,8 @@ pub struct ControllerRuntime {
     pub events: Vec<String>,
     /// Reconciles started, per controller, for benches and tests.
     pub reconciles: [u64; 2],
+    /// How the finished reconciles ended, typed.
+    pub outcomes: ReconcileOutcomes,
 }
 
 impl ControllerRuntime {
@@ -232,6 +235,7 @@ impl ControllerRuntime {
             restarts: 0,
             events: Vec::new(),
             reconciles: [0, 0],
+            outcomes: ReconcileOutcomes::default(),
         }
     }
 
@@ -288,7 +292,7 @@ impl ControllerRuntime {
         self.kill_after_writes = None;
         self.restarts += 1;
         let (lo, hi) = self.config.restart_delay_ms;
-        self.restart_at_ms = Some(now + rng.range_inclusive(lo, hi));
+        self.restart_at_ms = Some(after(now, rng.range_inclusive(lo, hi)));
     }
 
     /// Crash right after the controller's `n`-th API write from now.
@@ -373,7 +377,7 @@ impl ControllerRuntime {
                 now,
             ) {
                 let jitter = 1.0 + 1.2 * rng.unit();
-                *next_try_ms = now + (self.config.retry_period_ms as f64 * jitter) as u64;
+                *next_try_ms = after(now, (self.config.retry_period_ms as f64 * jitter) as u64);
                 return;
             }
             manager.phase = start_leading(api, rng, &self.config, now);
@@ -404,119 +408,12 @@ impl ControllerRuntime {
         else {
             return false;
         };
-        {
-            let mut c = caches.borrow_mut();
-            let hold = &mut self.hold_event;
-            let armed = hold.is_some();
-            let lws_d = c.lws.poll_holding(api, now, hold);
-            let sts_d = c.statefulsets.poll_holding(api, now, hold);
-            let pod_d = c.pods.poll_holding(api, now, hold);
-            let svc_d = c.services.poll_holding(api, now, hold);
-            // Nodes and revisions feed only the cache: no handler watches them.
-            let quiet = c.nodes.poll_holding(api, now, hold).len()
-                + c.revisions.poll_holding(api, now, hold).len();
-            if armed && hold.is_none() {
-                api.trace_external("fault", "holdEvent", "", "", "one watch event held".into());
-            }
-            let handled = lws_d.len() + sts_d.len() + pod_d.len() + svc_d.len();
-            self.events_delivered += (handled + quiet) as u64;
-            for d in &lws_d {
-                on_lws(workers, d, now);
-            }
-            for d in &sts_d {
-                on_statefulset(workers, d, now);
-            }
-            for d in &pod_d {
-                on_pod(workers, d, watches, now);
-            }
-            for d in &svc_d {
-                on_service(workers, d, now);
-            }
-            for r in resync.iter_mut().filter(|r| r.0 <= now) {
-                resync_kind(&c, r.2, workers, watches, now);
-                r.0 += r.1;
-            }
-        }
-        let profile = self.config.profile.clone();
+        self.deliver(api, &mut caches.borrow_mut(), resync, workers, watches);
         let mut resync_due = false;
         for (i, w) in workers.iter_mut().enumerate() {
-            let actor = w.actor();
-            loop {
-                // Complete a parked write that is due, then let the reconcile run on.
-                if let Some(f) = w.inflight.as_mut() {
-                    if f.write_due_ms.is_none_or(|t| t > now) {
-                        break;
-                    }
-                    let op = f
-                        .exchange
-                        .borrow_mut()
-                        .pending
-                        .take()
-                        .expect("a parked write");
-                    let result = perform(api, actor, op);
-                    f.exchange.borrow_mut().response = Some(result);
-                    f.write_due_ms = None;
-                    self.writes += 1;
-                    if let Some(n) = self.kill_after_writes.as_mut() {
-                        *n -= 1;
-                        if *n == 0 {
-                            self.kill(api, rng);
-                            return true;
-                        }
-                    }
-                } else {
-                    let Some(key) = w.queue.pop_due(now) else {
-                        break;
-                    };
-                    self.reconciles[i] += 1;
-                    let stale = self.stale_reconcile.as_mut().is_some_and(|n| {
-                        *n -= 1;
-                        *n == 0
-                    });
-                    if stale {
-                        self.stale_reconcile = None;
-                        let what = format!("{}/{} from previous versions", key.0, key.1);
-                        api.trace_external("fault", "staleRead", "", "", what);
-                    }
-                    let tombstone = w.tombstones.remove(&key);
-                    w.inflight = Some(start_reconcile(
-                        w.which,
-                        key,
-                        caches.clone(),
-                        &profile,
-                        stale,
-                        tombstone,
-                        now,
-                    ));
-                }
-                let f = w.inflight.as_mut().expect("in flight");
-                match poll_once(f.future.as_mut()) {
-                    Poll::Ready(result) => {
-                        let f = w.inflight.take().expect("in flight");
-                        let events = std::mem::take(&mut f.exchange.borrow_mut().events);
-                        self.events
-                            .extend(events.into_iter().map(|e| format!("{now} {e}")));
-                        if let Err(e) = &result {
-                            self.events.push(format!(
-                                "{now} {actor} reconcile {}/{} failed: {e}",
-                                f.key.0, f.key.1
-                            ));
-                        }
-                        finish(&mut w.queue, f.key, result, now);
-                        if let Some(n) = self.resync_after_reconciles.as_mut().filter(|n| **n > 0) {
-                            *n -= 1;
-                            resync_due |= *n == 0;
-                        }
-                    }
-                    Poll::Pending => {
-                        assert!(
-                            f.exchange.borrow().pending.is_some(),
-                            "a reconcile may only wait on a write"
-                        );
-                        let (lo, hi) = self.config.api_latency_ms;
-                        f.write_due_ms = Some(now + rng.range_inclusive(lo, hi));
-                    }
-                }
+            match self.run_worker(i, w, caches, api, rng) {
+                WorkerRun::Killed => return true,
+                WorkerRun::Idle { resync_due: due } => resync_due |= due,
             }
         }
         if resync_due {
@@ -532,6 +429,240 @@ impl ControllerRuntime {
             }
         }
         false
+    }
+
+    /// The informers' watch events (one may be held back) to the handlers, and the resync
+    /// timers that are due.
+    fn deliver(
+        &mut self,
+        api: &mut ApiServer,
+        c: &mut Caches,
+        resync: &mut [(u64, u64, KindId)],
+        workers: &mut [Worker; 2],
+        watches: Watches,
+    ) {
+        let now = api.now_ms();
+        let hold = &mut self.hold_event;
+        let armed = hold.is_some();
+        let lws_d = c.lws.poll_holding(api, now, hold);
+        let sts_d = c.statefulsets.poll_holding(api, now, hold);
+        let pod_d = c.pods.poll_holding(api, now, hold);
+        let svc_d = c.services.poll_holding(api, now, hold);
+        // Nodes and revisions feed only the cache: no handler watches them.
+        let quiet = c.nodes.poll_holding(api, now, hold).len()
+            + c.revisions.poll_holding(api, now, hold).len();
+        if armed && hold.is_none() {
+            api.trace_external("fault", "holdEvent", "", "", "one watch event held".into());
+        }
+        let handled = lws_d.len() + sts_d.len() + pod_d.len() + svc_d.len();
+        self.events_delivered += (handled + quiet) as u64;
+        for d in &lws_d {
+            on_lws(workers, d, now);
+        }
+        for d in &sts_d {
+            on_statefulset(workers, d, now);
+        }
+        for d in &pod_d {
+            on_pod(workers, d, watches, now);
+        }
+        for d in &svc_d {
+            on_service(workers, d, now);
+        }
+        for r in resync.iter_mut().filter(|r| r.0 <= now) {
+            resync_kind(c, r.2, workers, watches, now);
+            r.0 = after(r.0, r.1);
+        }
+    }
+
+    /// One controller's loop at this instant: complete its parked write when due, or start the
+    /// next due key, and poll the reconcile on until it parks again or nothing is due.
+    fn run_worker(
+        &mut self,
+        i: usize,
+        w: &mut Worker,
+        caches: &Rc<RefCell<Caches>>,
+        api: &mut ApiServer,
+        rng: &mut SimRng,
+    ) -> WorkerRun {
+        let now = api.now_ms();
+        let actor = w.actor();
+        let mut resync_due = false;
+        loop {
+            if let Some(f) = w.inflight.as_mut() {
+                if f.write_due_ms.is_none_or(|t| t > now) {
+                    break;
+                }
+                if self.complete_write(f, actor, api, rng) {
+                    return WorkerRun::Killed;
+                }
+            } else {
+                let Some(key) = w.queue.pop_due(now) else {
+                    break;
+                };
+                self.start(i, w, key, caches, api);
+            }
+            resync_due |= self.poll_reconcile(w, api, rng);
+        }
+        WorkerRun::Idle { resync_due }
+    }
+
+    /// Perform a parked write against the API server and store its response. Returns true when
+    /// a `killController: {afterWrites}` countdown killed the pod right after it.
+    fn complete_write(
+        &mut self,
+        f: &mut InFlight,
+        actor: &str,
+        api: &mut ApiServer,
+        rng: &mut SimRng,
+    ) -> bool {
+        let op = f
+            .exchange
+            .borrow_mut()
+            .pending
+            .take()
+            .expect("a parked write");
+        let result = perform(api, actor, op);
+        f.exchange.borrow_mut().response = Some(result);
+        f.write_due_ms = None;
+        self.writes += 1;
+        if let Some(n) = self.kill_after_writes.as_mut() {
+            *n -= 1;
+            if *n == 0 {
+                self.kill(api, rng);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Start a reconcile of `key` (served stale if a `staleRead` countdown hits it).
+    fn start(
+        &mut self,
+        i: usize,
+        w: &mut Worker,
+        key: Key,
+        caches: &Rc<RefCell<Caches>>,
+        api: &mut ApiServer,
+    ) {
+        self.reconciles[i] += 1;
+        let stale = self.stale_reconcile.as_mut().is_some_and(|n| {
+            *n -= 1;
+            *n == 0
+        });
+        if stale {
+            self.stale_reconcile = None;
+            let what = format!("{}/{} from previous versions", key.0, key.1);
+            api.trace_external("fault", "staleRead", "", "", what);
+        }
+        let tombstone = w.tombstones.remove(&key);
+        w.inflight = Some(start_reconcile(
+            w.which,
+            key,
+            caches.clone(),
+            &self.config.profile,
+            stale,
+            tombstone,
+            api.now_ms(),
+        ));
+    }
+
+    /// Poll the in-flight reconcile once: when done, record its events and outcome and requeue
+    /// its key as controller-runtime does; when parked on a write, sample the write's latency.
+    /// Returns true when a `resyncAfterReconciles` countdown ran out.
+    fn poll_reconcile(&mut self, w: &mut Worker, api: &ApiServer, rng: &mut SimRng) -> bool {
+        let now = api.now_ms();
+        let actor = w.actor();
+        let f = w.inflight.as_mut().expect("in flight");
+        match poll_once(f.future.as_mut()) {
+            Poll::Ready(result) => {
+                let f = w.inflight.take().expect("in flight");
+                let events = std::mem::take(&mut f.exchange.borrow_mut().events);
+                self.events
+                    .extend(events.into_iter().map(|e| format!("{now} {e}")));
+                self.outcomes.record(ReconcileOutcome {
+                    at_ms: now,
+                    controller: actor,
+                    key: f.key.clone(),
+                    result: result.as_ref().map(|_| ()).map_err(|e| e.clone()),
+                });
+                if let Err(e) = &result {
+                    self.events.push(format!(
+                        "{now} {actor} reconcile {}/{} failed: {e}",
+                        f.key.0, f.key.1
+                    ));
+                }
+                finish(&mut w.queue, f.key, result, now);
+                if let Some(n) = self.resync_after_reconciles.as_mut().filter(|n| **n > 0) {
+                    *n -= 1;
+                    return *n == 0;
+                }
+            }
+            Poll::Pending => {
+                assert!(
+                    f.exchange.borrow().pending.is_some(),
+                    "a reconcile may only wait on a write"
+                );
+                let (lo, hi) = self.config.api_latency_ms;
+                f.write_due_ms = Some(after(now, rng.range_inclusive(lo, hi)));
+            }
+        }
+        false
+    }
+}
+
+/// How `run_worker` left a controller.
+enum WorkerRun {
+    /// The pod was killed (the manager is gone).
+    Killed,
+    /// Nothing more is due at this instant; `resync_due` when a reconcile-boundary resync fired.
+    Idle { resync_due: bool },
+}
+
+/// How one reconcile ended: controller-runtime's `Reconcile` result, typed (the trace and
+/// `events` carry the same as text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReconcileOutcome {
+    pub at_ms: u64,
+    /// `LWS_ACTOR` or `POD_ACTOR`.
+    pub controller: &'static str,
+    pub key: Key,
+    pub result: Result<(), lws::client::Error>,
+}
+
+impl std::fmt::Display for ReconcileOutcome {
+    /// `<controller> reconcile <ns>/<name> ok` or `... failed: <Reason>: <message>`, as in
+    /// `events`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (c, k) = (self.controller, &self.key);
+        match &self.result {
+            Ok(()) => write!(f, "{c} reconcile {}/{} ok", k.0, k.1),
+            Err(e) => write!(f, "{c} reconcile {}/{} failed: {e}", k.0, k.1),
+        }
+    }
+}
+
+/// The reconciles' outcomes over a run: counts per controller (`[lws, pod]`) and the last
+/// failure. Counts, not a log, so a long run costs no memory here.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReconcileOutcomes {
+    pub ok: [u64; 2],
+    pub failed: [u64; 2],
+    pub last_failure: Option<ReconcileOutcome>,
+}
+
+impl ReconcileOutcomes {
+    fn record(&mut self, o: ReconcileOutcome) {
+        let i = usize::from(o.controller != LWS_ACTOR);
+        if o.result.is_ok() {
+            self.ok[i] += 1;
+        } else {
+            self.failed[i] += 1;
+            self.last_failure = Some(o);
+        }
+    }
+
+    pub fn failures(&self) -> u64 {
+        self.failed.iter().sum()
     }
 }
 
@@ -616,13 +747,14 @@ fn start_reconcile(
     }
 }
 
-/// `reconcileHandler` result rules (k8s-semantics §7.3).
+/// `reconcileHandler` result rules (controller-runtime v0.24.1
+/// `pkg/internal/controller/controller.go`).
 fn finish(queue: &mut WorkQueue, key: Key, result: lws::client::Result<Action>, now: u64) {
     match result {
         Err(_) => queue.add_rate_limited(key, now),
         Ok(a) if a.requeue_after_ms.is_some() => {
             queue.forget(&key);
-            queue.add_after(key, now + a.requeue_after_ms.unwrap_or(0));
+            queue.add_after(key, after(now, a.requeue_after_ms.unwrap_or(0)));
         }
         Ok(a) if a.requeue => queue.add_rate_limited(key, now),
         Ok(_) => queue.forget(&key),
@@ -747,7 +879,7 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
     .into_iter()
     .map(|k| {
         let period = (cfg.sync_period_ms as f64 * (0.9 + 0.2 * rng.unit())) as u64;
-        (now + period, period, k)
+        (after(now, period), period, k)
     })
     .collect();
     Phase::Leading {

@@ -534,6 +534,14 @@ struct Runner {
     checker: Checker,
 }
 
+/// A run limit that stopped the world (livelock, horizon), as an error rather than a panic.
+fn stopped(world: &World) -> Result<(), RunError> {
+    match world.stopped() {
+        Some(stop) => Err(RunError(stop.to_string())),
+        None => Ok(()),
+    }
+}
+
 impl Runner {
     /// Step the world to `deadline`, checking the invariants after every event.
     fn advance_to(&mut self, deadline: u64) -> Result<(), RunError> {
@@ -549,7 +557,7 @@ impl Runner {
             }
         }
         self.world.run_until(deadline);
-        Ok(())
+        stopped(&self.world)
     }
 
     /// Step until `done` holds or `timeout_ms` passes.
@@ -566,6 +574,7 @@ impl Runner {
             }
             if !self.world.step(deadline) {
                 self.world.run_until(deadline);
+                stopped(&self.world)?;
                 return Ok(done(&self.world, &self.checker));
             }
             self.checker.observe(&self.world.api);
@@ -946,11 +955,10 @@ fn stuck_state(w: &World, c: &Checker) -> String {
     let last_error = w
         .controller
         .as_ref()
-        .and_then(|ctl| ctl.events.iter().rev().find(|e| e.contains(" failed: ")));
+        .and_then(|ctl| ctl.outcomes.last_failure.as_ref());
     if let Some(e) = last_error {
-        let (at, what) = e.split_once(' ').unwrap_or(("", e));
-        let at = at.parse().map(crate::time::fmt_ms).unwrap_or_default();
-        s.push_str(&format!("; last controller error (t={at}): {what}"));
+        let at = crate::time::fmt_ms(e.at_ms);
+        s.push_str(&format!("; last controller error (t={at}): {e}"));
     }
     if !c.rollout_complete_groups() {
         return s;
