@@ -73,3 +73,19 @@ fn the_simulator_uses_no_wall_clock_threads_or_unordered_maps() {
         bad.join("\n")
     );
 }
+
+#[test]
+fn only_the_cli_and_the_scenario_loader_touch_files() {
+    // Campaigns, explore and runs work on scenarios in memory; `main.rs` writes results and
+    // `scenario/load.rs` reads scenario files and their manifests.
+    let bad = offenders(
+        "src",
+        &["std::fs", "File::", "read_to_string"],
+        &["main.rs", "scenario/load.rs"],
+    );
+    assert!(
+        bad.is_empty(),
+        "only main.rs and scenario/load.rs may touch files:\n{}",
+        bad.join("\n")
+    );
+}
