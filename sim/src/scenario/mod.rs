@@ -18,7 +18,7 @@ use lws::k8s;
 use lws::profile::Profile;
 use serde_json::Value;
 
-use crate::api::{with_kind, ApiServer, DeleteOptions, Kind, KindId};
+use crate::api::{with_kind, ApiServer, DeleteOptions, Kind, KindId, Propagation};
 use crate::controller::ControllerConfig;
 use crate::invariants::{self, Checker, Violation};
 use crate::trace::Trace;
@@ -506,58 +506,30 @@ impl Runner {
         }
         let now = self.world.now_ms;
         match step {
-            Step::Apply { source, objects } => self.apply(source, objects)?,
+            Step::Apply { source, objects } => self.apply(source, objects),
             Step::Patch {
                 kind,
                 namespace,
                 name,
                 merge,
-            } => {
-                let r = with_kind!(*kind, K => self.world.api.merge_patch::<K>("kubectl", namespace, name, merge).map(|_| ()));
-                self.kubectl_result(r.map_err(|e| format!("patch {kind} {name} failed: {e}")));
-            }
+            } => self.patch(*kind, namespace, name, merge),
             Step::Scale {
                 namespace,
                 lws,
                 replicas,
-            } => {
-                let patch = serde_json::json!({"spec": {"replicas": replicas}});
-                let r = self
-                    .world
-                    .api
-                    .merge_patch::<LeaderWorkerSet>("kubectl", namespace, lws, &patch);
-                self.kubectl_result(
-                    r.map(|_| ())
-                        .map_err(|e| format!("scale {lws} failed: {e}")),
-                );
-            }
+            } => self.scale(namespace, lws, *replicas),
             Step::Delete {
                 kind,
                 namespace,
                 name,
                 propagation,
-            } => {
-                let opts = DeleteOptions {
-                    propagation: *propagation,
-                    ..Default::default()
-                };
-                let r = with_kind!(*kind, K => self.world.api.delete::<K>("kubectl", namespace, name, &opts).map(|_| ()));
-                self.kubectl_result(r.map_err(|e| format!("delete {kind} {name} failed: {e}")));
-            }
-            Step::Wait(ms) => return self.advance_to(now + ms),
-            Step::WaitFor { target, timeout_ms } => return self.wait_for(target, *timeout_ms),
+            } => self.delete(*kind, namespace, name, *propagation),
+            Step::Wait(ms) => self.advance_to(now + ms),
+            Step::WaitFor { target, timeout_ms } => self.wait_for(target, *timeout_ms),
             Step::Check(m) => {
                 self.check(m);
-                return Ok(());
+                Ok(())
             }
-            _ => return self.run_fault(step, now),
-        }
-        self.advance_to(now)
-    }
-
-    /// Run a fault step (or one that arms a fault in the controller).
-    fn run_fault(&mut self, step: &Step, now: u64) -> Result<(), RunError> {
-        match step {
             Step::KillController { after_writes } => {
                 self.checker.open_quiet_window(now);
                 match after_writes {
@@ -584,18 +556,59 @@ impl Runner {
                 pod,
                 grace_period_seconds,
             } => self.delete_pod(namespace, pod, *grace_period_seconds, now),
-            Step::Apply { .. }
-            | Step::Patch { .. }
-            | Step::Scale { .. }
-            | Step::Delete { .. }
-            | Step::Wait(_)
-            | Step::WaitFor { .. }
-            | Step::Check(_) => unreachable!("run_step runs kubectl and wait steps"),
         }
+    }
+
+    /// `kubectl patch --type merge`.
+    fn patch(
+        &mut self,
+        kind: KindId,
+        namespace: &str,
+        name: &str,
+        merge: &Value,
+    ) -> Result<(), RunError> {
+        let now = self.world.now_ms;
+        let r = with_kind!(kind, K => self.world.api.merge_patch::<K>("kubectl", namespace, name, merge).map(|_| ()));
+        self.kubectl_result(r.map_err(|e| format!("patch {kind} {name} failed: {e}")));
+        self.advance_to(now)
+    }
+
+    /// `kubectl scale lws`.
+    fn scale(&mut self, namespace: &str, lws: &str, replicas: i32) -> Result<(), RunError> {
+        let now = self.world.now_ms;
+        let patch = serde_json::json!({"spec": {"replicas": replicas}});
+        let r = self
+            .world
+            .api
+            .merge_patch::<LeaderWorkerSet>("kubectl", namespace, lws, &patch);
+        self.kubectl_result(
+            r.map(|_| ())
+                .map_err(|e| format!("scale {lws} failed: {e}")),
+        );
+        self.advance_to(now)
+    }
+
+    /// `kubectl delete`, with `--cascade` as given.
+    fn delete(
+        &mut self,
+        kind: KindId,
+        namespace: &str,
+        name: &str,
+        propagation: Option<Propagation>,
+    ) -> Result<(), RunError> {
+        let now = self.world.now_ms;
+        let opts = DeleteOptions {
+            propagation,
+            ..Default::default()
+        };
+        let r = with_kind!(kind, K => self.world.api.delete::<K>("kubectl", namespace, name, &opts).map(|_| ()));
+        self.kubectl_result(r.map_err(|e| format!("delete {kind} {name} failed: {e}")));
+        self.advance_to(now)
     }
 
     /// `kubectl apply -f`: each object in turn.
     fn apply(&mut self, source: &str, objects: &[Manifest]) -> Result<(), RunError> {
+        let now = self.world.now_ms;
         // The file name only: a trace must not depend on where the scenario lives.
         let file = Path::new(source)
             .file_name()
@@ -607,7 +620,7 @@ impl Runner {
         for m in objects {
             self.apply_manifest(source, m)?;
         }
-        Ok(())
+        self.advance_to(now)
     }
 
     /// A kubectl command that failed is a `check` violation, not a scenario error.
