@@ -1,20 +1,21 @@
-//! Generated fuzz cases per second on one core: generate, write, load and run one case of the
-//! default distribution (see `lws_sim::fuzz::generate`), under v0.4.1.
+//! Generated fuzz cases per second on one core: generate, build in memory and run one case of
+//! the default distribution (see `lws_sim::fuzz::DEFAULT_PARAMS`), under v0.4.1.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use lws::profile::Profile;
 use lws_sim::fuzz::check_case;
 
 mod common;
 
 fn fuzz(c: &mut Criterion) {
-    let dir = std::env::temp_dir().join(format!("lws-sim-fuzz-bench-{}", std::process::id()));
+    let reconciler = Profile::parse("v0.4.1").expect("a profile");
     let mut g = c.benchmark_group("fuzz");
     g.throughput(Throughput::Elements(1));
     let mut i = 0;
     g.bench_function("case/v0.4.1", |b| {
         b.iter(|| {
             i += 1;
-            check_case(1, i % 200, "v0.4.1", &dir).events
+            check_case(1, i % 200, &reconciler).events
         })
     });
     g.finish();

@@ -5,11 +5,19 @@
 //! resync right after each reconcile finishes (resync timing). Each perturbation is the
 //! reference scenario with one extra first step (`killController: {afterWrites: k}`,
 //! `holdWatchEvent: {nth: k}`, `staleRead: {atReconcile: k}`, `resync: {afterReconciles: k}`),
-//! so a finding is an ordinary, replayable scenario.
+//! so a finding is an ordinary, replayable scenario: the reference spec with that step inserted
+//! (`perturbed_spec`), which `main.rs` writes out.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
-use crate::scenario::{self, RunError, RunReport, Scenario, Step};
+use lws::profile::Profile;
+use serde_json::Value;
+
+use crate::scenario::spec::{
+    Expectation, HoldSpec, KillSpec, ResyncSpec, ScenarioSpec, StaleSpec, StepSpec,
+};
+use crate::scenario::{self, RunError, RunReport, Scenario};
 
 /// One perturbation: which kind and at which point of the reference run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -40,20 +48,21 @@ impl Perturbation {
         }
     }
 
-    fn step(&self) -> Step {
+    /// The extra first step.
+    pub fn step(&self) -> StepSpec {
         match *self {
-            Perturbation::KillAfterWrite(k) => Step::KillController {
+            Perturbation::KillAfterWrite(k) => StepSpec::KillController(KillSpec {
                 after_writes: Some(k),
-            },
-            Perturbation::HoldWatchEvent(k) => Step::HoldWatchEvent(k),
-            Perturbation::StaleRead(k) => Step::StaleRead(k),
-            Perturbation::ResyncAfterReconcile(k) => Step::Resync {
+            }),
+            Perturbation::HoldWatchEvent(k) => StepSpec::HoldWatchEvent(HoldSpec { nth: k }),
+            Perturbation::StaleRead(k) => StepSpec::StaleRead(StaleSpec { at_reconcile: k }),
+            Perturbation::ResyncAfterReconcile(k) => StepSpec::Resync(ResyncSpec {
                 after_reconciles: Some(k),
-            },
+            }),
         }
     }
 
-    /// The extra first step, as YAML.
+    /// The extra first step as one line of flow YAML, for reports.
     pub fn yaml(&self) -> String {
         match *self {
             Perturbation::KillAfterWrite(k) => format!("killController: {{afterWrites: {k}}}"),
@@ -92,42 +101,45 @@ impl Exploration {
     }
 }
 
+/// At most `max_each` points of `total`, spread over them.
+fn points(total: u64, max_each: u64) -> Vec<u64> {
+    if total <= max_each {
+        (1..=total).collect()
+    } else {
+        (0..max_each).map(|i| 1 + i * total / max_each).collect()
+    }
+}
+
+/// A kind of perturbation: how many points the reference run offers, and the perturbation at one.
+type Kind = (u64, fn(u64) -> Perturbation);
+
+/// Every perturbation to try after `reference`: at most `max_each` of each kind.
+fn perturbations(reference: &RunReport, max_each: u64) -> Vec<Perturbation> {
+    let kinds: [Kind; 4] = [
+        (reference.controller_writes, Perturbation::KillAfterWrite),
+        (reference.controller_events, Perturbation::HoldWatchEvent),
+        (reference.controller_reconciles, Perturbation::StaleRead),
+        (
+            reference.controller_reconciles,
+            Perturbation::ResyncAfterReconcile,
+        ),
+    ];
+    kinds
+        .into_iter()
+        .flat_map(|(total, p)| points(total, max_each).into_iter().map(p))
+        .collect()
+}
+
 /// Run `s` once, then once per perturbation point (at most `max_each` of each kind, spread over
 /// the reference run).
-pub fn explore(s: &Scenario, reconciler: &str, max_each: u64) -> Result<Exploration, RunError> {
-    let reference = scenario::run(s, Some(reconciler), None)?;
+pub fn explore(s: &Scenario, reconciler: &Profile, max_each: u64) -> Result<Exploration, RunError> {
+    let reference = scenario::run_with(s, reconciler, None)?;
     let base = reference.violated();
-    let points = |total: u64| -> Vec<u64> {
-        if total <= max_each {
-            (1..=total).collect()
-        } else {
-            (0..max_each).map(|i| 1 + i * total / max_each).collect()
-        }
-    };
-    let mut perturbations: Vec<Perturbation> = points(reference.controller_writes)
-        .into_iter()
-        .map(Perturbation::KillAfterWrite)
-        .collect();
-    perturbations.extend(
-        points(reference.controller_events)
-            .into_iter()
-            .map(Perturbation::HoldWatchEvent),
-    );
-    perturbations.extend(
-        points(reference.controller_reconciles)
-            .into_iter()
-            .map(Perturbation::StaleRead),
-    );
-    perturbations.extend(
-        points(reference.controller_reconciles)
-            .into_iter()
-            .map(Perturbation::ResyncAfterReconcile),
-    );
+    let perturbations = perturbations(&reference, max_each);
     let mut findings = Vec::new();
     for p in &perturbations {
-        let mut perturbed = s.clone();
-        perturbed.steps.insert(0, p.step());
-        let r = scenario::run(&perturbed, Some(reconciler), None)?;
+        let all: Vec<usize> = (0..s.steps.len()).collect();
+        let r = scenario::run_with(&perturbed(s, *p, &all), reconciler, None)?;
         let new: BTreeSet<String> = r.violated().difference(&base).cloned().collect();
         if !new.is_empty() {
             findings.push(Finding {
@@ -147,9 +159,9 @@ pub fn explore(s: &Scenario, reconciler: &str, max_each: u64) -> Result<Explorat
 /// `s` with the perturbation as its first step and only the original steps in `keep`.
 pub fn perturbed(s: &Scenario, p: Perturbation, keep: &[usize]) -> Scenario {
     let mut out = s.clone();
-    out.steps = std::iter::once(p.step())
-        .chain(keep.iter().map(|&i| s.steps[i].clone()))
-        .collect();
+    out.keep_steps(keep);
+    out.insert_step(0, p.step())
+        .expect("a perturbation step names no file");
     out
 }
 
@@ -158,14 +170,14 @@ pub fn perturbed(s: &Scenario, p: Perturbation, keep: &[usize]) -> Scenario {
 pub fn minimize(
     s: &Scenario,
     p: Perturbation,
-    reconciler: &str,
+    reconciler: &Profile,
     invariant: &str,
 ) -> Result<(Vec<usize>, RunReport), RunError> {
     let mut keep: Vec<usize> = (0..s.steps.len()).collect();
-    let mut last = scenario::run(&perturbed(s, p, &keep), Some(reconciler), None)?;
+    let mut last = scenario::run_with(&perturbed(s, p, &keep), reconciler, None)?;
     for i in (0..s.steps.len()).rev() {
         let fewer: Vec<usize> = keep.iter().copied().filter(|&k| k != i).collect();
-        let r = scenario::run(&perturbed(s, p, &fewer), Some(reconciler), None)?;
+        let r = scenario::run_with(&perturbed(s, p, &fewer), reconciler, None)?;
         if r.violated().contains(invariant) {
             keep = fewer;
             last = r;
@@ -174,71 +186,30 @@ pub fn minimize(
     Ok((keep, last))
 }
 
-/// The scenario file text with the perturbation as first step, only the original steps in
-/// `keep` (indices into the file's `steps`), and `expect` set to what the perturbed run broke.
-/// Paths are made absolute so the file replays from anywhere.
-pub fn perturbed_text(
+/// The finding as a scenario spec: the perturbation as first step, only the original steps in
+/// `keep` (indices into `steps`), the reconciler set, and `expect` set to what the perturbed run
+/// broke. Manifest paths are joined to `dir` (the scenario file's directory; absolute, so the
+/// file replays from anywhere).
+pub fn perturbed_spec(
     s: &Scenario,
-    original: &str,
     p: Perturbation,
     keep: &[usize],
     reconciler: &str,
     violated: &[String],
-) -> String {
-    let dir = s
-        .path
-        .parent()
-        .map(|d| d.canonicalize().unwrap_or(d.to_path_buf()))
-        .unwrap_or_default();
-    let mut out = String::new();
-    let mut in_expect = false;
-    let mut in_steps = false;
-    // The index of the step item the current line belongs to, while in `steps:`.
-    let mut step: Option<usize> = None;
-    for line in original.lines() {
-        if line.starts_with("expect:") {
-            in_expect = true;
-            continue;
-        }
-        if in_expect {
-            if line.starts_with(' ') || line.trim().is_empty() {
-                continue;
-            }
-            in_expect = false;
-        }
-        if in_steps && !line.starts_with(' ') && !line.trim().is_empty() {
-            in_steps = false;
-        }
-        if in_steps {
-            if line.trim_start().starts_with("- ") && !line.starts_with("    ") {
-                step = Some(step.map_or(0, |i| i + 1));
-            }
-            if step.is_some_and(|i| !keep.contains(&i)) {
-                continue;
-            }
-        }
-        let mut line = line.to_string();
-        if let Some(rest) = line.trim_start().strip_prefix("reconciler:") {
-            line = line.replace(rest, &format!(" {reconciler}"));
-        }
-        for m in &s.spec.manifests {
-            line = line.replace(m.as_str(), &dir.join(m).display().to_string());
-        }
-        if let Some(rest) = line.trim_start().strip_prefix("- apply: ") {
-            if !rest.starts_with('/') && !rest.starts_with('{') {
-                line = line.replace(rest, &dir.join(rest).display().to_string());
-            }
-        }
-        out.push_str(&line);
-        out.push('\n');
-        if line.trim_end() == "steps:" {
-            in_steps = true;
-            out.push_str(&format!("  - {}\n", p.yaml()));
+    dir: &Path,
+) -> ScenarioSpec {
+    let mut spec = perturbed(s, p, keep).spec;
+    let rebase = |m: &str| dir.join(m).display().to_string();
+    spec.manifests = spec.manifests.iter().map(|m| rebase(m)).collect();
+    for step in &mut spec.steps {
+        if let StepSpec::Apply(Value::String(path)) = step {
+            *path = rebase(path);
         }
     }
-    out.push_str(&format!(
-        "expect:\n  {reconciler}: {{violates: [{}]}}\n",
-        violated.join(", ")
-    ));
-    out
+    spec.controller.reconciler = Some(reconciler.to_string());
+    spec.expect = BTreeMap::from([(
+        reconciler.to_string(),
+        Expectation::Violates(violated.to_vec()),
+    )]);
+    spec
 }

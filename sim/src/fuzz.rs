@@ -4,30 +4,82 @@
 //! case can be re-run alone and shards partition a campaign exactly): an LWS shape, a cluster,
 //! and a schedule mixing a template update with faults. The *mix* of fault kinds is itself drawn
 //! per case (swarm testing), so some cases hammer one fault and others combine several. Every
-//! case ends with `waitFor: rolloutComplete` and the `convergence` check.
+//! case ends with `waitFor: rolloutComplete` and the `convergence` check. What a case may be is
+//! one table, `CaseParams` (`DEFAULT_PARAMS`): `draw` samples it for `lws-sim fuzz`, and
+//! `sim/tests/proptest_rollouts.rs` turns the same table into a proptest `Strategy`.
 //!
-//! A case is written as an ordinary scenario file (plus its two manifests), so a failure is
-//! replayed with `lws-sim run`. Shrinking is greedy: drop steps, then fewer groups, smaller
-//! groups, a working first image, the default startup policy, shorter waits, keeping every
-//! change that still breaks the same invariant.
+//! A case is an ordinary scenario held in memory (`ScenarioFiles`: a `ScenarioSpec` and its
+//! two manifests), so a failure written out by `main.rs` is replayed with `lws-sim run`.
+//! Shrinking is greedy: drop steps, then fewer groups, smaller groups, a working first image,
+//! the default startup policy, shorter waits, keeping every change that still breaks the same
+//! invariant. A `Campaign` is the generation, sharding, batching and shrinking; the threads that
+//! run a batch and the files are `main.rs`'s.
 
-use std::collections::BTreeSet;
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use lws::profile::Profile;
+use serde_json::{json, Value};
 
 use crate::rng::SimRng;
-use crate::scenario::{self, RunReport, Scenario};
+use crate::scenario::spec::{
+    ClusterSpec, ControllerSpec, DeletePodSpec, Duration, Expectation, InvariantSelection,
+    KillSpec, NodeRef, NodesSpec, PodRef, Range, ResyncSpec, ScaleSpec, ScenarioSpec, StepSpec,
+};
+use crate::scenario::{self, RunReport, ScenarioFiles};
 
-/// Fault kinds a case may use; each case enables a random non-empty subset.
-pub const FAULTS: [&str; 7] = [
-    "killController",
-    "killAfterWrites",
-    "resync",
-    "drainNode",
-    "crashContainer",
-    "deletePod",
-    "forceDeletePod",
+/// A fault kind a case may use; each case enables a random non-empty subset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Fault {
+    KillController,
+    KillAfterWrites,
+    Resync,
+    DrainNode,
+    CrashContainer,
+    DeletePod,
+    ForceDeletePod,
+}
+
+/// Every fault kind, in the order the generator draws them.
+pub const FAULTS: [Fault; 7] = [
+    Fault::KillController,
+    Fault::KillAfterWrites,
+    Fault::Resync,
+    Fault::DrainNode,
+    Fault::CrashContainer,
+    Fault::DeletePod,
+    Fault::ForceDeletePod,
 ];
+
+impl Fault {
+    /// The scenario step of this fault aimed at `pod` (`writes` for `KillAfterWrites`).
+    pub fn step(self, pod: &str, writes: u64) -> StepSpec {
+        let delete_pod = |grace_period_seconds| {
+            StepSpec::DeletePod(DeletePodSpec {
+                pod: pod.to_string(),
+                namespace: None,
+                grace_period_seconds,
+            })
+        };
+        match self {
+            Fault::KillController => StepSpec::KillController(KillSpec::default()),
+            Fault::KillAfterWrites => StepSpec::KillController(KillSpec {
+                after_writes: Some(writes),
+            }),
+            Fault::Resync => StepSpec::Resync(ResyncSpec::default()),
+            Fault::DrainNode => StepSpec::DrainNode(NodeRef {
+                node_of: Some(pod.to_string()),
+                ..NodeRef::default()
+            }),
+            Fault::CrashContainer => StepSpec::CrashContainer(PodRef {
+                pod: pod.to_string(),
+                namespace: None,
+            }),
+            Fault::DeletePod => delete_pod(None),
+            Fault::ForceDeletePod => delete_pod(Some(0)),
+        }
+    }
+}
 
 /// The image of a broken first template: listed as unpullable in the case's cluster.
 const BROKEN_IMAGE: &str = "app:does-not-exist";
@@ -36,7 +88,7 @@ const BROKEN_IMAGE: &str = "app:does-not-exist";
 pub enum CaseStep {
     Wait(u64),
     Fault {
-        kind: &'static str,
+        kind: Fault,
         group: i32,
         worker: i32,
         writes: u64,
@@ -44,7 +96,7 @@ pub enum CaseStep {
     Scale(i32),
 }
 
-/// Everything a generated case is made of; `render` turns it into files.
+/// Everything a generated case is made of; `files` turns it into a scenario.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Case {
     pub index: u64,
@@ -66,6 +118,59 @@ pub struct Case {
     pub steps: Vec<CaseStep>,
 }
 
+/// What a case may be: inclusive ranges and the lists choices are drawn from (a repeated entry
+/// weighs more). `draw` samples it; a proptest `Strategy` can be built from the same fields.
+#[derive(Clone, Copy, Debug)]
+pub struct CaseParams {
+    pub replicas: (u64, u64),
+    pub size: (u64, u64),
+    pub max_surge: &'static [&'static str],
+    /// maxUnavailable without a surge: a percentage can scale to 0, which the webhook rejects
+    /// without a surge (a user error, not a controller bug), so none here.
+    pub max_unavailable_without_surge: &'static [&'static str],
+    pub max_unavailable_with_surge: &'static [&'static str],
+    pub restart_policies: &'static [Option<&'static str>],
+    pub startup_policies: &'static [Option<&'static str>],
+    pub kubernetes_minors: &'static [u32],
+    /// One case in this many starts from an image that never pulls (where that can roll out).
+    pub broken_first_image_one_in: u64,
+    pub faults: &'static [Fault],
+    pub fault_count: (u64, u64),
+    pub first_wait_s: (u64, u64),
+    pub kill_after_writes: (u64, u64),
+    pub wait_after_fault_s: (u64, u64),
+    /// One case in this many scales the LWS (to `scale_to` groups) right after the first wait.
+    pub scale_one_in: u64,
+    pub scale_to: (u64, u64),
+    pub startup_lo_s: (u64, u64),
+    pub startup_hi_s: (u64, u64),
+}
+
+/// The default distribution: 1-8 groups of 1-4 pods (median 4 groups of 3), maxUnavailable 1-2
+/// (0 too with a surge) or 25-50%, maxSurge 0-2, either startup policy, Kubernetes 1.29, 1.35
+/// or 1.37 (MaxUnavailableStatefulSet off, on, on with PR #137666), one template update (from
+/// an image that never pulls in one case of eight), 1-4 faults of 1-7 kinds.
+pub const DEFAULT_PARAMS: CaseParams = CaseParams {
+    replicas: (1, 8),
+    size: (1, 4),
+    max_surge: &["0", "0", "1", "2"],
+    max_unavailable_without_surge: &["1", "1", "2"],
+    max_unavailable_with_surge: &["0", "1", "2", "25%", "50%"],
+    restart_policies: &[None, Some("RecreateGroupOnPodRestart"), Some("None")],
+    startup_policies: &[None, Some("LeaderReady")],
+    kubernetes_minors: &[29, 35, 37],
+    broken_first_image_one_in: 8,
+    faults: &FAULTS,
+    fault_count: (1, 4),
+    first_wait_s: (0, 60),
+    kill_after_writes: (1, 6),
+    wait_after_fault_s: (5, 120),
+    scale_one_in: 4,
+    scale_to: (1, 8),
+    startup_lo_s: (5, 30),
+    startup_hi_s: (30, 90),
+};
+
 /// The seed of case `index` of a campaign: a fixed function of both.
 pub fn case_seed(campaign_seed: u64, index: u64) -> u64 {
     SimRng::labelled(campaign_seed, &format!("case-{index}")).next_u64()
@@ -75,77 +180,92 @@ fn pick<T: Copy>(rng: &mut SimRng, items: &[T]) -> T {
     items[(rng.next_u64() % items.len() as u64) as usize]
 }
 
-/// Draw a case. The default distribution: 1-8 groups of 1-4 pods (median 4 groups of 3),
-/// maxUnavailable 1-2 (0 too with a surge) or 25-50%, maxSurge 0-2, either startup policy,
-/// Kubernetes 1.29, 1.35 or 1.37 (MaxUnavailableStatefulSet off, on, on with PR #137666), one
-/// template update
-/// (from an image that never pulls in one case of eight), 1-4 faults of 1-7 kinds.
+fn range(rng: &mut SimRng, (lo, hi): (u64, u64)) -> u64 {
+    rng.range_inclusive(lo, hi)
+}
+
+impl CaseParams {
+    /// maxSurge, then maxUnavailable (which depends on it).
+    fn draw_knobs(&self, rng: &mut SimRng) -> (String, String) {
+        let max_surge = pick(rng, self.max_surge);
+        let max_unavailable = if max_surge == "0" {
+            pick(rng, self.max_unavailable_without_surge)
+        } else {
+            pick(rng, self.max_unavailable_with_surge)
+        };
+        (max_unavailable.to_string(), max_surge.to_string())
+    }
+
+    /// The schedule after the update: a first wait, faults with waits between, and sometimes a
+    /// scale right after the first wait.
+    fn draw_schedule(&self, rng: &mut SimRng, replicas: i32, size: i32) -> Vec<CaseStep> {
+        let mut enabled: Vec<Fault> = self
+            .faults
+            .iter()
+            .copied()
+            .filter(|_| rng.next_u64().is_multiple_of(2))
+            .collect();
+        if enabled.is_empty() {
+            enabled.push(pick(rng, self.faults));
+        }
+        let faults = range(rng, self.fault_count);
+        let mut steps = vec![CaseStep::Wait(range(rng, self.first_wait_s) * 1000)];
+        for _ in 0..faults {
+            let kind = pick(rng, &enabled);
+            let group = rng.range_inclusive(0, replicas as u64 - 1) as i32;
+            let worker = rng.range_inclusive(0, size as u64 - 1) as i32;
+            let writes = range(rng, self.kill_after_writes);
+            steps.push(CaseStep::Fault {
+                kind,
+                group,
+                worker,
+                writes,
+            });
+            steps.push(CaseStep::Wait(range(rng, self.wait_after_fault_s) * 1000));
+        }
+        if rng.next_u64().is_multiple_of(self.scale_one_in) {
+            steps.insert(1, CaseStep::Scale(range(rng, self.scale_to) as i32));
+        }
+        steps
+    }
+
+    /// Draw case `index` from its case seed.
+    pub fn draw(&self, index: u64, seed: u64) -> Case {
+        let mut rng = SimRng::labelled(seed, "generator");
+        let replicas = range(&mut rng, self.replicas) as i32;
+        let size = range(&mut rng, self.size) as i32;
+        let (max_unavailable, max_surge) = self.draw_knobs(&mut rng);
+        let restart_policy = pick(&mut rng, self.restart_policies);
+        let startup_policy = pick(&mut rng, self.startup_policies);
+        let kubernetes_minor = pick(&mut rng, self.kubernetes_minors);
+        let broken_first_image = rng
+            .next_u64()
+            .is_multiple_of(self.broken_first_image_one_in)
+            && broken_image_rolls_out(kubernetes_minor);
+        let steps = self.draw_schedule(&mut rng, replicas, size);
+        let startup_lo = range(&mut rng, self.startup_lo_s) * 1000;
+        let startup_hi = range(&mut rng, self.startup_hi_s) * 1000;
+        Case {
+            index,
+            seed,
+            replicas,
+            size,
+            max_unavailable,
+            max_surge,
+            restart_policy,
+            startup_policy,
+            broken_first_image,
+            kubernetes_minor,
+            nodes: nodes_for(size),
+            startup_ms: (startup_lo, startup_hi),
+            steps,
+        }
+    }
+}
+
+/// Case `index` of a campaign, from the default distribution.
 pub fn generate(campaign_seed: u64, index: u64) -> Case {
-    let seed = case_seed(campaign_seed, index);
-    let mut rng = SimRng::labelled(seed, "generator");
-    let replicas = rng.range_inclusive(1, 8) as i32;
-    let size = rng.range_inclusive(1, 4) as i32;
-    let max_surge = pick(&mut rng, &["0", "0", "1", "2"]).to_string();
-    // A percentage maxUnavailable can scale to 0; with no surge the webhook would reject the
-    // LWS (a user error, not a controller bug), so percentages come only with a surge.
-    let max_unavailable = if max_surge == "0" {
-        pick(&mut rng, &["1", "1", "2"])
-    } else {
-        pick(&mut rng, &["0", "1", "2", "25%", "50%"])
-    }
-    .to_string();
-    let restart_policy = pick(
-        &mut rng,
-        &[None, Some("RecreateGroupOnPodRestart"), Some("None")],
-    );
-    let startup_policy = pick(&mut rng, &[None, Some("LeaderReady")]);
-    let kubernetes_minor = pick(&mut rng, &[29, 35, 37]);
-    let broken_first_image =
-        rng.next_u64().is_multiple_of(8) && broken_image_rolls_out(kubernetes_minor);
-    let mut enabled: Vec<&'static str> = FAULTS
-        .iter()
-        .copied()
-        .filter(|_| rng.next_u64().is_multiple_of(2))
-        .collect();
-    if enabled.is_empty() {
-        enabled.push(pick(&mut rng, &FAULTS));
-    }
-    let faults = rng.range_inclusive(1, 4);
-    let mut steps = vec![CaseStep::Wait(rng.range_inclusive(0, 60) * 1000)];
-    for _ in 0..faults {
-        let kind = pick(&mut rng, &enabled);
-        let group = rng.range_inclusive(0, replicas as u64 - 1) as i32;
-        let worker = rng.range_inclusive(0, size as u64 - 1) as i32;
-        let writes = rng.range_inclusive(1, 6);
-        steps.push(CaseStep::Fault {
-            kind,
-            group,
-            worker,
-            writes,
-        });
-        steps.push(CaseStep::Wait(rng.range_inclusive(5, 120) * 1000));
-    }
-    if rng.next_u64().is_multiple_of(4) {
-        steps.insert(1, CaseStep::Scale(rng.range_inclusive(1, 8) as i32));
-    }
-    Case {
-        index,
-        seed,
-        replicas,
-        size,
-        max_unavailable,
-        max_surge,
-        restart_policy,
-        startup_policy,
-        broken_first_image,
-        kubernetes_minor,
-        nodes: nodes_for(size),
-        startup_ms: (
-            rng.range_inclusive(5, 30) * 1000,
-            rng.range_inclusive(30, 90) * 1000,
-        ),
-        steps,
-    }
+    DEFAULT_PARAMS.draw(index, case_seed(campaign_seed, index))
 }
 
 /// Nodes (of 4 pods) for groups of `size`: room for the largest a case can grow to (8 groups,
@@ -162,44 +282,55 @@ pub fn broken_image_rolls_out(minor: u32) -> bool {
     minor != 35
 }
 
-fn quote(v: &str) -> String {
-    if v.ends_with('%') {
-        format!("\"{v}\"")
-    } else {
-        v.to_string()
+/// `1` as an integer, `25%` as a string: the manifest's IntOrString.
+fn int_or_percent(v: &str) -> Value {
+    v.parse::<i64>().map_or_else(|_| json!(v), |n| json!(n))
+}
+
+fn wait(ms: u64) -> StepSpec {
+    StepSpec::Wait(Duration(ms))
+}
+
+fn rollout_complete_within(ms: u64) -> StepSpec {
+    StepSpec::WaitFor {
+        target: json!("rolloutComplete"),
+        timeout: Some(Duration(ms)),
     }
 }
 
 impl Case {
-    fn manifest(&self, image: &str, reconciler: &str) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata:\n  name: fz\nspec:");
-        if let Some(p) = self.startup_policy {
-            let _ = writeln!(s, "  startupPolicy: {p}");
-        }
-        let _ = writeln!(
-            s,
-            "  replicas: {}\n  leaderWorkerTemplate:\n    size: {}",
-            self.replicas, self.size
-        );
+    /// The LWS manifest with the given worker image. v0.3.0's CRD has no `None` restart
+    /// policy (its enum is {Default, RecreateGroupOnPodRestart}): under that CRD (`old_crd`)
+    /// it is spelt `Default`, which means the same.
+    fn manifest(&self, image: &str, old_crd: bool) -> Value {
+        let mut template = json!({
+            "size": self.size,
+            "workerTemplate": {"spec": {"containers": [{"name": "worker", "image": image}]}},
+        });
         if let Some(p) = self.restart_policy {
-            // v0.3.0's CRD has no `None` (its enum is {Default, RecreateGroupOnPodRestart}):
-            // there it is spelt `Default`, which means the same.
-            let old_crd = lws::profile::Profile::parse(reconciler).is_ok_and(|r| {
-                r.release != lws::profile::Release::V0_10_0
-                    && !r.flags.restart_policy_default_recreate
-            });
             let p = if p == "None" && old_crd { "Default" } else { p };
-            let _ = writeln!(s, "    restartPolicy: {p}");
+            template["restartPolicy"] = json!(p);
         }
-        let _ = writeln!(s, "    workerTemplate:\n      spec:\n        containers:\n        - name: worker\n          image: {image}");
-        let _ = writeln!(
-            s,
-            "  rolloutStrategy:\n    type: RollingUpdate\n    rollingUpdateConfiguration:\n      maxUnavailable: {}\n      maxSurge: {}",
-            quote(&self.max_unavailable),
-            quote(&self.max_surge)
-        );
-        s
+        let mut spec = json!({
+            "replicas": self.replicas,
+            "leaderWorkerTemplate": template,
+            "rolloutStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdateConfiguration": {
+                    "maxUnavailable": int_or_percent(&self.max_unavailable),
+                    "maxSurge": int_or_percent(&self.max_surge),
+                },
+            },
+        });
+        if let Some(p) = self.startup_policy {
+            spec["startupPolicy"] = json!(p);
+        }
+        json!({
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": "fz"},
+            "spec": spec,
+        })
     }
 
     fn pod(&self, group: i32, worker: i32) -> String {
@@ -210,166 +341,177 @@ impl Case {
         }
     }
 
-    /// The scenario file text (manifests at `v1.yaml` and `v2.yaml` beside it).
-    pub fn scenario_text(&self, reconciler: &str, expect: Option<&[String]>, note: &str) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "name: fuzz-case-{}", self.index);
-        let _ = writeln!(
-            s,
-            "description: >\n  Generated by lws-sim fuzz (case {}, case seed {}). {note}",
-            self.index, self.seed
-        );
-        let _ = writeln!(s, "seed: {}", self.seed % 1_000_000_007);
-        let _ = writeln!(
-            s,
-            "cluster:\n  kubernetesVersion: \"1.{}\"\n  nodes: {{count: {}, podsPerNode: 4}}\n  podStartup: {}ms..{}ms\n  podTermination: 1s..10s",
-            self.kubernetes_minor, self.nodes, self.startup_ms.0, self.startup_ms.1
-        );
-        if self.broken_first_image {
-            let _ = writeln!(s, "  unpullableImages: [{BROKEN_IMAGE}]");
+    fn cluster(&self) -> ClusterSpec {
+        ClusterSpec {
+            kubernetes_version: Some(format!("1.{}", self.kubernetes_minor)),
+            nodes: Some(NodesSpec {
+                count: Some(self.nodes),
+                pods_per_node: Some(4),
+                labels: BTreeMap::new(),
+            }),
+            pod_startup: Some(Range(self.startup_ms.0, self.startup_ms.1)),
+            pod_termination: Some(Range(1_000, 10_000)),
+            unpullable_images: if self.broken_first_image {
+                vec![BROKEN_IMAGE.to_string()]
+            } else {
+                Vec::new()
+            },
+            ..ClusterSpec::default()
         }
-        let _ = writeln!(
-            s,
-            "controller:\n  reconciler: {reconciler}\nmanifests: [v1.yaml]\nsteps:"
-        );
-        let first = if self.broken_first_image {
-            "wait: 2m"
-        } else {
-            "waitFor: rolloutComplete\n    timeout: 1h"
-        };
-        let _ = writeln!(s, "  - {first}\n  - apply: v2.yaml");
-        for step in &self.steps {
-            match step {
-                CaseStep::Wait(ms) => {
-                    let _ = writeln!(s, "  - wait: {ms}ms");
-                }
-                CaseStep::Scale(n) => {
-                    let _ = writeln!(s, "  - scale: {{lws: fz, replicas: {n}}}");
-                }
-                CaseStep::Fault {
-                    kind,
-                    group,
-                    worker,
-                    writes,
-                } => {
-                    let pod = self.pod(*group, *worker);
-                    let line = match *kind {
-                        "killController" => "killController: {}".to_string(),
-                        "killAfterWrites" => format!("killController: {{afterWrites: {writes}}}"),
-                        "resync" => "resync: {}".to_string(),
-                        "drainNode" => format!("drainNode: {{nodeOf: {pod}}}"),
-                        "crashContainer" => format!("crashContainer: {{pod: {pod}}}"),
-                        "forceDeletePod" => {
-                            format!("deletePod: {{pod: {pod}, gracePeriodSeconds: 0}}")
-                        }
-                        _ => format!("deletePod: {{pod: {pod}}}"),
-                    };
-                    let _ = writeln!(s, "  - {line}");
-                }
-            }
-        }
-        let _ = writeln!(
-            s,
-            "  - waitFor: rolloutComplete\n    timeout: 2h\ninvariants: all"
-        );
-        if let Some(v) = expect {
-            let _ = writeln!(
-                s,
-                "expect:\n  {reconciler}: {{violates: [{}]}}",
-                v.join(", ")
-            );
-        }
-        s
     }
 
-    /// Write the case into `dir` (scenario plus manifests) and return the scenario's path.
-    pub fn write(
+    /// The steps: bring v1 up (or wait on the broken image), apply v2, the case's schedule,
+    /// and wait for the rollout to complete.
+    fn steps(&self) -> Vec<StepSpec> {
+        let first = if self.broken_first_image {
+            wait(120_000)
+        } else {
+            rollout_complete_within(3_600_000)
+        };
+        let mut steps = vec![first, StepSpec::Apply(json!("v2.yaml"))];
+        steps.extend(self.steps.iter().map(|step| match step {
+            CaseStep::Wait(ms) => wait(*ms),
+            CaseStep::Scale(n) => StepSpec::Scale(ScaleSpec {
+                lws: "fz".into(),
+                replicas: *n,
+                namespace: None,
+            }),
+            CaseStep::Fault {
+                kind,
+                group,
+                worker,
+                writes,
+            } => kind.step(&self.pod(*group, *worker), *writes),
+        }));
+        steps.push(rollout_complete_within(7_200_000));
+        steps
+    }
+
+    /// The case as a scenario (manifests `v1.yaml` and `v2.yaml` beside it). With a reconciler
+    /// and the invariants it broke, a replayable failure file.
+    pub fn files(
         &self,
-        dir: &Path,
-        file: &str,
-        reconciler: &str,
+        reconciler: Option<&str>,
         expect: Option<&[String]>,
         note: &str,
-    ) -> std::io::Result<PathBuf> {
-        std::fs::create_dir_all(dir)?;
+    ) -> ScenarioFiles {
+        let expect = match (reconciler, expect) {
+            (Some(r), Some(v)) => {
+                BTreeMap::from([(r.to_string(), Expectation::Violates(v.to_vec()))])
+            }
+            _ => BTreeMap::new(),
+        };
+        let spec = ScenarioSpec {
+            name: format!("fuzz-case-{}", self.index),
+            description: format!(
+                "Generated by lws-sim fuzz (case {}, case seed {}). {note}",
+                self.index, self.seed
+            ),
+            seed: Some(self.seed % 1_000_000_007),
+            cluster: self.cluster(),
+            controller: ControllerSpec {
+                reconciler: reconciler.map(str::to_string),
+                ..ControllerSpec::default()
+            },
+            manifests: vec!["v1.yaml".into()],
+            steps: self.steps(),
+            invariants: Some(InvariantSelection::Named("all".into())),
+            converge_within: None,
+            expect,
+        };
         let v1 = if self.broken_first_image {
             BROKEN_IMAGE
         } else {
             "app:v1"
         };
-        std::fs::write(dir.join("v1.yaml"), self.manifest(v1, reconciler))?;
-        std::fs::write(dir.join("v2.yaml"), self.manifest("app:v2", reconciler))?;
-        let path = dir.join(file);
-        std::fs::write(&path, self.scenario_text(reconciler, expect, note))?;
-        Ok(path)
+        let old_crd = reconciler
+            .and_then(|r| Profile::parse(r).ok())
+            .is_some_and(|r| {
+                r.release != lws::profile::Release::V0_10_0
+                    && !r.flags.restart_policy_default_recreate
+            });
+        let text = |image| {
+            serde_saphyr::to_string(&self.manifest(image, old_crd)).expect("manifests encode")
+        };
+        let manifests = BTreeMap::from([
+            ("v1.yaml".to_string(), text(v1)),
+            ("v2.yaml".to_string(), text("app:v2")),
+        ]);
+        ScenarioFiles { spec, manifests }
     }
 }
 
-/// Run a case in a scratch directory. `Err` is a case the engine refused (a generator bug).
-pub fn run_case(case: &Case, reconciler: &str, scratch: &Path) -> Result<RunReport, String> {
-    let path = case
-        .write(scratch, "case.yaml", reconciler, None, "")
+/// Run a case against `reconciler`. `Err` is a case the engine refused (a generator bug).
+pub fn run_case(case: &Case, reconciler: &Profile) -> Result<RunReport, String> {
+    let s = case
+        .files(Some(&reconciler.name), None, "")
+        .scenario(Path::new("case.yaml"))
         .map_err(|e| e.to_string())?;
-    let s = Scenario::load(&path).map_err(|e| e.to_string())?;
-    scenario::run(&s, None, None).map_err(|e| e.0)
+    scenario::run_with(&s, reconciler, None).map_err(|e| e.0)
+}
+
+/// The cases one shrinking round tries, simplest first: each step dropped, one group fewer, a
+/// smaller group, a working first image, Kubernetes 1.29, the default startup policy, each
+/// wait halved.
+fn shrink_candidates(best: &Case) -> Vec<Case> {
+    let mut candidates: Vec<Case> = Vec::new();
+    for i in 0..best.steps.len() {
+        let mut c = best.clone();
+        c.steps.remove(i);
+        candidates.push(c);
+    }
+    if best.replicas > 1 {
+        let mut c = best.clone();
+        c.replicas -= 1;
+        c.steps
+            .retain(|s| !matches!(s, CaseStep::Fault { group, .. } if *group >= c.replicas));
+        candidates.push(c);
+    }
+    if best.size > 1 {
+        let mut c = best.clone();
+        c.size -= 1;
+        c.steps
+            .retain(|s| !matches!(s, CaseStep::Fault { worker, .. } if *worker >= c.size));
+        candidates.push(c);
+    }
+    if best.broken_first_image {
+        candidates.push(Case {
+            broken_first_image: false,
+            ..best.clone()
+        });
+    }
+    if best.kubernetes_minor != 29 {
+        candidates.push(Case {
+            kubernetes_minor: 29,
+            ..best.clone()
+        });
+    }
+    if best.startup_policy.is_some() {
+        candidates.push(Case {
+            startup_policy: None,
+            ..best.clone()
+        });
+    }
+    for (i, s) in best.steps.iter().enumerate() {
+        if let CaseStep::Wait(ms) = s {
+            if *ms >= 2_000 {
+                let mut c = best.clone();
+                c.steps[i] = CaseStep::Wait(ms / 2);
+                candidates.push(c);
+            }
+        }
+    }
+    candidates
 }
 
 /// Greedy shrinking towards a case that still breaks `target`. Bounded: at most `budget` runs.
-pub fn shrink(case: &Case, reconciler: &str, target: &str, scratch: &Path, budget: usize) -> Case {
-    let fails =
-        |c: &Case| run_case(c, reconciler, scratch).is_ok_and(|r| r.violated().contains(target));
+pub fn shrink(case: &Case, reconciler: &Profile, target: &str, budget: usize) -> Case {
+    let fails = |c: &Case| run_case(c, reconciler).is_ok_and(|r| r.violated().contains(target));
     let mut best = case.clone();
     let mut runs = 0;
     loop {
         let mut improved = false;
-        let mut candidates: Vec<Case> = Vec::new();
-        for i in 0..best.steps.len() {
-            let mut c = best.clone();
-            c.steps.remove(i);
-            candidates.push(c);
-        }
-        if best.replicas > 1 {
-            let mut c = best.clone();
-            c.replicas -= 1;
-            c.steps
-                .retain(|s| !matches!(s, CaseStep::Fault { group, .. } if *group >= c.replicas));
-            candidates.push(c);
-        }
-        if best.size > 1 {
-            let mut c = best.clone();
-            c.size -= 1;
-            c.steps
-                .retain(|s| !matches!(s, CaseStep::Fault { worker, .. } if *worker >= c.size));
-            candidates.push(c);
-        }
-        if best.broken_first_image {
-            candidates.push(Case {
-                broken_first_image: false,
-                ..best.clone()
-            });
-        }
-        if best.kubernetes_minor != 29 {
-            candidates.push(Case {
-                kubernetes_minor: 29,
-                ..best.clone()
-            });
-        }
-        if best.startup_policy.is_some() {
-            candidates.push(Case {
-                startup_policy: None,
-                ..best.clone()
-            });
-        }
-        for (i, s) in best.steps.iter().enumerate() {
-            if let CaseStep::Wait(ms) = s {
-                if *ms >= 2_000 {
-                    let mut c = best.clone();
-                    c.steps[i] = CaseStep::Wait(ms / 2);
-                    candidates.push(c);
-                }
-            }
-        }
-        for c in candidates {
+        for c in shrink_candidates(&best) {
             if runs >= budget {
                 return best;
             }
@@ -395,9 +537,9 @@ pub struct CaseResult {
     pub error: Option<String>,
 }
 
-pub fn check_case(campaign_seed: u64, index: u64, reconciler: &str, scratch: &Path) -> CaseResult {
+pub fn check_case(campaign_seed: u64, index: u64, reconciler: &Profile) -> CaseResult {
     let case = generate(campaign_seed, index);
-    match run_case(&case, reconciler, scratch) {
+    match run_case(&case, reconciler) {
         Ok(r) => CaseResult {
             index,
             violated: r.violated(),
@@ -416,6 +558,72 @@ pub fn check_case(campaign_seed: u64, index: u64, reconciler: &str, scratch: &Pa
 /// Which case indices shard `i` of `n` runs: every n-th, starting at i.
 pub fn in_shard(index: u64, shard: (u64, u64)) -> bool {
     index % shard.1 == shard.0
+}
+
+/// A failure shrunk to a small case, with its run.
+pub struct Shrunk {
+    pub original: Case,
+    pub case: Case,
+    pub report: RunReport,
+}
+
+/// A fuzz campaign: the cases of one shard of a campaign seed, handed out in batches (in index
+/// order, so however a batch is spread over threads the results are the same), and the
+/// shrinking of its failures. It never touches files; `main.rs` writes what it returns.
+pub struct Campaign {
+    pub seed: u64,
+    pub reconciler: Profile,
+    /// `(i, n)`: this campaign runs the indices `i`, `i + n`, `i + 2n`, ...
+    pub shard: (u64, u64),
+    next: u64,
+}
+
+impl Campaign {
+    pub fn new(seed: u64, reconciler: Profile, shard: (u64, u64)) -> Campaign {
+        assert!(shard.0 < shard.1, "shard {shard:?}: I < N");
+        Campaign {
+            seed,
+            reconciler,
+            shard,
+            next: shard.0,
+        }
+    }
+
+    /// The next `n` case indices of this shard.
+    pub fn next_batch(&mut self, n: u64) -> Vec<u64> {
+        let step = self.shard.1;
+        let batch: Vec<u64> = (0..n).map(|k| self.next + k * step).collect();
+        self.next += n * step;
+        batch
+    }
+
+    pub fn case(&self, index: u64) -> Case {
+        generate(self.seed, index)
+    }
+
+    /// Run case `index`.
+    pub fn check(&self, index: u64) -> CaseResult {
+        check_case(self.seed, index, &self.reconciler)
+    }
+
+    /// Shrink case `index` towards a case that still breaks `invariant` (at most `budget`
+    /// runs) and run the result once more for its report.
+    pub fn shrink(&self, index: u64, invariant: &str, budget: usize) -> Result<Shrunk, String> {
+        let original = self.case(index);
+        let case = shrink(&original, &self.reconciler, invariant, budget);
+        let report = run_case(&case, &self.reconciler)?;
+        Ok(Shrunk {
+            original,
+            case,
+            report,
+        })
+    }
+
+    /// A case as a replayable failure file: this campaign's reconciler, expecting exactly what
+    /// `violated` lists.
+    pub fn failure_files(&self, case: &Case, violated: &[String], note: &str) -> ScenarioFiles {
+        case.files(Some(&self.reconciler.name), Some(violated), note)
+    }
 }
 
 #[cfg(test)]
@@ -438,20 +646,22 @@ mod tests {
     }
 
     #[test]
-    fn every_generated_case_loads_as_a_scenario() {
-        let dir = std::env::temp_dir().join(format!("lws-sim-fuzz-load-{}", std::process::id()));
+    fn every_generated_case_loads_as_a_scenario_and_its_file_reads_back() {
         for i in 0..50 {
             let c = generate(1, i);
-            let p = c
-                .write(
-                    &dir,
-                    "c.yaml",
-                    "v0.4.1",
-                    Some(&["availability".to_string()]),
-                    "",
-                )
-                .unwrap();
-            Scenario::load(&p).unwrap_or_else(|e| panic!("case {i}: {e}"));
+            let files = c.files(Some("v0.4.1"), Some(&["availability".to_string()]), "");
+            files
+                .scenario(Path::new("c.yaml"))
+                .unwrap_or_else(|e| panic!("case {i}: {e}"));
+            let back = scenario::parse_spec("c.yaml", &files.yaml()).unwrap();
+            assert_eq!(back, files.spec, "case {i}");
         }
+    }
+
+    #[test]
+    fn a_campaign_hands_out_its_shard_in_batches() {
+        let mut c = Campaign::new(1, Profile::parse("v0.4.1").unwrap(), (1, 3));
+        assert_eq!(c.next_batch(3), vec![1, 4, 7]);
+        assert_eq!(c.next_batch(2), vec![10, 13]);
     }
 }

@@ -1,13 +1,17 @@
 //! The `lws-sim` command line. The only module that touches stdout, files, the wall clock and
 //! exit codes: 0 every run held, 1 an invariant broke (or an expectation failed), 2 bad input.
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use lws::profile::Profile;
+use lws_sim::explore::{self, Exploration, Finding};
+use lws_sim::fuzz::{self, Campaign};
 use lws_sim::scenario::spec::Expectation;
-use lws_sim::scenario::{self, RunReport, Scenario};
+use lws_sim::scenario::{self, RunReport, Scenario, ScenarioFiles};
 
 const USAGE: &str = "\
 lws-sim: deterministic simulation of the LeaderWorkerSet controller
@@ -65,7 +69,7 @@ fn flag_value(it: &mut std::slice::Iter<String>, flag: &str) -> Result<String, S
 
 struct RunArgs {
     scenarios: Vec<PathBuf>,
-    reconciler: Option<String>,
+    reconciler: Option<Profile>,
     seed: Option<u64>,
     json: bool,
     trace: Option<PathBuf>,
@@ -79,6 +83,17 @@ macro_rules! say {
             std::process::exit(0);
         }
     }};
+}
+
+/// The `--reconciler` value, parsed once.
+fn reconciler(spec: &str) -> Result<Profile, String> {
+    Profile::parse(spec).map_err(|e| format!("--reconciler: {e}"))
+}
+
+/// Bad input: exit status 2.
+fn input_error(msg: impl std::fmt::Display) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
 }
 
 fn usage_error(msg: &str) -> ExitCode {
@@ -98,7 +113,7 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     while let Some(a) = it.next() {
         let mut value = |flag: &str| flag_value(&mut it, flag);
         match a.as_str() {
-            "--reconciler" => r.reconciler = Some(value("--reconciler")?),
+            "--reconciler" => r.reconciler = Some(reconciler(&value("--reconciler")?)?),
             "--seed" => {
                 let v = value("--seed")?;
                 r.seed = Some(
@@ -117,9 +132,6 @@ fn parse_run(args: &[String]) -> Result<RunArgs, String> {
     }
     if r.trace.is_some() && r.scenarios.len() > 1 {
         return Err("--trace takes one scenario".into());
-    }
-    if let Some(spec) = &r.reconciler {
-        lws::profile::Profile::parse(spec).map_err(|e| format!("--reconciler: {e}"))?;
     }
     Ok(r)
 }
@@ -193,12 +205,14 @@ fn cmd_run(args: &[String]) -> ExitCode {
     let mut any_violation = false;
     for s in &scenarios {
         let started = Instant::now();
-        let report = match scenario::run(s, a.reconciler.as_deref(), a.seed) {
+        let profile = match &a.reconciler {
+            Some(p) => Ok(p.clone()),
+            None => s.reconciler(None),
+        };
+        let report = match profile.and_then(|p| scenario::run_with(s, &p, a.seed).map_err(|e| e.0))
+        {
             Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: {}", e.0);
-                return ExitCode::from(2);
-            }
+            Err(e) => return input_error(e),
         };
         let wall_ms = started.elapsed().as_millis();
         if a.json {
@@ -270,13 +284,10 @@ fn cmd_check(args: &[String]) -> ExitCode {
                 return ExitCode::from(2);
             }
         };
-        for (reconciler, expected) in &s.spec.expect {
-            let report = match scenario::run(&s, Some(reconciler), None) {
+        for (profile, expected) in &s.expect {
+            let report = match scenario::run_with(&s, profile, None) {
                 Ok(r) => r,
-                Err(e) => {
-                    eprintln!("error: {}", e.0);
-                    return ExitCode::from(2);
-                }
+                Err(e) => return input_error(e.0),
             };
             let want = match expected {
                 Expectation::Holds => "holds".to_string(),
@@ -302,7 +313,7 @@ fn cmd_check(args: &[String]) -> ExitCode {
                 .map(|s| s.to_string_lossy().to_string())
                 .unwrap_or_default();
             eprint!(".");
-            table.push([name, reconciler.clone(), want, verdict]);
+            table.push([name, profile.name.clone(), want, verdict]);
         }
     }
     eprintln!();
@@ -327,7 +338,7 @@ fn cmd_check(args: &[String]) -> ExitCode {
 }
 
 struct FuzzArgs {
-    reconciler: String,
+    reconciler: Profile,
     cases: Option<u64>,
     time_ms: Option<u64>,
     seed: u64,
@@ -337,130 +348,119 @@ struct FuzzArgs {
     save_all: bool,
 }
 
+fn parse_shard(v: &str) -> Result<(u64, u64), String> {
+    let parsed = v
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)));
+    parsed
+        .filter(|(i, n)| *n >= 1 && i < n)
+        .ok_or_else(|| format!("--shard: expected I/N with I < N, got {v:?}"))
+}
+
 fn parse_fuzz(args: &[String]) -> Result<FuzzArgs, String> {
-    let mut a = FuzzArgs {
-        reconciler: String::new(),
-        cases: None,
-        time_ms: None,
-        seed: 1,
-        jobs: 1,
-        shard: (0, 1),
-        out: PathBuf::from("fuzz-failures"),
-        save_all: false,
-    };
+    let (mut rec, mut cases, mut time_ms, mut seed, mut jobs) = (None, None, None, 1, 1);
+    let (mut shard, mut out, mut save_all) = ((0, 1), PathBuf::from("fuzz-failures"), false);
     let mut it = args.iter();
     while let Some(f) = it.next() {
         let mut value = |flag: &str| flag_value(&mut it, flag);
+        let number = |v: String, flag: &str| {
+            v.parse::<u64>()
+                .map_err(|_| format!("{flag}: expected a number"))
+        };
         match f.as_str() {
-            "--reconciler" => a.reconciler = value("--reconciler")?,
-            "--cases" => {
-                a.cases = Some(
-                    value("--cases")?
-                        .parse()
-                        .map_err(|_| "--cases: expected a number".to_string())?,
-                )
-            }
+            "--reconciler" => rec = Some(value("--reconciler")?),
+            "--cases" => cases = Some(number(value("--cases")?, "--cases")?),
             "--time" => {
-                a.time_ms = Some(
+                time_ms = Some(
                     lws_sim::scenario::spec::parse_duration(&value("--time")?)
                         .map_err(|e| format!("--time: {e}"))?,
                 )
             }
-            "--seed" => {
-                a.seed = value("--seed")?
-                    .parse()
-                    .map_err(|_| "--seed: expected a number".to_string())?
-            }
+            "--seed" => seed = number(value("--seed")?, "--seed")?,
             "--jobs" => {
-                a.jobs = value("--jobs")?
+                jobs = value("--jobs")?
                     .parse()
                     .ok()
                     .filter(|j| *j >= 1)
                     .ok_or("--jobs: expected a number >= 1")?
             }
-            "--shard" => {
-                let v = value("--shard")?;
-                let parsed = v
-                    .split_once('/')
-                    .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)));
-                a.shard = parsed
-                    .filter(|(i, n)| *n >= 1 && i < n)
-                    .ok_or_else(|| format!("--shard: expected I/N with I < N, got {v:?}"))?;
-            }
-            "--out" => a.out = PathBuf::from(value("--out")?),
-            "--save-all" => a.save_all = true,
+            "--shard" => shard = parse_shard(&value("--shard")?)?,
+            "--out" => out = PathBuf::from(value("--out")?),
+            "--save-all" => save_all = true,
             other => return Err(format!("unknown flag {other:?}")),
         }
     }
-    if a.reconciler.is_empty() {
-        return Err("fuzz needs --reconciler".into());
-    }
-    lws::profile::Profile::parse(&a.reconciler).map_err(|e| format!("--reconciler: {e}"))?;
-    if a.cases.is_none() == a.time_ms.is_none() {
+    let reconciler = reconciler(&rec.ok_or("fuzz needs --reconciler")?)?;
+    if cases.is_none() == time_ms.is_none() {
         return Err("fuzz needs exactly one of --cases N or --time DURATION".into());
     }
-    Ok(a)
+    Ok(FuzzArgs {
+        reconciler,
+        cases,
+        time_ms,
+        seed,
+        jobs,
+        shard,
+        out,
+        save_all,
+    })
 }
 
-/// Run a campaign: case indices of this shard, in batches over `jobs` threads; results are
-/// taken in index order, so `--jobs` never changes what is found.
-fn cmd_fuzz(args: &[String]) -> ExitCode {
-    use lws_sim::fuzz;
-    let a = match parse_fuzz(args) {
-        Ok(a) => a,
-        Err(m) => return usage_error(&m),
-    };
-    let started = Instant::now();
-    let scratch = std::env::temp_dir().join(format!("lws-sim-fuzz-{}", std::process::id()));
-    let mut next = a.shard.0;
-    let mut done = 0u64;
-    let mut failures: Vec<fuzz::CaseResult> = Vec::new();
+/// Write a scenario held in memory into `dir`: its manifests, and the scenario as `file`.
+fn write_scenario(dir: &Path, file: &str, s: &ScenarioFiles) -> Result<PathBuf, String> {
+    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
+    std::fs::create_dir_all(dir).map_err(io)?;
+    for (name, text) in &s.manifests {
+        std::fs::write(dir.join(name), text).map_err(io)?;
+    }
+    let path = dir.join(file);
+    std::fs::write(&path, s.yaml()).map_err(io)?;
+    Ok(path)
+}
+
+/// Run a batch of cases over `jobs` threads; results in index order.
+fn run_batch(campaign: &Campaign, indices: &[u64], jobs: usize) -> Vec<fuzz::CaseResult> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..jobs)
+            .map(|j| {
+                let chunk: Vec<u64> = indices.iter().copied().skip(j).step_by(jobs).collect();
+                s.spawn(move || {
+                    chunk
+                        .into_iter()
+                        .map(|i| campaign.check(i))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut all: Vec<fuzz::CaseResult> = handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("worker"))
+            .collect();
+        all.sort_by_key(|r| r.index);
+        all
+    })
+}
+
+/// Run cases until `--cases` are done or `--time` is up; the failing ones, and how many ran.
+fn run_campaign(
+    a: &FuzzArgs,
+    campaign: &mut Campaign,
+    started: Instant,
+) -> (u64, Vec<fuzz::CaseResult>) {
+    let (mut done, mut failures) = (0u64, Vec::new());
     let mut last_report = Instant::now();
-    eprintln!(
-        "fuzz {} seed {} shard {}/{} jobs {}",
-        a.reconciler, a.seed, a.shard.0, a.shard.1, a.jobs
-    );
     loop {
         let out_of_cases = a.cases.is_some_and(|n| done >= n);
         let out_of_time = a
             .time_ms
             .is_some_and(|t| started.elapsed().as_millis() as u64 >= t);
         if out_of_cases || out_of_time {
-            break;
+            return (done, failures);
         }
-        let batch = if let Some(n) = a.cases {
-            (n - done).min(a.jobs as u64 * 4)
-        } else {
-            a.jobs as u64 * 4
-        };
-        let indices: Vec<u64> = (0..batch).map(|k| next + k * a.shard.1).collect();
-        next += batch * a.shard.1;
-        let results: Vec<fuzz::CaseResult> = std::thread::scope(|s| {
-            let chunks: Vec<Vec<u64>> = (0..a.jobs)
-                .map(|j| indices.iter().copied().skip(j).step_by(a.jobs).collect())
-                .collect();
-            let handles: Vec<_> = chunks
-                .into_iter()
-                .enumerate()
-                .map(|(j, chunk)| {
-                    let dir = scratch.join(format!("job-{j}"));
-                    let (seed, rec) = (a.seed, a.reconciler.clone());
-                    s.spawn(move || {
-                        chunk
-                            .into_iter()
-                            .map(|i| fuzz::check_case(seed, i, &rec, &dir))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            let mut all: Vec<fuzz::CaseResult> = handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("worker"))
-                .collect();
-            all.sort_by_key(|r| r.index);
-            all
-        });
-        for r in results {
+        let full = a.jobs as u64 * 4;
+        let batch = a.cases.map_or(full, |n| (n - done).min(full));
+        let indices = campaign.next_batch(batch);
+        for r in run_batch(campaign, &indices, a.jobs) {
             done += 1;
             if let Some(e) = &r.error {
                 eprintln!("case {} could not run: {e}", r.index);
@@ -478,6 +478,73 @@ fn cmd_fuzz(args: &[String]) -> ExitCode {
             last_report = Instant::now();
         }
     }
+}
+
+/// `--save-all`: every failing case as it was generated, in `DIR/case-N/`.
+fn save_all(
+    a: &FuzzArgs,
+    campaign: &Campaign,
+    failures: &[fuzz::CaseResult],
+) -> Result<(), String> {
+    for f in failures {
+        let violated: Vec<String> = f.violated.iter().cloned().collect();
+        let files = campaign.failure_files(&campaign.case(f.index), &violated, "");
+        write_scenario(
+            &a.out.join(format!("case-{}", f.index)),
+            "scenario.yaml",
+            &files,
+        )?;
+    }
+    Ok(())
+}
+
+/// Shrink the first case that broke `invariant`, write it, and print where.
+fn write_minimized(
+    a: &FuzzArgs,
+    campaign: &Campaign,
+    invariant: &str,
+    cases: &[u64],
+) -> Result<(), String> {
+    let first = cases[0];
+    let shrunk = campaign.shrink(first, invariant, 200)?;
+    let (small, report) = (&shrunk.case, &shrunk.report);
+    let violated: Vec<String> = report.violated().into_iter().collect();
+    let note = format!(
+        "Minimized from {} steps to {}; expect trace hash {:016x}.",
+        shrunk.original.steps.len() + 3,
+        small.steps.len() + 3,
+        report.trace_hash
+    );
+    let files = campaign.failure_files(small, &violated, &note);
+    let dir = a.out.join(format!("{invariant}-case-{first}"));
+    let p = write_scenario(&dir, "scenario.yaml", &files)?;
+    say!(
+        "{invariant}: {} cases ({}), first case {first}; minimized to {} steps, {} groups of {}: lws-sim run {}",
+        cases.len(),
+        case_list(cases),
+        small.steps.len() + 3,
+        small.replicas,
+        small.size,
+        p.display()
+    );
+    Ok(())
+}
+
+/// Run a campaign: case indices of this shard, in batches over `jobs` threads; results are
+/// taken in index order, so `--jobs` never changes what is found. Then one minimized scenario
+/// per distinct invariant, from the first case that broke it.
+fn cmd_fuzz(args: &[String]) -> ExitCode {
+    let a = match parse_fuzz(args) {
+        Ok(a) => a,
+        Err(m) => return usage_error(&m),
+    };
+    let started = Instant::now();
+    eprintln!(
+        "fuzz {} seed {} shard {}/{} jobs {}",
+        a.reconciler.name, a.seed, a.shard.0, a.shard.1, a.jobs
+    );
+    let mut campaign = Campaign::new(a.seed, a.reconciler.clone(), a.shard);
+    let (done, failures) = run_campaign(&a, &mut campaign, started);
     let elapsed = started.elapsed().as_secs_f64();
     say!(
         "{done} cases in {elapsed:.1}s ({:.0} cases/s), {} failing",
@@ -485,66 +552,21 @@ fn cmd_fuzz(args: &[String]) -> ExitCode {
         failures.len()
     );
     if a.save_all {
-        for f in &failures {
-            let violated: Vec<String> = f.violated.iter().cloned().collect();
-            let dir = a.out.join(format!("case-{}", f.index));
-            let case = fuzz::generate(a.seed, f.index);
-            if let Err(e) = case.write(&dir, "scenario.yaml", &a.reconciler, Some(&violated), "") {
-                eprintln!("error: {}: {e}", dir.display());
-                return ExitCode::from(2);
-            }
+        if let Err(e) = save_all(&a, &campaign, &failures) {
+            return input_error(e);
         }
     }
-    // One minimized scenario per distinct invariant, from the first case that broke it.
-    let mut by_invariant: std::collections::BTreeMap<String, Vec<u64>> =
-        std::collections::BTreeMap::new();
+    let mut by_invariant: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for f in &failures {
         for v in &f.violated {
             by_invariant.entry(v.clone()).or_default().push(f.index);
         }
     }
     for (invariant, cases) in &by_invariant {
-        let first = cases[0];
-        let case = fuzz::generate(a.seed, first);
-        let small = fuzz::shrink(
-            &case,
-            &a.reconciler,
-            invariant,
-            &scratch.join("shrink"),
-            200,
-        );
-        let dir = a.out.join(format!("{invariant}-case-{first}"));
-        let report = match fuzz::run_case(&small, &a.reconciler, &scratch.join("replay")) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        };
-        let violated: Vec<String> = report.violated().into_iter().collect();
-        let note = format!(
-            "Minimized from {} steps to {}; expect trace hash {:016x}.",
-            case.steps.len() + 3,
-            small.steps.len() + 3,
-            report.trace_hash
-        );
-        match small.write(&dir, "scenario.yaml", &a.reconciler, Some(&violated), &note) {
-            Ok(p) => say!(
-                "{invariant}: {} cases ({}), first case {first}; minimized to {} steps, {} groups of {}: lws-sim run {}",
-                cases.len(),
-                case_list(cases),
-                small.steps.len() + 3,
-                small.replicas,
-                small.size,
-                p.display()
-            ),
-            Err(e) => {
-                eprintln!("error: {}: {e}", dir.display());
-                return ExitCode::from(2);
-            }
+        if let Err(e) = write_minimized(&a, &campaign, invariant, cases) {
+            return input_error(e);
         }
     }
-    let _ = std::fs::remove_dir_all(&scratch);
     ExitCode::from(u8::from(!failures.is_empty()))
 }
 
@@ -557,55 +579,107 @@ fn case_list(cases: &[u64]) -> String {
     }
 }
 
-fn cmd_explore(args: &[String]) -> ExitCode {
-    let (mut path, mut reconciler, mut max, mut out) = (None, None, 200u64, None);
+struct ExploreArgs {
+    path: PathBuf,
+    reconciler: Profile,
+    max: u64,
+    out: PathBuf,
+}
+
+fn parse_explore(args: &[String]) -> Result<ExploreArgs, String> {
+    let (mut path, mut rec, mut max, mut out) = (None, None, 200u64, None);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |flag: &str| flag_value(&mut it, flag);
-        let r = match a.as_str() {
-            "--reconciler" => value("--reconciler").map(|v| reconciler = Some(v)),
-            "--max" => value("--max").and_then(|v| {
-                v.parse()
-                    .map(|n| max = n)
-                    .map_err(|_| "--max: expected a number".to_string())
-            }),
-            "--out" => value("--out").map(|v| out = Some(PathBuf::from(v))),
-            f if f.starts_with('-') => Err(format!("unknown flag {f:?}")),
-            p => {
-                path = Some(PathBuf::from(p));
-                Ok(())
+        match a.as_str() {
+            "--reconciler" => rec = Some(value("--reconciler")?),
+            "--max" => {
+                max = value("--max")?
+                    .parse()
+                    .map_err(|_| "--max: expected a number".to_string())?
             }
-        };
-        if let Err(m) = r {
-            return usage_error(&m);
+            "--out" => out = Some(PathBuf::from(value("--out")?)),
+            f if f.starts_with('-') => return Err(format!("unknown flag {f:?}")),
+            p => path = Some(PathBuf::from(p)),
         }
     }
-    let (Some(path), Some(reconciler)) = (path, reconciler) else {
-        return usage_error("explore needs a scenario and --reconciler");
+    let (Some(path), Some(rec)) = (path, rec) else {
+        return Err("explore needs a scenario and --reconciler".into());
     };
-    if let Err(e) = lws::profile::Profile::parse(&reconciler) {
-        return usage_error(&format!("--reconciler: {e}"));
-    }
-    let s = match Scenario::load(&path) {
+    let out = out.unwrap_or_else(|| {
+        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string());
+        PathBuf::from(format!("explore-{}", stem.unwrap_or_default()))
+    });
+    Ok(ExploreArgs {
+        reconciler: reconciler(&rec)?,
+        path,
+        max,
+        out,
+    })
+}
+
+/// Minimize one finding, write it as `OUT/INVARIANT-CAUSE.yaml`, and print where.
+fn write_finding(
+    a: &ExploreArgs,
+    s: &Scenario,
+    ex: &Exploration,
+    (invariant, cause): (&str, &str),
+    f: &Finding,
+) -> Result<(), String> {
+    let points: Vec<u64> = ex
+        .findings
+        .iter()
+        .filter(|g| g.perturbation.cause() == cause && g.new.contains(invariant))
+        .map(|g| g.perturbation.point())
+        .collect();
+    let (keep, run) =
+        explore::minimize(s, f.perturbation, &a.reconciler, invariant).map_err(|e| e.0)?;
+    let violated: Vec<String> = run.violated().into_iter().collect();
+    let parent = a.path.parent().unwrap_or(Path::new("."));
+    let dir = parent.canonicalize().unwrap_or(parent.to_path_buf());
+    let spec = explore::perturbed_spec(
+        s,
+        f.perturbation,
+        &keep,
+        &a.reconciler.name,
+        &violated,
+        &dir,
+    );
+    let file = a.out.join(format!("{invariant}-{cause}.yaml"));
+    std::fs::create_dir_all(&a.out)
+        .and_then(|_| std::fs::write(&file, scenario::spec_yaml(&spec)))
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    say!(
+        "{invariant} via {cause}: {} perturbations (at {}), first {}; minimized to {} of {} steps: lws-sim run {}",
+        points.len(),
+        case_list(&points),
+        f.perturbation.yaml(),
+        keep.len() + 1,
+        s.steps.len() + 1,
+        file.display()
+    );
+    Ok(())
+}
+
+fn cmd_explore(args: &[String]) -> ExitCode {
+    let a = match parse_explore(args) {
+        Ok(a) => a,
+        Err(m) => return usage_error(&m),
+    };
+    let s = match Scenario::load(&a.path) {
         Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Err(e) => return input_error(e),
     };
     let started = Instant::now();
-    let ex = match lws_sim::explore::explore(&s, &reconciler, max) {
+    let ex = match explore::explore(&s, &a.reconciler, a.max) {
         Ok(x) => x,
-        Err(e) => {
-            eprintln!("error: {}", e.0);
-            return ExitCode::from(2);
-        }
+        Err(e) => return input_error(e.0),
     };
     let base: Vec<String> = ex.reference.violated().into_iter().collect();
     say!(
         "{} [{}]: reference run broke {:?}; tried {} perturbations ({} controller writes, {} watch events, {} reconciles) in {:.1}s; {} broke something new",
-        path.display(),
-        reconciler,
+        a.path.display(),
+        a.reconciler.name,
         base,
         ex.tried,
         ex.reference.controller_writes,
@@ -614,53 +688,10 @@ fn cmd_explore(args: &[String]) -> ExitCode {
         started.elapsed().as_secs_f64(),
         ex.findings.len()
     );
-    let out = out.unwrap_or_else(|| {
-        PathBuf::from(format!(
-            "explore-{}",
-            path.file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_default()
-        ))
-    });
-    let original = std::fs::read_to_string(&path).unwrap_or_default();
     for ((invariant, cause), f) in ex.distinct() {
-        let points: Vec<u64> = ex
-            .findings
-            .iter()
-            .filter(|g| g.perturbation.cause() == cause && g.new.contains(&invariant))
-            .map(|g| g.perturbation.point())
-            .collect();
-        let (keep, run) =
-            match lws_sim::explore::minimize(&s, f.perturbation, &reconciler, &invariant) {
-                Ok(x) => x,
-                Err(e) => {
-                    eprintln!("error: {}", e.0);
-                    return ExitCode::from(2);
-                }
-            };
-        let violated: Vec<String> = run.violated().into_iter().collect();
-        let text = lws_sim::explore::perturbed_text(
-            &s,
-            &original,
-            f.perturbation,
-            &keep,
-            &reconciler,
-            &violated,
-        );
-        let file = out.join(format!("{invariant}-{cause}.yaml"));
-        if let Err(e) = std::fs::create_dir_all(&out).and_then(|_| std::fs::write(&file, text)) {
-            eprintln!("error: {}: {e}", file.display());
-            return ExitCode::from(2);
+        if let Err(e) = write_finding(&a, &s, &ex, (&invariant, cause), f) {
+            return input_error(e);
         }
-        say!(
-            "{invariant} via {cause}: {} perturbations (at {}), first {}; minimized to {} of {} steps: lws-sim run {}",
-            points.len(),
-            case_list(&points),
-            f.perturbation.yaml(),
-            keep.len() + 1,
-            s.steps.len() + 1,
-            file.display()
-        );
     }
     ExitCode::from(u8::from(!ex.findings.is_empty()))
 }

@@ -5,7 +5,8 @@
 //! is kept in the repository.
 //!
 //! The property: with every known bug fixed (`fixtures::ALL_FIXED`) no invariant breaks, and
-//! a case replays to the same trace. `lws-sim fuzz` runs the same kind of case at scale; this
+//! a case replays to the same trace. `lws-sim fuzz` draws from the same distribution
+//! (`lws_sim::fuzz::DEFAULT_PARAMS`, turned into strategies here) at scale; this
 //! test keeps a small, fixed-seed sample in `cargo test`. More cases, or another reconciler to
 //! hunt a bug with: `PROPTEST_CASES=500 LWS_SIM_RECONCILER=v0.4.1 cargo test --release --test
 //! proptest_rollouts` (a failure under another reconciler is also written to the regressions
@@ -13,36 +14,42 @@
 //! strategy: when it changes, hunt again and replace them. Three findings have no fix (Z04-Z06
 //! in docs/bug-zoo.md, about 1 case in 1000), so a long hunt under `ALL_FIXED` can stop on them.
 
+use lws::profile::Profile;
 use lws_sim::fixtures::ALL_FIXED;
-use lws_sim::fuzz::{broken_image_rolls_out, nodes_for, run_case, Case, CaseStep, FAULTS};
+use lws_sim::fuzz::{
+    broken_image_rolls_out, nodes_for, run_case, Case, CaseParams, CaseStep, Fault, DEFAULT_PARAMS,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
 
-/// maxUnavailable and maxSurge as written in the manifest: a percentage maxUnavailable may scale
-/// to 0, which the webhook accepts only with a surge.
+/// The distribution `lws-sim fuzz` draws from, as proptest strategies.
+const P: CaseParams = DEFAULT_PARAMS;
+
+fn within((lo, hi): (u64, u64)) -> std::ops::RangeInclusive<u64> {
+    lo..=hi
+}
+
+/// maxUnavailable and maxSurge as written in the manifest: maxUnavailable depends on whether
+/// there is a surge.
 fn rollout_knobs() -> impl Strategy<Value = (String, String)> {
-    prop_oneof![
-        (prop::sample::select(vec!["1", "2"]), Just("0")),
-        (
-            prop::sample::select(vec!["0", "1", "2", "25%", "50%"]),
-            prop::sample::select(vec!["1", "2", "50%"])
-        ),
-    ]
-    .prop_map(|(mu, ms)| (mu.to_string(), ms.to_string()))
+    prop::sample::select(P.max_surge.to_vec()).prop_flat_map(|ms| {
+        let mu = if ms == "0" {
+            P.max_unavailable_without_surge
+        } else {
+            P.max_unavailable_with_surge
+        };
+        prop::sample::select(mu.to_vec()).prop_map(move |mu| (mu.to_string(), ms.to_string()))
+    })
 }
 
 /// One fault against a pod of `replicas` groups of `size`, then a wait.
-fn fault(
-    kinds: Vec<&'static str>,
-    replicas: i32,
-    size: i32,
-) -> impl Strategy<Value = [CaseStep; 2]> {
+fn fault(kinds: Vec<Fault>, replicas: i32, size: i32) -> impl Strategy<Value = [CaseStep; 2]> {
     (
         prop::sample::select(kinds),
         0..replicas,
         0..size,
-        1u64..=6,
-        5u64..=120,
+        within(P.kill_after_writes),
+        within(P.wait_after_fault_s),
     )
         .prop_map(|(kind, group, worker, writes, wait_s)| {
             [
@@ -58,19 +65,22 @@ fn fault(
 }
 
 /// The faults a case may use: a non-empty subset of every kind (swarm testing).
-fn fault_mix() -> impl Strategy<Value = Vec<&'static str>> {
-    prop::sample::subsequence(FAULTS.to_vec(), 1..=FAULTS.len())
+fn fault_mix() -> impl Strategy<Value = Vec<Fault>> {
+    prop::sample::subsequence(P.faults.to_vec(), 1..=P.faults.len())
 }
 
-/// A schedule: a first wait, an optional scale, 1-4 faults with waits between.
+/// A schedule: a first wait, an optional scale, faults with waits between.
 fn schedule(replicas: i32, size: i32) -> impl Strategy<Value = Vec<CaseStep>> {
+    let (lo, hi) = P.scale_to;
     (
-        0u64..=60,
-        prop::option::weighted(0.25, 1i32..=8),
+        within(P.first_wait_s),
+        prop::option::weighted(1.0 / P.scale_one_in as f64, lo as i32..=hi as i32),
         fault_mix(),
     )
         .prop_flat_map(move |(first_wait_s, scale, kinds)| {
-            prop::collection::vec(fault(kinds, replicas, size), 1..=4).prop_map(move |faults| {
+            let (lo, hi) = P.fault_count;
+            let count = lo as usize..=hi as usize;
+            prop::collection::vec(fault(kinds, replicas, size), count).prop_map(move |faults| {
                 let mut steps = vec![CaseStep::Wait(first_wait_s * 1000)];
                 steps.extend(scale.map(CaseStep::Scale));
                 steps.extend(faults.into_iter().flatten());
@@ -81,19 +91,19 @@ fn schedule(replicas: i32, size: i32) -> impl Strategy<Value = Vec<CaseStep>> {
 
 prop_compose! {
     fn case()(
-        (replicas, size) in (1i32..=8, 1i32..=4),
+        (replicas, size) in (within(P.replicas), within(P.size)),
         (max_unavailable, max_surge) in rollout_knobs(),
-        restart_policy in prop::sample::select(vec![None, Some("RecreateGroupOnPodRestart"), Some("None")]),
-        startup_policy in prop::option::of(Just("LeaderReady")),
-        broken_first_image in prop::bool::weighted(0.125),
-        kubernetes_minor in prop::sample::select(vec![29u32, 35, 37]),
-        startup_lo_s in 5u64..=30,
-        startup_hi_s in 30u64..=90,
+        restart_policy in prop::sample::select(P.restart_policies.to_vec()),
+        startup_policy in prop::sample::select(P.startup_policies.to_vec()),
+        broken_first_image in prop::bool::weighted(1.0 / P.broken_first_image_one_in as f64),
+        kubernetes_minor in prop::sample::select(P.kubernetes_minors.to_vec()),
+        startup_lo_s in within(P.startup_lo_s),
+        startup_hi_s in within(P.startup_hi_s),
         seed in any::<u64>(),
     )(
-        steps in schedule(replicas, size),
-        replicas in Just(replicas),
-        size in Just(size),
+        steps in schedule(replicas as i32, size as i32),
+        replicas in Just(replicas as i32),
+        size in Just(size as i32),
         max_unavailable in Just(max_unavailable),
         max_surge in Just(max_surge),
         restart_policy in Just(restart_policy),
@@ -134,24 +144,20 @@ fn config() -> Config {
     }
 }
 
-fn scratch() -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("lws-sim-proptest-{}", std::process::id()))
-}
-
 proptest! {
     #![proptest_config(config())]
 
     #[test]
     fn every_invariant_holds_with_every_known_bug_fixed(case in case()) {
-        let reconciler =
-            std::env::var("LWS_SIM_RECONCILER").unwrap_or_else(|_| ALL_FIXED.to_string());
-        let first = run_case(&case, &reconciler, &scratch()).map_err(TestCaseError::fail)?;
+        let spec = std::env::var("LWS_SIM_RECONCILER").unwrap_or_else(|_| ALL_FIXED.to_string());
+        let reconciler = Profile::parse(&spec).map_err(TestCaseError::fail)?;
+        let first = run_case(&case, &reconciler).map_err(TestCaseError::fail)?;
         prop_assert!(
             first.violations.is_empty(),
             "{}",
             first.violations.iter().map(|v| v.report()).collect::<Vec<_>>().join("\n")
         );
-        let again = run_case(&case, &reconciler, &scratch()).map_err(TestCaseError::fail)?;
+        let again = run_case(&case, &reconciler).map_err(TestCaseError::fail)?;
         prop_assert_eq!(first.trace_hash, again.trace_hash, "the same case replays exactly");
     }
 }

@@ -83,3 +83,56 @@ fn match_is_required() {
         assert!(e.contains(&format!("{step}: `match` is required")), "{e}");
     }
 }
+
+#[test]
+fn a_step_with_two_actions_names_both() {
+    let e = scenario("  - apply: manifests/vllm-lws.yaml\n    wait: 1m\n").unwrap_err();
+    assert!(
+        e.contains("a step needs exactly one action, found 2: [apply, wait]"),
+        "{e}"
+    );
+    let e = scenario("  - timeout: 1m\n").unwrap_err();
+    assert!(
+        e.contains("a step needs exactly one action, found 0: []"),
+        "{e}"
+    );
+    let e = scenario("  - wait: 1m\n    timeout: 1m\n").unwrap_err();
+    assert!(e.contains("`timeout` belongs to `waitFor`"), "{e}");
+}
+
+#[test]
+fn an_unknown_action_key_is_named() {
+    let e = scenario("  - restartController: {}\n").unwrap_err();
+    assert!(e.contains("restartController"), "{e}");
+    assert!(
+        e.contains("steps-test.yaml:"),
+        "the error names the file and line: {e}"
+    );
+}
+
+/// Every shipped scenario file reads into a spec that writes back to a file that reads into
+/// the same spec, and runs to the same trace.
+#[test]
+fn every_shipped_scenario_round_trips_through_its_spec() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    let mut files: Vec<PathBuf> = Vec::new();
+    for dir in [root.clone(), root.join("zoo")] {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            if e.path().extension().is_some_and(|x| x == "yaml") {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 20, "{files:?}");
+    for f in files {
+        let s = Scenario::load(&f).unwrap_or_else(|e| panic!("{e}"));
+        let text = scenario::spec_yaml(&s.spec);
+        let back = Scenario::parse(&f, &text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back.spec, s.spec, "{}", f.display());
+        let (profile, _) = &s.expect[0];
+        let a = scenario::run_with(&s, profile, None).unwrap();
+        let b = scenario::run_with(&back, profile, None).unwrap();
+        assert_eq!(a.trace_hash, b.trace_hash, "{}", f.display());
+    }
+}

@@ -247,3 +247,91 @@ fn the_simulator_modules_import_each_other_without_a_cycle() {
         panic!("import cycle in sim/src: {}", cycle.join(" -> "));
     }
 }
+
+#[test]
+fn only_the_cli_and_the_scenario_loader_touch_files() {
+    // Campaigns, explore and runs work on scenarios in memory; `main.rs` writes results and
+    // `scenario/load.rs` reads scenario files and their manifests.
+    let bad = offenders(
+        "src",
+        &["std::fs", "File::", "read_to_string"],
+        &["main.rs", "scenario/load.rs"],
+    );
+    assert!(
+        bad.is_empty(),
+        "only main.rs and scenario/load.rs may touch files:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// The name of the function a line starts, if it does (`fn`, `pub fn`, `pub(crate) fn`, ...).
+fn fn_name(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    for prefix in [
+        "pub(crate) ",
+        "pub(super) ",
+        "pub ",
+        "const ",
+        "async ",
+        "unsafe ",
+    ] {
+        rest = rest.strip_prefix(prefix).unwrap_or(rest);
+    }
+    let name = rest.strip_prefix("fn ")?;
+    Some(name.split(['(', '<']).next().unwrap_or(name))
+}
+
+/// Functions longer than `max` lines in `text`, outside `#[cfg(test)]` modules (rustfmt's
+/// layout: a function ends at the first `}` at its own indentation).
+fn long_functions(text: &str, max: usize) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            break;
+        }
+        let Some(name) = fn_name(line) else { continue };
+        if line.trim_end().ends_with(';') {
+            continue;
+        }
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i..].iter().position(|l| *l == close) {
+            if end + 1 > max {
+                out.push((i + 1, name.to_string(), end + 1));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn long_functions_are_found() {
+    let short = "fn a() {\n    x();\n}\n";
+    assert!(long_functions(short, 3).is_empty());
+    assert_eq!(long_functions(short, 2), vec![(1, "a".to_string(), 3)]);
+    let nested = "impl X {\n    pub(crate) fn b<T>(t: T) {\n        y();\n    }\n}\n";
+    assert_eq!(long_functions(nested, 2), vec![(2, "b".to_string(), 3)]);
+    let tests = "#[cfg(test)]\nmod tests {\n    fn c() {\n        z();\n    }\n}\n";
+    assert!(long_functions(tests, 1).is_empty());
+}
+
+#[test]
+fn no_function_in_the_simulator_is_over_a_hundred_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&root, &mut files);
+    files.sort();
+    let mut bad = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (line, name, len) in long_functions(&text, 100) {
+            bad.push(format!("{}:{line}: fn {name} is {len} lines", f.display()));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "split these into named helpers (ARCHITECTURE.md, \"Invariants\"):\n{}",
+        bad.join("\n")
+    );
+}

@@ -1,11 +1,13 @@
-//! Scenarios: load a scenario file (and the manifests it names), run it against a reconciler
-//! in the world with the invariants checked after every event, and judge the run against the
-//! file's `expect`.
+//! Scenarios: build a scenario from its spec (read from a file by `load.rs`, or held in memory
+//! by fuzz and explore), run it against a reconciler in the world with the invariants checked
+//! after every event, and judge the run against the file's `expect`.
 
+mod load;
 pub mod manifest;
 pub mod spec;
+mod step;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -21,117 +23,54 @@ use crate::controller::ControllerConfig;
 use crate::invariants::{self, Checker, FaultEffect, InvariantId, ObjectRef, Violation};
 use crate::trace::Trace;
 use crate::world::{ClusterConfig, Event, World};
+pub use load::ManifestDir;
 pub use manifest::{LoadError, Manifest};
-use spec::{Expectation, InvariantSelection, NodeRef, ScenarioSpec, StepSpec};
+use spec::{Expectation, InvariantSelection, ScenarioSpec, StepSpec};
+pub use step::{NodeSel, ObjectMatch, Step, WaitTarget};
 
 /// A bound on events per run: a runaway loop is reported, never a hang.
 pub const EVENT_COUNT_MAX: u64 = 20_000_000;
 pub const DEFAULT_CONVERGE_MS: u64 = 3_600_000;
 
-#[derive(Clone, Debug)]
-pub enum NodeSel {
-    Node(String),
-    NodeOf(String),
+/// Where the manifest files a scenario names come from: the directory beside its file
+/// (`ManifestDir`), or memory (a map from the name the scenario uses to the file's text).
+pub trait ManifestFiles {
+    /// The manifests in the file the scenario calls `name`, and the name to report them by.
+    fn read(&self, name: &str) -> Result<(String, Vec<Manifest>), LoadError>;
 }
 
-/// An object and the partial JSON it must match (`waitFor` and `check` steps).
-#[derive(Clone, Debug)]
-pub struct ObjectMatch {
-    pub kind: KindId,
-    pub namespace: String,
-    pub name: String,
-    pub pattern: Value,
-}
-
-impl ObjectMatch {
-    /// Ok when the object exists and matches; otherwise the object as found, if at all.
-    fn matching(&self, api: &ApiServer) -> Result<(), Option<Value>> {
-        match object_json(api, self.kind, &self.namespace, &self.name) {
-            Some(o) if subset_match(&self.pattern, &o) => Ok(()),
-            other => Err(other),
-        }
+impl ManifestFiles for BTreeMap<String, String> {
+    fn read(&self, name: &str) -> Result<(String, Vec<Manifest>), LoadError> {
+        let text = self
+            .get(name)
+            .ok_or_else(|| err(name, "no such manifest in this scenario"))?;
+        Ok((name.to_string(), manifest::parse(name, text)?))
     }
 }
 
-#[derive(Clone, Debug)]
-pub enum WaitTarget {
-    Available,
-    RolloutComplete,
-    Object(ObjectMatch),
+/// A scenario held in memory: its spec and the text of every manifest file it names, by the
+/// name it uses. `main.rs` writes it out as files (`yaml` beside the manifests).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScenarioFiles {
+    pub spec: ScenarioSpec,
+    pub manifests: BTreeMap<String, String>,
 }
 
-#[derive(Clone, Debug)]
-pub enum Step {
-    Apply {
-        source: String,
-        objects: Vec<Manifest>,
-    },
-    Patch {
-        kind: KindId,
-        namespace: String,
-        name: String,
-        merge: Value,
-    },
-    Scale {
-        namespace: String,
-        lws: String,
-        replicas: i32,
-    },
-    Delete {
-        kind: KindId,
-        namespace: String,
-        name: String,
-        propagation: Option<Propagation>,
-    },
-    Wait(u64),
-    WaitFor {
-        target: WaitTarget,
-        timeout_ms: u64,
-    },
-    Check(ObjectMatch),
-    KillController {
-        after_writes: Option<u64>,
-    },
-    Resync {
-        after_reconciles: Option<u64>,
-    },
-    /// Explore's unobserved-state pattern: hold back the N-th watch event to the controller
-    /// until the next event of the same object.
-    HoldWatchEvent(u64),
-    /// Explore's stale-state pattern: the N-th reconcile reads each object's previous version.
-    StaleRead(u64),
-    DrainNode {
-        node: NodeSel,
-        replace: bool,
-    },
-    FailNode(NodeSel),
-    Cordon(NodeSel),
-    Uncordon(NodeSel),
-    CrashContainer {
-        namespace: String,
-        pod: String,
-    },
-    DeletePod {
-        namespace: String,
-        pod: String,
-        grace_period_seconds: Option<i64>,
-    },
-}
-
-impl Step {
-    /// Steps after which a quiescence window stays open.
-    fn is_passive(&self) -> bool {
-        matches!(
-            self,
-            Step::Wait(_)
-                | Step::WaitFor { .. }
-                | Step::Check(_)
-                | Step::KillController { .. }
-                | Step::Resync { .. }
-                | Step::HoldWatchEvent(_)
-                | Step::StaleRead(_)
-        )
+impl ScenarioFiles {
+    /// The scenario file's text.
+    pub fn yaml(&self) -> String {
+        spec_yaml(&self.spec)
     }
+
+    /// The runnable scenario; `path` only names it (in errors and replay lines).
+    pub fn scenario(&self, path: &Path) -> Result<Scenario, LoadError> {
+        Scenario::from_spec(path, self.spec.clone(), &self.manifests)
+    }
+}
+
+/// A spec as a scenario file's text.
+pub fn spec_yaml(spec: &ScenarioSpec) -> String {
+    serde_saphyr::to_string(spec).expect("a scenario spec encodes")
 }
 
 #[derive(Clone, Debug)]
@@ -139,11 +78,16 @@ pub struct Scenario {
     pub path: PathBuf,
     pub spec: ScenarioSpec,
     pub manifests: Vec<(String, Vec<Manifest>)>,
+    /// `spec.steps`, resolved, one for one.
     pub steps: Vec<Step>,
     pub invariants: Vec<String>,
+    /// `controller.reconciler`, parsed.
+    pub reconciler: Option<Profile>,
+    /// The keys of `expect`, parsed, with what each expects.
+    pub expect: Vec<(Profile, Expectation)>,
 }
 
-fn err(file: &str, message: impl Into<String>) -> LoadError {
+pub(crate) fn err(file: &str, message: impl Into<String>) -> LoadError {
     LoadError {
         file: file.into(),
         line: None,
@@ -151,301 +95,155 @@ fn err(file: &str, message: impl Into<String>) -> LoadError {
     }
 }
 
-/// The `{kind, name, namespace, match}` of a `waitFor` or `check` step.
-fn object_match(file: &str, step: &str, r: &spec::ObjectRef) -> Result<ObjectMatch, LoadError> {
-    let pattern = r
-        .pattern
-        .clone()
-        .ok_or_else(|| err(file, format!("{step}: `match` is required")))?;
-    Ok(ObjectMatch {
-        kind: kind_of(file, &r.kind)?,
-        namespace: r.namespace.clone().unwrap_or_else(|| "default".into()),
-        name: r.name.clone(),
-        pattern,
-    })
-}
-
-fn kind_of(file: &str, kind: &str) -> Result<KindId, LoadError> {
-    KindId::parse(kind).ok_or_else(|| {
-        let all: Vec<&str> = KindId::ALL.iter().map(|k| k.as_str()).collect();
-        err(
+/// The invariants a scenario selects, checked against the known ones.
+fn selected_invariants(
+    file: &str,
+    sel: &Option<InvariantSelection>,
+) -> Result<Vec<String>, LoadError> {
+    let all = || invariants::ALL.iter().map(|s| s.to_string()).collect();
+    match sel {
+        None => Ok(all()),
+        Some(InvariantSelection::Named(s)) if s == "all" => Ok(all()),
+        Some(InvariantSelection::Named(s)) => Err(err(
             file,
-            format!("unknown kind {kind:?}; valid kinds: {}", all.join(", ")),
-        )
-    })
-}
-
-fn node_sel(file: &str, r: &NodeRef, step: &str) -> Result<NodeSel, LoadError> {
-    match (&r.node, &r.node_of) {
-        (Some(n), None) => Ok(NodeSel::Node(n.clone())),
-        (None, Some(p)) => Ok(NodeSel::NodeOf(p.clone())),
-        _ => Err(err(
-            file,
-            format!("{step} needs exactly one of `node` or `nodeOf`"),
+            format!("invariants: expected `all` or a list, got {s:?}"),
         )),
+        Some(InvariantSelection::List(l)) => {
+            if let Some(n) = l.iter().find(|n| !invariants::ALL.contains(&n.as_str())) {
+                return Err(err(
+                    file,
+                    format!(
+                        "unknown invariant {n:?}; valid: {}",
+                        invariants::ALL.join(", ")
+                    ),
+                ));
+            }
+            Ok(l.clone())
+        }
     }
 }
 
-fn load_manifest_file(path: &Path) -> Result<Vec<Manifest>, LoadError> {
-    let name = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| err(&name, format!("cannot read: {e}")))?;
-    manifest::parse(&name, &text)
+/// The `expect` map with its reconcilers parsed and its invariant names checked.
+fn expectations(
+    file: &str,
+    expect: &BTreeMap<String, Expectation>,
+) -> Result<Vec<(Profile, Expectation)>, LoadError> {
+    let mut out = Vec::new();
+    for (reconciler, e) in expect {
+        let profile = Profile::parse(reconciler).map_err(|m| err(file, format!("expect: {m}")))?;
+        if let Expectation::Violates(v) = e {
+            let known = |n: &String| InvariantId::parse(n).is_some();
+            if let Some(n) = v.iter().find(|n| !known(n)) {
+                return Err(err(
+                    file,
+                    format!("expect.{reconciler}: unknown invariant {n:?}"),
+                ));
+            }
+        }
+        out.push((profile, e.clone()));
+    }
+    Ok(out)
+}
+
+/// A scenario file's text as a spec; errors name `file` and, where known, the line.
+pub fn parse_spec(file: &str, text: &str) -> Result<ScenarioSpec, LoadError> {
+    serde_saphyr::from_str(text).map_err(|e| {
+        let msg = e.to_string();
+        let first = msg
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string();
+        let line = first
+            .strip_prefix("line ")
+            .and_then(|r| r.split(' ').next())
+            .and_then(|l| l.parse().ok());
+        let message = first
+            .split_once(": ")
+            .map(|(_, m)| m.to_string())
+            .unwrap_or(first.clone());
+        LoadError {
+            file: file.into(),
+            line,
+            message,
+        }
+    })
+}
+
+/// Reads nothing: for steps that name no file (explore's perturbations).
+struct NoFiles;
+
+impl ManifestFiles for NoFiles {
+    fn read(&self, name: &str) -> Result<(String, Vec<Manifest>), LoadError> {
+        Err(err(name, "this step cannot read manifest files"))
+    }
 }
 
 impl Scenario {
-    /// Read and validate a scenario file and everything it references.
-    pub fn load(path: &Path) -> Result<Scenario, LoadError> {
+    /// Validate a spec and resolve everything it references through `files`.
+    pub fn from_spec(
+        path: &Path,
+        spec: ScenarioSpec,
+        files: &dyn ManifestFiles,
+    ) -> Result<Scenario, LoadError> {
         let file = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| err(&file, format!("cannot read: {e}")))?;
-        Scenario::parse(path, &text)
-    }
-
-    pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
-        let file = path.display().to_string();
-        let spec: ScenarioSpec = serde_saphyr::from_str(text).map_err(|e| {
-            let msg = e.to_string();
-            let first = msg
-                .lines()
-                .next()
-                .unwrap_or("")
-                .trim_start_matches("error: ")
-                .to_string();
-            let line = first
-                .strip_prefix("line ")
-                .and_then(|r| r.split(' ').next())
-                .and_then(|l| l.parse().ok());
-            let message = first
-                .split_once(": ")
-                .map(|(_, m)| m.to_string())
-                .unwrap_or(first.clone());
-            LoadError {
-                file: file.clone(),
-                line,
-                message,
-            }
-        })?;
-        let dir = path.parent().unwrap_or(Path::new("."));
         let mut manifests = Vec::new();
         for m in &spec.manifests {
-            let p = dir.join(m);
-            manifests.push((p.display().to_string(), load_manifest_file(&p)?));
+            manifests.push(files.read(m)?);
         }
         let mut steps = Vec::new();
         for (i, s) in spec.steps.iter().enumerate() {
-            let ctx = format!("{file}: steps[{i}]");
-            steps.push(Self::step(&ctx, dir, s)?);
+            steps.push(Step::resolve(&format!("{file}: steps[{i}]"), s, files)?);
         }
-        let invariants = match &spec.invariants {
-            None => invariants::ALL.iter().map(|s| s.to_string()).collect(),
-            Some(InvariantSelection::Named(s)) if s == "all" => {
-                invariants::ALL.iter().map(|s| s.to_string()).collect()
-            }
-            Some(InvariantSelection::Named(s)) => {
-                return Err(err(
-                    &file,
-                    format!("invariants: expected `all` or a list, got {s:?}"),
-                ))
-            }
-            Some(InvariantSelection::List(l)) => {
-                for n in l {
-                    if !invariants::ALL.contains(&n.as_str()) {
-                        return Err(err(
-                            &file,
-                            format!(
-                                "unknown invariant {n:?}; valid: {}",
-                                invariants::ALL.join(", ")
-                            ),
-                        ));
-                    }
-                }
-                l.clone()
-            }
+        let invariants = selected_invariants(&file, &spec.invariants)?;
+        let expect = expectations(&file, &spec.expect)?;
+        let reconciler = match &spec.controller.reconciler {
+            Some(r) => Some(
+                Profile::parse(r).map_err(|m| err(&file, format!("controller.reconciler: {m}")))?,
+            ),
+            None => None,
         };
-        for (reconciler, e) in &spec.expect {
-            Profile::parse(reconciler).map_err(|m| err(&file, format!("expect: {m}")))?;
-            if let Expectation::Violates(v) = e {
-                for n in v {
-                    let known = InvariantId::parse(n).is_some();
-                    if !known {
-                        return Err(err(
-                            &file,
-                            format!("expect.{reconciler}: unknown invariant {n:?}"),
-                        ));
-                    }
-                }
-            }
-        }
-        if let Some(r) = &spec.controller.reconciler {
-            Profile::parse(r).map_err(|m| err(&file, format!("controller.reconciler: {m}")))?;
-        }
         Ok(Scenario {
             path: path.to_path_buf(),
             spec,
             manifests,
             steps,
             invariants,
+            reconciler,
+            expect,
         })
     }
 
-    fn step(ctx: &str, dir: &Path, s: &StepSpec) -> Result<Step, LoadError> {
-        let actions = s.actions();
-        if actions.len() != 1 {
-            return Err(err(
-                ctx,
-                format!(
-                    "a step needs exactly one action, found {}: {:?}",
-                    actions.len(),
-                    actions
-                ),
-            ));
-        }
-        if s.timeout.is_some() && s.wait_for.is_none() {
-            return Err(err(ctx, "`timeout` belongs to `waitFor`"));
-        }
-        let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| "default".into());
-        let step = match actions[0] {
-            "apply" => {
-                let v = s.apply.as_ref().expect("set");
-                match v {
-                    Value::String(p) => {
-                        let path = dir.join(p);
-                        Step::Apply {
-                            source: path.display().to_string(),
-                            objects: load_manifest_file(&path)?,
-                        }
-                    }
-                    Value::Object(_) => Step::Apply {
-                        source: format!("{ctx} (inline)"),
-                        objects: vec![manifest::from_value(ctx, v)?],
-                    },
-                    _ => {
-                        return Err(err(
-                            ctx,
-                            "apply: expected a manifest path or an inline object",
-                        ))
-                    }
-                }
-            }
-            "patch" => {
-                let p = s.patch.as_ref().expect("set");
-                let merge = p
-                    .merge
-                    .clone()
-                    .ok_or_else(|| err(ctx, "patch: `merge` is required"))?;
-                Step::Patch {
-                    kind: kind_of(ctx, &p.kind)?,
-                    namespace: ns(&p.namespace),
-                    name: p.name.clone(),
-                    merge,
-                }
-            }
-            "scale" => {
-                let p = s.scale.as_ref().expect("set");
-                Step::Scale {
-                    namespace: ns(&p.namespace),
-                    lws: p.lws.clone(),
-                    replicas: p.replicas,
-                }
-            }
-            "delete" => {
-                let p = s.delete.as_ref().expect("set");
-                let propagation = match p.propagation.as_deref() {
-                    None => None,
-                    Some(x) => Some(Propagation::parse(x).ok_or_else(|| {
-                        err(
-                            ctx,
-                            format!(
-                                "delete: propagation {x:?} is not Background, Foreground or Orphan"
-                            ),
-                        )
-                    })?),
-                };
-                Step::Delete {
-                    kind: kind_of(ctx, &p.kind)?,
-                    namespace: ns(&p.namespace),
-                    name: p.name.clone(),
-                    propagation,
-                }
-            }
-            "wait" => Step::Wait(s.wait.expect("set").0),
-            "waitFor" => {
-                let timeout_ms = s
-                    .timeout
-                    .ok_or_else(|| err(ctx, "waitFor: `timeout` is required"))?
-                    .0;
-                let target = match s.wait_for.as_ref().expect("set") {
-                    Value::String(t) if t == "available" => WaitTarget::Available,
-                    Value::String(t) if t == "rolloutComplete" => WaitTarget::RolloutComplete,
-                    Value::Object(o) => {
-                        let r: spec::ObjectRef = serde_json::from_value(Value::Object(o.clone()))
-                            .map_err(|e| err(ctx, format!("waitFor: {e}")))?;
-                        WaitTarget::Object(object_match(ctx, "waitFor", &r)?)
-                    }
-                    other => return Err(err(ctx, format!("waitFor: expected available, rolloutComplete or {{kind, name, match}}, got {other}"))),
-                };
-                Step::WaitFor { target, timeout_ms }
-            }
-            "check" => Step::Check(object_match(ctx, "check", s.check.as_ref().expect("set"))?),
-            "killController" => Step::KillController {
-                after_writes: s.kill_controller.as_ref().and_then(|k| k.after_writes),
-            },
-            "resync" => Step::Resync {
-                after_reconciles: s.resync.as_ref().and_then(|r| r.after_reconciles),
-            },
-            "holdWatchEvent" => Step::HoldWatchEvent(s.hold_watch_event.as_ref().expect("set").nth),
-            "staleRead" => Step::StaleRead(s.stale_read.as_ref().expect("set").at_reconcile),
-            "drainNode" => {
-                let r = s.drain_node.as_ref().expect("set");
-                Step::DrainNode {
-                    node: node_sel(ctx, r, "drainNode")?,
-                    replace: r.replace,
-                }
-            }
-            "failNode" => Step::FailNode(node_sel(
-                ctx,
-                s.fail_node.as_ref().expect("set"),
-                "failNode",
-            )?),
-            "cordon" => Step::Cordon(node_sel(ctx, s.cordon.as_ref().expect("set"), "cordon")?),
-            "uncordon" => Step::Uncordon(node_sel(
-                ctx,
-                s.uncordon.as_ref().expect("set"),
-                "uncordon",
-            )?),
-            "crashContainer" => {
-                let p = s.crash_container.as_ref().expect("set");
-                Step::CrashContainer {
-                    namespace: ns(&p.namespace),
-                    pod: p.pod.clone(),
-                }
-            }
-            "deletePod" => {
-                let p = s.delete_pod.as_ref().expect("set");
-                Step::DeletePod {
-                    namespace: ns(&p.namespace),
-                    pod: p.pod.clone(),
-                    grace_period_seconds: p.grace_period_seconds,
-                }
-            }
-            other => unreachable!("unknown action {other}"),
-        };
-        Ok(step)
+    /// Insert a step that names no file (a fault, a wait) before step `at`, in the spec and
+    /// resolved.
+    pub fn insert_step(&mut self, at: usize, s: StepSpec) -> Result<(), LoadError> {
+        let ctx = format!("{}: steps[{at}]", self.path.display());
+        self.steps.insert(at, Step::resolve(&ctx, &s, &NoFiles)?);
+        self.spec.steps.insert(at, s);
+        Ok(())
+    }
+
+    /// Keep only the steps at `keep` (indices, ascending), in the spec and resolved.
+    pub fn keep_steps(&mut self, keep: &[usize]) {
+        let (spec, steps) = (&self.spec.steps, &self.steps);
+        let kept: Vec<(StepSpec, Step)> = keep
+            .iter()
+            .map(|&i| (spec[i].clone(), steps[i].clone()))
+            .collect();
+        (self.spec.steps, self.steps) = kept.into_iter().unzip();
     }
 
     /// The reconciler to use: the override, else the file's.
     pub fn reconciler(&self, over: Option<&str>) -> Result<Profile, String> {
-        let spec = over
-            .map(str::to_string)
-            .or_else(|| self.spec.controller.reconciler.clone())
-            .ok_or_else(|| {
-                format!(
-                    "{}: no reconciler: set controller.reconciler or pass --reconciler",
-                    self.path.display()
-                )
-            })?;
-        Profile::parse(&spec)
+        match (over, &self.reconciler) {
+            (Some(spec), _) => Profile::parse(spec),
+            (None, Some(p)) => Ok(p.clone()),
+            (None, None) => Err(format!(
+                "{}: no reconciler: set controller.reconciler or pass --reconciler",
+                self.path.display()
+            )),
+        }
     }
 
     pub fn cluster_config(&self) -> Result<ClusterConfig, String> {
@@ -679,195 +477,244 @@ impl Runner {
         })
     }
 
+    /// Run one step: the handler of each step and fault.
     fn run_step(&mut self, step: &Step) -> Result<(), RunError> {
         if !step.is_passive() {
             self.checker.close_quiet_window();
         }
         let now = self.world.now_ms;
         match step {
-            Step::Apply { source, objects } => {
-                // The file name only: a trace must not depend on where the scenario lives.
-                let file = Path::new(source)
-                    .file_name()
-                    .map(|f| f.to_string_lossy().to_string());
-                let file = file.unwrap_or_else(|| source.clone());
-                self.world
-                    .api
-                    .trace_external("step", "apply", "", &file, String::new());
-                for m in objects {
-                    self.apply_manifest(source, m)?;
-                }
-                self.advance_to(now)?;
-            }
+            Step::Apply { source, objects } => self.apply(source, objects),
             Step::Patch {
                 kind,
                 namespace,
                 name,
                 merge,
-            } => {
-                let r = with_kind!(*kind, K => self.world.api.merge_patch::<K>("kubectl", namespace, name, merge).map(|_| ()));
-                if let Err(e) = r {
-                    self.checker.external(
-                        &self.world.api,
-                        invariants::CHECK,
-                        format!("patch {kind} {name} failed: {e}"),
-                    );
-                }
-                self.advance_to(now)?;
-            }
+            } => self.patch(*kind, namespace, name, merge),
             Step::Scale {
                 namespace,
                 lws,
                 replicas,
-            } => {
-                let patch = serde_json::json!({"spec": {"replicas": replicas}});
-                if let Err(e) = self
-                    .world
-                    .api
-                    .merge_patch::<LeaderWorkerSet>("kubectl", namespace, lws, &patch)
-                {
-                    self.checker.external(
-                        &self.world.api,
-                        invariants::CHECK,
-                        format!("scale {lws} failed: {e}"),
-                    );
-                }
-                self.advance_to(now)?;
-            }
+            } => self.scale(namespace, lws, *replicas),
             Step::Delete {
                 kind,
                 namespace,
                 name,
                 propagation,
-            } => {
-                let opts = DeleteOptions {
-                    propagation: *propagation,
-                    ..Default::default()
-                };
-                let r = with_kind!(*kind, K => self.world.api.delete::<K>("kubectl", namespace, name, &opts).map(|_| ()));
-                if let Err(e) = r {
-                    self.checker.external(
-                        &self.world.api,
-                        invariants::CHECK,
-                        format!("delete {kind} {name} failed: {e}"),
-                    );
-                }
-                self.advance_to(now)?;
-            }
-            Step::Wait(ms) => self.advance_to(now + ms)?,
-            Step::WaitFor { target, timeout_ms } => {
-                let ok = self.advance_until(*timeout_ms, |w, c| wait_target_met(w, c, target))?;
-                if !ok {
-                    let what = match target {
-                        WaitTarget::Available => "the LeaderWorkerSet to be Available".to_string(),
-                        WaitTarget::RolloutComplete => "the rollout to complete".to_string(),
-                        WaitTarget::Object(m) => {
-                            format!("{} {} to match {}", m.kind, m.name, m.pattern)
-                        }
-                    };
-                    let msg = format!(
-                        "waited {} for {what}; state: {}",
-                        crate::time::fmt_ms(*timeout_ms),
-                        stuck_state(&self.world, &self.checker)
-                    );
-                    self.checker
-                        .external(&self.world.api, invariants::TIMEOUT, msg);
-                }
-            }
+            } => self.delete(*kind, namespace, name, *propagation),
+            Step::Wait(ms) => self.advance_to(now + ms),
+            Step::WaitFor { target, timeout_ms } => self.wait_for(target, *timeout_ms),
             Step::Check(m) => {
-                if let Err(obj) = m.matching(&self.world.api) {
-                    let got = obj
-                        .map(|o| o.to_string())
-                        .unwrap_or_else(|| "not found".into());
-                    let got: String = got.chars().take(300).collect();
-                    self.checker.external(
-                        &self.world.api,
-                        invariants::CHECK,
-                        format!("{} {} does not match {}: {got}", m.kind, m.name, m.pattern),
-                    );
-                }
+                self.check(m);
+                Ok(())
             }
             Step::KillController { after_writes } => {
                 self.checker.open_quiet_window(now);
                 match after_writes {
-                    Some(n) => self.fire(Event::KillControllerAfterWrites(*n))?,
-                    None => self.fire(Event::KillController)?,
+                    Some(n) => self.fire(Event::KillControllerAfterWrites(*n)),
+                    None => self.fire(Event::KillController),
                 }
             }
             Step::Resync { after_reconciles } => {
                 self.checker.open_quiet_window(now);
                 match after_reconciles {
-                    Some(n) => self.fire(Event::ResyncAfterReconciles(*n))?,
-                    None => self.fire(Event::Resync)?,
+                    Some(n) => self.fire(Event::ResyncAfterReconciles(*n)),
+                    None => self.fire(Event::Resync),
                 }
             }
-            Step::HoldWatchEvent(n) => self.fire(Event::HoldWatchEvent(*n))?,
-            Step::StaleRead(n) => self.fire(Event::StaleRead(*n))?,
-            Step::DrainNode { node, replace } => match self.node_of(node) {
-                Ok(n) => {
-                    let pods = self.pods_on(&n);
-                    self.checker
-                        .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
-                    self.fire(Event::DrainNode {
-                        node: n,
-                        replace: *replace,
-                    })?;
-                }
-                Err(m) => self.skipped("drainNode", &m),
-            },
-            Step::FailNode(node) => match self.node_of(node) {
-                Ok(n) => {
-                    let pods = self.pods_on(&n);
-                    self.checker
-                        .on_fault(&FaultEffect::NodeFailed { pods }, now);
-                    self.fire(Event::FailNode(n))?;
-                }
-                Err(m) => self.skipped("failNode", &m),
-            },
-            Step::Cordon(node) | Step::Uncordon(node) => match self.node_of(node) {
-                Ok(n) => {
-                    let e = if matches!(step, Step::Cordon(_)) {
-                        Event::Cordon(n)
-                    } else {
-                        Event::Uncordon(n)
-                    };
-                    self.fire(e)?;
-                }
-                Err(m) => self.skipped("cordon", &m),
-            },
-            Step::CrashContainer { namespace, pod } => {
-                let target = ObjectRef::new(namespace, pod);
-                let crash = FaultEffect::ContainerCrashing {
-                    pod: target.clone(),
-                };
-                self.checker.on_fault(&crash, now);
-                let before = self.restart_count(namespace, pod);
-                self.fire(Event::CrashContainer {
-                    namespace: namespace.clone(),
-                    pod: pod.clone(),
-                })?;
-                // A crash only counts if a container did restart (the pod was Running).
-                if self.restart_count(namespace, pod) > before {
-                    let restarted = FaultEffect::ContainerRestarted { pod: target };
-                    self.checker.on_fault(&restarted, now);
-                }
-            }
+            Step::HoldWatchEvent(n) => self.fire(Event::HoldWatchEvent(*n)),
+            Step::StaleRead(n) => self.fire(Event::StaleRead(*n)),
+            Step::DrainNode { node, replace } => self.drain_node(node, *replace, now),
+            Step::FailNode(node) => self.fail_node(node, now),
+            Step::Cordon(node) => self.cordon(node, Event::Cordon),
+            Step::Uncordon(node) => self.cordon(node, Event::Uncordon),
+            Step::CrashContainer { namespace, pod } => self.crash_container(namespace, pod, now),
             Step::DeletePod {
                 namespace,
                 pod,
                 grace_period_seconds,
-            } => {
-                let pods = vec![ObjectRef::new(namespace, pod)];
-                self.checker
-                    .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
-                self.fire(Event::DeletePod {
-                    namespace: namespace.clone(),
-                    pod: pod.clone(),
-                    grace_period_seconds: *grace_period_seconds,
-                })?;
+            } => self.delete_pod(namespace, pod, *grace_period_seconds, now),
+        }
+    }
+
+    /// `kubectl patch --type merge`.
+    fn patch(
+        &mut self,
+        kind: KindId,
+        namespace: &str,
+        name: &str,
+        merge: &Value,
+    ) -> Result<(), RunError> {
+        let now = self.world.now_ms;
+        let r = with_kind!(kind, K => self.world.api.merge_patch::<K>("kubectl", namespace, name, merge).map(|_| ()));
+        self.kubectl_result(r.map_err(|e| format!("patch {kind} {name} failed: {e}")));
+        self.advance_to(now)
+    }
+
+    /// `kubectl scale lws`.
+    fn scale(&mut self, namespace: &str, lws: &str, replicas: i32) -> Result<(), RunError> {
+        let now = self.world.now_ms;
+        let patch = serde_json::json!({"spec": {"replicas": replicas}});
+        let r = self
+            .world
+            .api
+            .merge_patch::<LeaderWorkerSet>("kubectl", namespace, lws, &patch);
+        self.kubectl_result(
+            r.map(|_| ())
+                .map_err(|e| format!("scale {lws} failed: {e}")),
+        );
+        self.advance_to(now)
+    }
+
+    /// `kubectl delete`, with `--cascade` as given.
+    fn delete(
+        &mut self,
+        kind: KindId,
+        namespace: &str,
+        name: &str,
+        propagation: Option<Propagation>,
+    ) -> Result<(), RunError> {
+        let now = self.world.now_ms;
+        let opts = DeleteOptions {
+            propagation,
+            ..Default::default()
+        };
+        let r = with_kind!(kind, K => self.world.api.delete::<K>("kubectl", namespace, name, &opts).map(|_| ()));
+        self.kubectl_result(r.map_err(|e| format!("delete {kind} {name} failed: {e}")));
+        self.advance_to(now)
+    }
+
+    /// `kubectl apply -f`: each object in turn.
+    fn apply(&mut self, source: &str, objects: &[Manifest]) -> Result<(), RunError> {
+        let now = self.world.now_ms;
+        // The file name only: a trace must not depend on where the scenario lives.
+        let file = Path::new(source)
+            .file_name()
+            .map(|f| f.to_string_lossy().to_string());
+        let file = file.unwrap_or_else(|| source.to_string());
+        self.world
+            .api
+            .trace_external("step", "apply", "", &file, String::new());
+        for m in objects {
+            self.apply_manifest(source, m)?;
+        }
+        self.advance_to(now)
+    }
+
+    /// A kubectl command that failed is a `check` violation, not a scenario error.
+    fn kubectl_result(&mut self, r: Result<(), String>) {
+        if let Err(message) = r {
+            self.checker
+                .external(&self.world.api, invariants::CHECK, message);
+        }
+    }
+
+    fn wait_for(&mut self, target: &WaitTarget, timeout_ms: u64) -> Result<(), RunError> {
+        if self.advance_until(timeout_ms, |w, c| wait_target_met(w, c, target))? {
+            return Ok(());
+        }
+        let what = match target {
+            WaitTarget::Available => "the LeaderWorkerSet to be Available".to_string(),
+            WaitTarget::RolloutComplete => "the rollout to complete".to_string(),
+            WaitTarget::Object(m) => format!("{} {} to match {}", m.kind, m.name, m.pattern),
+        };
+        let msg = format!(
+            "waited {} for {what}; state: {}",
+            crate::time::fmt_ms(timeout_ms),
+            stuck_state(&self.world, &self.checker)
+        );
+        self.checker
+            .external(&self.world.api, invariants::TIMEOUT, msg);
+        Ok(())
+    }
+
+    fn check(&mut self, m: &ObjectMatch) {
+        if let Err(obj) = m.matching(&self.world.api) {
+            let got = obj
+                .map(|o| o.to_string())
+                .unwrap_or_else(|| "not found".into());
+            let got: String = got.chars().take(300).collect();
+            self.checker.external(
+                &self.world.api,
+                invariants::CHECK,
+                format!("{} {} does not match {}: {got}", m.kind, m.name, m.pattern),
+            );
+        }
+    }
+
+    fn drain_node(&mut self, node: &NodeSel, replace: bool, now: u64) -> Result<(), RunError> {
+        let n = match self.node_of(node) {
+            Ok(n) => n,
+            Err(m) => {
+                self.skipped("drainNode", &m);
+                return Ok(());
+            }
+        };
+        let pods = self.pods_on(&n);
+        self.checker
+            .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
+        self.fire(Event::DrainNode { node: n, replace })
+    }
+
+    fn fail_node(&mut self, node: &NodeSel, now: u64) -> Result<(), RunError> {
+        let n = match self.node_of(node) {
+            Ok(n) => n,
+            Err(m) => {
+                self.skipped("failNode", &m);
+                return Ok(());
+            }
+        };
+        let pods = self.pods_on(&n);
+        self.checker
+            .on_fault(&FaultEffect::NodeFailed { pods }, now);
+        self.fire(Event::FailNode(n))
+    }
+
+    /// `cordon` and `uncordon` (a skipped one is traced as `cordon` either way).
+    fn cordon(&mut self, node: &NodeSel, event: fn(String) -> Event) -> Result<(), RunError> {
+        match self.node_of(node) {
+            Ok(n) => self.fire(event(n)),
+            Err(m) => {
+                self.skipped("cordon", &m);
+                Ok(())
             }
         }
+    }
+
+    fn crash_container(&mut self, namespace: &str, pod: &str, now: u64) -> Result<(), RunError> {
+        let target = ObjectRef::new(namespace, pod);
+        let crash = FaultEffect::ContainerCrashing {
+            pod: target.clone(),
+        };
+        self.checker.on_fault(&crash, now);
+        let before = self.restart_count(namespace, pod);
+        self.fire(Event::CrashContainer {
+            namespace: namespace.to_string(),
+            pod: pod.to_string(),
+        })?;
+        // A crash only counts if a container did restart (the pod was Running).
+        if self.restart_count(namespace, pod) > before {
+            let restarted = FaultEffect::ContainerRestarted { pod: target };
+            self.checker.on_fault(&restarted, now);
+        }
         Ok(())
+    }
+
+    fn delete_pod(
+        &mut self,
+        namespace: &str,
+        pod: &str,
+        grace_period_seconds: Option<i64>,
+        now: u64,
+    ) -> Result<(), RunError> {
+        let pods = vec![ObjectRef::new(namespace, pod)];
+        self.checker
+            .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
+        self.fire(Event::DeletePod {
+            namespace: namespace.to_string(),
+            pod: pod.to_string(),
+            grace_period_seconds,
+        })
     }
 }
 
@@ -993,16 +840,18 @@ fn wait_target_met(w: &World, c: &Checker, t: &WaitTarget) -> bool {
     }
 }
 
-/// Run a scenario against a reconciler.
+/// Run a scenario against a reconciler: `reconciler` (a spec to parse) or the file's.
 pub fn run(
     s: &Scenario,
     reconciler: Option<&str>,
     seed: Option<u64>,
 ) -> Result<RunReport, RunError> {
     let profile = s.reconciler(reconciler).map_err(RunError)?;
-    let seed = seed.or(s.spec.seed).unwrap_or(1);
-    let cluster = s.cluster_config().map_err(RunError)?;
-    let mut world = World::new(seed, cluster);
+    run_with(s, &profile, seed)
+}
+
+/// The controller's configuration for a scenario.
+fn controller_config(s: &Scenario, profile: &Profile) -> ControllerConfig {
     let mut cc = ControllerConfig::new(profile.clone());
     let c = &s.spec.controller;
     if let Some(p) = c.sync_period {
@@ -1013,7 +862,14 @@ pub fn run(
     cc.watch_lag_ms = range(c.watch_lag, cc.watch_lag_ms);
     cc.restart_delay_ms = range(c.restart_delay, cc.restart_delay_ms);
     cc.track_previous = s.steps.iter().any(|st| matches!(st, Step::StaleRead(_)));
-    world.install_controller(cc);
+    cc
+}
+
+/// Run a scenario against a parsed reconciler; `seed` overrides the file's (default 1).
+pub fn run_with(s: &Scenario, profile: &Profile, seed: Option<u64>) -> Result<RunReport, RunError> {
+    let seed = seed.or(s.spec.seed).unwrap_or(1);
+    let mut world = World::new(seed, s.cluster_config().map_err(RunError)?);
+    world.install_controller(controller_config(s, profile));
     let mut runner = Runner {
         world,
         checker: Checker::new(s.invariants.iter().cloned()),
@@ -1030,51 +886,58 @@ pub fn run(
     }
     runner.checker.close_quiet_window();
     if runner.checker.is_enabled(invariants::CONVERGENCE) {
-        let within = s
-            .spec
-            .converge_within
-            .map(|d| d.0)
-            .unwrap_or(DEFAULT_CONVERGE_MS);
-        if !runner.advance_until(within, rollout_complete)? {
+        let within = s.spec.converge_within.map_or(DEFAULT_CONVERGE_MS, |d| d.0);
+        runner.converge(within)?;
+    }
+    runner.checker.finish(&runner.world.api);
+    Ok(runner.report(s, profile, seed))
+}
+
+impl Runner {
+    /// The healed phase: the rollout must complete within `within`.
+    fn converge(&mut self, within: u64) -> Result<(), RunError> {
+        if !self.advance_until(within, rollout_complete)? {
             let msg = format!(
                 "the rollout did not complete within {} after the last step: {}",
                 crate::time::fmt_ms(within),
-                stuck_state(&runner.world, &runner.checker)
+                stuck_state(&self.world, &self.checker)
             );
-            runner
-                .checker
-                .external(&runner.world.api, invariants::CONVERGENCE, msg);
+            self.checker
+                .external(&self.world.api, invariants::CONVERGENCE, msg);
+        }
+        Ok(())
+    }
+
+    fn report(self, s: &Scenario, profile: &Profile, seed: u64) -> RunReport {
+        let Runner { mut world, checker } = self;
+        let controller_log = world
+            .controller
+            .as_mut()
+            .map(|c| std::mem::take(&mut c.events))
+            .unwrap_or_default();
+        let controller_writes = world.controller.as_ref().map_or(0, |c| c.writes);
+        let controller_reconciles = world
+            .controller
+            .as_ref()
+            .map_or(0, |c| c.reconciles.iter().sum());
+        let controller_events = world.controller.as_ref().map_or(0, |c| c.events_delivered);
+        RunReport {
+            scenario: s.spec.name.clone(),
+            reconciler: profile.name.clone(),
+            seed,
+            min_available: checker.min_available(),
+            floor: checker.floor(),
+            violations: checker.violations,
+            trace_hash: world.api.trace.hash(),
+            sim_ms: world.now_ms,
+            events: world.event_count,
+            trace: world.api.trace,
+            controller_log,
+            controller_writes,
+            controller_reconciles,
+            controller_events,
         }
     }
-    runner.checker.finish(&runner.world.api);
-    let Runner { mut world, checker } = runner;
-    let controller_log = world
-        .controller
-        .as_mut()
-        .map(|c| std::mem::take(&mut c.events))
-        .unwrap_or_default();
-    let controller_writes = world.controller.as_ref().map_or(0, |c| c.writes);
-    let controller_reconciles = world
-        .controller
-        .as_ref()
-        .map_or(0, |c| c.reconciles.iter().sum());
-    let controller_events = world.controller.as_ref().map_or(0, |c| c.events_delivered);
-    Ok(RunReport {
-        scenario: s.spec.name.clone(),
-        reconciler: profile.name,
-        seed,
-        min_available: checker.min_available(),
-        floor: checker.floor(),
-        violations: checker.violations,
-        trace_hash: world.api.trace.hash(),
-        sim_ms: world.now_ms,
-        events: world.event_count,
-        trace: world.api.trace,
-        controller_log,
-        controller_writes,
-        controller_reconciles,
-        controller_events,
-    })
 }
 
 /// Does a run meet its expectation? `Err` says how it did not.

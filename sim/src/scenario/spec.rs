@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::de::{self, Deserializer};
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -67,74 +68,127 @@ impl<'de> Deserialize<'de> for Range {
     }
 }
 
+/// A duration as the file writes it: the largest whole unit, so `parse_duration` reads it back.
+pub fn duration_text(ms: u64) -> String {
+    match ms {
+        0 => "0s".into(),
+        ms if ms.is_multiple_of(3_600_000) => format!("{}h", ms / 3_600_000),
+        ms if ms.is_multiple_of(60_000) => format!("{}m", ms / 60_000),
+        ms if ms.is_multiple_of(1000) => format!("{}s", ms / 1000),
+        ms => format!("{ms}ms"),
+    }
+}
+
+impl Serialize for Duration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&duration_text(self.0))
+    }
+}
+
+impl Serialize for Range {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0 == self.1 {
+            s.serialize_str(&duration_text(self.0))
+        } else {
+            let (lo, hi) = (duration_text(self.0), duration_text(self.1));
+            s.serialize_str(&format!("{lo}..{hi}"))
+        }
+    }
+}
+
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&crate::time::fmt_ms(self.0))
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// A scenario file. Serializes back to a file that loads to an equal value (fuzz cases and
+/// explore findings are written this way).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScenarioSpec {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub cluster: ClusterSpec,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub controller: ControllerSpec,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub manifests: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub invariants: Option<InvariantSelection>,
     /// How long the healed phase may take to reach rollout complete (default 1h).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub converge_within: Option<Duration>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub expect: BTreeMap<String, Expectation>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ClusterSpec {
     /// `"1.29"`: feature-gate defaults (MaxUnavailableStatefulSet on from 1.35).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable_stateful_set: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<NodesSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_startup: Option<Range>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_termination: Option<Range>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub watch_lag: Option<Range>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gc_lag: Option<Range>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_delete_delay: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_join_delay: Option<Duration>,
     /// Images that never pull: their pods stay Pending (ImagePullBackOff).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unpullable_images: Vec<String>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NodesSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pods_per_node: Option<u32>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ControllerSpec {
     /// `PROFILE[,flag=value...]`; `--reconciler` overrides.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reconciler: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sync_period: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_latency: Option<Range>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub watch_lag: Option<Range>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub restart_delay: Option<Range>,
 }
 
 /// `all`, or a list of invariant names.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum InvariantSelection {
     Named(String),
@@ -142,24 +196,25 @@ pub enum InvariantSelection {
 }
 
 /// `holds`, or `{violates: [...]}` with the exact set of invariants that must break.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expectation {
     Holds,
     Violates(Vec<String>),
 }
 
+#[derive(Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+struct Violates {
+    violates: Vec<String>,
+}
+
 impl<'de> Deserialize<'de> for Expectation {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct V {
-            violates: Vec<String>,
-        }
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Raw {
             S(String),
-            V(V),
+            V(Violates),
         }
         match Raw::deserialize(d)? {
             Raw::S(s) if s == "holds" => Ok(Expectation::Holds),
@@ -171,130 +226,269 @@ impl<'de> Deserialize<'de> for Expectation {
     }
 }
 
+impl Serialize for Expectation {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Expectation::Holds => s.serialize_str("holds"),
+            Expectation::Violates(v) => Violates {
+                violates: v.clone(),
+            }
+            .serialize(s),
+        }
+    }
+}
+
 /// A node named directly or by one of its pods.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct NodeRef {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_of: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub replace: bool,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ObjectRef {
     pub kind: String,
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub merge: Option<Value>,
-    #[serde(rename = "match")]
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
     pub pattern: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub propagation: Option<String>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScaleSpec {
     pub lws: String,
     pub replicas: i32,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PodRef {
     pub pod: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
 }
 
 /// `kubectl delete pod`, optionally with `--grace-period` (0 is `--force --grace-period=0`).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DeletePodSpec {
     pub pod: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub grace_period_seconds: Option<i64>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct KillSpec {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub after_writes: Option<u64>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResyncSpec {
     /// Fire right after the N-th controller reconcile from now finishes, instead of at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub after_reconciles: Option<u64>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct HoldSpec {
     /// Hold back the N-th watch event the controller receives from now (1 = the next).
     pub nth: u64,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct StaleSpec {
     /// The N-th controller reconcile from now reads previous versions (1 = the next).
     pub at_reconcile: u64,
 }
 
-/// One step as written: exactly one action key, plus `timeout` for `waitFor`.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct StepSpec {
-    pub apply: Option<Value>,
-    pub patch: Option<ObjectRef>,
-    pub scale: Option<ScaleSpec>,
-    pub delete: Option<ObjectRef>,
-    pub wait: Option<Duration>,
-    pub wait_for: Option<Value>,
-    pub timeout: Option<Duration>,
-    pub check: Option<ObjectRef>,
-    pub kill_controller: Option<KillSpec>,
-    pub resync: Option<ResyncSpec>,
-    pub hold_watch_event: Option<HoldSpec>,
-    pub stale_read: Option<StaleSpec>,
-    pub drain_node: Option<NodeRef>,
-    pub fail_node: Option<NodeRef>,
-    pub cordon: Option<NodeRef>,
-    pub uncordon: Option<NodeRef>,
-    pub crash_container: Option<PodRef>,
-    pub delete_pod: Option<DeletePodSpec>,
+/// One step: the step and fault vocabulary. In YAML a map with exactly one action key (the
+/// variant's camelCase name), plus `timeout` beside `waitFor`. A new step or fault is a new
+/// variant here, its key in `StepMap`, and its handler in `Runner::run_step`.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(try_from = "StepMap", into = "StepMap")]
+pub enum StepSpec {
+    /// A manifest path (relative to the scenario file) or an inline object.
+    Apply(Value),
+    Patch(ObjectRef),
+    Scale(ScaleSpec),
+    Delete(ObjectRef),
+    Wait(Duration),
+    /// `available`, `rolloutComplete` or `{kind, name, match}`; `timeout` is required.
+    WaitFor {
+        target: Value,
+        timeout: Option<Duration>,
+    },
+    Check(ObjectRef),
+    KillController(KillSpec),
+    Resync(ResyncSpec),
+    HoldWatchEvent(HoldSpec),
+    StaleRead(StaleSpec),
+    DrainNode(NodeRef),
+    FailNode(NodeRef),
+    Cordon(NodeRef),
+    Uncordon(NodeRef),
+    CrashContainer(PodRef),
+    DeletePod(DeletePodSpec),
 }
 
 impl StepSpec {
-    /// The action keys set, by their YAML names.
-    pub fn actions(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        let mut add = |set: bool, name| {
-            if set {
-                v.push(name)
+    /// The action key, as the file writes it.
+    pub fn key(&self) -> &'static str {
+        match self {
+            StepSpec::Apply(_) => "apply",
+            StepSpec::Patch(_) => "patch",
+            StepSpec::Scale(_) => "scale",
+            StepSpec::Delete(_) => "delete",
+            StepSpec::Wait(_) => "wait",
+            StepSpec::WaitFor { .. } => "waitFor",
+            StepSpec::Check(_) => "check",
+            StepSpec::KillController(_) => "killController",
+            StepSpec::Resync(_) => "resync",
+            StepSpec::HoldWatchEvent(_) => "holdWatchEvent",
+            StepSpec::StaleRead(_) => "staleRead",
+            StepSpec::DrainNode(_) => "drainNode",
+            StepSpec::FailNode(_) => "failNode",
+            StepSpec::Cordon(_) => "cordon",
+            StepSpec::Uncordon(_) => "uncordon",
+            StepSpec::CrashContainer(_) => "crashContainer",
+            StepSpec::DeletePod(_) => "deletePod",
+        }
+    }
+}
+
+/// A step as a YAML map: every action key optional, so a step with two actions, or none, is
+/// reported by name rather than as serde's "data did not match any variant".
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct StepMap {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    apply: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    patch: Option<ObjectRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scale: Option<ScaleSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delete: Option<ObjectRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wait: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wait_for: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeout: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    check: Option<ObjectRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kill_controller: Option<KillSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resync: Option<ResyncSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hold_watch_event: Option<HoldSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stale_read: Option<StaleSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    drain_node: Option<NodeRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fail_node: Option<NodeRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cordon: Option<NodeRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uncordon: Option<NodeRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    crash_container: Option<PodRef>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    delete_pod: Option<DeletePodSpec>,
+}
+
+impl TryFrom<StepMap> for StepSpec {
+    type Error = String;
+
+    fn try_from(m: StepMap) -> Result<Self, String> {
+        let timeout = m.timeout;
+        let mut found: Vec<StepSpec> = [
+            m.apply.map(StepSpec::Apply),
+            m.patch.map(StepSpec::Patch),
+            m.scale.map(StepSpec::Scale),
+            m.delete.map(StepSpec::Delete),
+            m.wait.map(StepSpec::Wait),
+            m.wait_for
+                .map(|target| StepSpec::WaitFor { target, timeout }),
+            m.check.map(StepSpec::Check),
+            m.kill_controller.map(StepSpec::KillController),
+            m.resync.map(StepSpec::Resync),
+            m.hold_watch_event.map(StepSpec::HoldWatchEvent),
+            m.stale_read.map(StepSpec::StaleRead),
+            m.drain_node.map(StepSpec::DrainNode),
+            m.fail_node.map(StepSpec::FailNode),
+            m.cordon.map(StepSpec::Cordon),
+            m.uncordon.map(StepSpec::Uncordon),
+            m.crash_container.map(StepSpec::CrashContainer),
+            m.delete_pod.map(StepSpec::DeletePod),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let keys: Vec<&str> = found.iter().map(StepSpec::key).collect();
+        let step = found.pop().filter(|_| found.is_empty()).ok_or_else(|| {
+            format!(
+                "a step needs exactly one action, found {}: [{}]",
+                keys.len(),
+                keys.join(", ")
+            )
+        })?;
+        if timeout.is_some() && !matches!(step, StepSpec::WaitFor { .. }) {
+            return Err("`timeout` belongs to `waitFor`".into());
+        }
+        Ok(step)
+    }
+}
+
+impl From<StepSpec> for StepMap {
+    fn from(s: StepSpec) -> StepMap {
+        let mut m = StepMap::default();
+        match s {
+            StepSpec::Apply(v) => m.apply = Some(v),
+            StepSpec::Patch(r) => m.patch = Some(r),
+            StepSpec::Scale(r) => m.scale = Some(r),
+            StepSpec::Delete(r) => m.delete = Some(r),
+            StepSpec::Wait(d) => m.wait = Some(d),
+            StepSpec::WaitFor { target, timeout } => {
+                m.wait_for = Some(target);
+                m.timeout = timeout;
             }
-        };
-        add(self.apply.is_some(), "apply");
-        add(self.patch.is_some(), "patch");
-        add(self.scale.is_some(), "scale");
-        add(self.delete.is_some(), "delete");
-        add(self.wait.is_some(), "wait");
-        add(self.wait_for.is_some(), "waitFor");
-        add(self.check.is_some(), "check");
-        add(self.kill_controller.is_some(), "killController");
-        add(self.resync.is_some(), "resync");
-        add(self.hold_watch_event.is_some(), "holdWatchEvent");
-        add(self.stale_read.is_some(), "staleRead");
-        add(self.drain_node.is_some(), "drainNode");
-        add(self.fail_node.is_some(), "failNode");
-        add(self.cordon.is_some(), "cordon");
-        add(self.uncordon.is_some(), "uncordon");
-        add(self.crash_container.is_some(), "crashContainer");
-        add(self.delete_pod.is_some(), "deletePod");
-        v
+            StepSpec::Check(r) => m.check = Some(r),
+            StepSpec::KillController(k) => m.kill_controller = Some(k),
+            StepSpec::Resync(r) => m.resync = Some(r),
+            StepSpec::HoldWatchEvent(h) => m.hold_watch_event = Some(h),
+            StepSpec::StaleRead(r) => m.stale_read = Some(r),
+            StepSpec::DrainNode(n) => m.drain_node = Some(n),
+            StepSpec::FailNode(n) => m.fail_node = Some(n),
+            StepSpec::Cordon(n) => m.cordon = Some(n),
+            StepSpec::Uncordon(n) => m.uncordon = Some(n),
+            StepSpec::CrashContainer(p) => m.crash_container = Some(p),
+            StepSpec::DeletePod(p) => m.delete_pod = Some(p),
+        }
+        m
     }
 }
 
