@@ -1008,7 +1008,7 @@ pub fn run(
     world.install_controller(cc);
     let mut runner = Runner {
         world,
-        checker: Checker::new(s.invariants.iter().cloned()),
+        checker: Checker::new(s.invariants.iter().cloned()).for_profile(&profile),
     };
     // Let the controller come up before the manifests are applied, as a user would.
     runner.advance_to(0)?;
