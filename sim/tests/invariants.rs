@@ -25,6 +25,12 @@ spec:
 
 /// A world with a 2x2 LWS at rest under v0.4.1, and a checker that has seen all of it.
 fn at_rest() -> (World, Checker) {
+    at_rest_under("v0.4.1")
+}
+
+/// `at_rest` under the reconciler `profile`, with a checker judging revisions as it hashes them.
+fn at_rest_under(profile: &str) -> (World, Checker) {
+    let profile = Profile::parse(profile).unwrap();
     let mut w = World::new(
         1,
         ClusterConfig {
@@ -33,12 +39,12 @@ fn at_rest() -> (World, Checker) {
             ..Default::default()
         },
     );
-    w.install_controller(ControllerConfig::new(Profile::parse("v0.4.1").unwrap()));
+    w.install_controller(ControllerConfig::new(profile.clone()));
     let Manifest::LeaderWorkerSet(l) = parse("q.yaml", LWS).unwrap().remove(0) else {
         panic!()
     };
     w.api.create("user", *l).unwrap();
-    let mut c = Checker::new(invariants::ALL);
+    let mut c = Checker::new(invariants::ALL).for_profile(&profile);
     let deadline = 600_000;
     while !c.rollout_complete_groups() && w.step(deadline) {
         c.observe(&w.api);
@@ -245,10 +251,7 @@ fn status_conditions_fires_on_upgrade_in_progress_before_any_template_change() {
     set_condition(&mut w, lws::rollout::UPGRADE_IN_PROGRESS, "True");
     c.observe(&w.api);
     let v = violations_of(&c, InvariantId::StatusConditions);
-    assert!(
-        v.iter().any(|m| m.contains("template has never changed")),
-        "{v:?}"
-    );
+    assert!(v.iter().any(|m| m.contains("has never changed")), "{v:?}");
     // After a real template change the same condition is what a rollout reports.
     let (mut w, mut c) = at_rest();
     update_image(&mut w, "app:v2");
@@ -256,10 +259,30 @@ fn status_conditions_fires_on_upgrade_in_progress_before_any_template_change() {
     set_condition(&mut w, lws::rollout::UPGRADE_IN_PROGRESS, "True");
     c.observe(&w.api);
     let v = violations_of(&c, InvariantId::StatusConditions);
-    assert!(
-        v.iter().all(|m| !m.contains("template has never changed")),
-        "{v:?}"
-    );
+    assert!(v.iter().all(|m| !m.contains("has never changed")), "{v:?}");
+}
+
+/// A subdomainPolicy change alone is a new revision where the release hashes it (v0.4.1 with
+/// its network-config flag, pkg/utils/utils.go at v0.4.1:43-51) and not where it does not.
+#[test]
+fn status_conditions_follows_what_the_release_hashes() {
+    for (profile, hashed) in [("v0.4.1", true), ("v0.4.1,network-config=off", false)] {
+        let (mut w, mut c) = at_rest_under(profile);
+        let patch =
+            serde_json::json!({"spec": {"networkConfig": {"subdomainPolicy": "UniquePerReplica"}}});
+        w.api
+            .merge_patch::<lws::api::LeaderWorkerSet>("user", "default", "q", &patch)
+            .unwrap();
+        run(&mut w, &mut c, 1);
+        set_condition(&mut w, lws::rollout::UPGRADE_IN_PROGRESS, "True");
+        c.observe(&w.api);
+        let v = violations_of(&c, InvariantId::StatusConditions);
+        assert_eq!(
+            v.iter().any(|m| m.contains("has never changed")),
+            !hashed,
+            "{profile}: {v:?}"
+        );
+    }
 }
 
 /// v0.4.1's tail formula (B10) lowers the partition past group 1 while group 0 restarts: the

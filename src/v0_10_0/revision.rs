@@ -224,7 +224,7 @@ fn revision_name(prefix: &str, hash: &str, number: i64) -> String {
 
 /// `hashRevision`: FNV-1 (not 1a) 32 over the stored bytes, printed in decimal and passed
 /// through `rand.SafeEncodeString`.
-fn hash_revision(data: &Value) -> String {
+pub fn hash_revision(data: &Value) -> String {
     let bytes = serde_json::to_vec(data).expect("values encode");
     safe_encode_string(&fnv1_32(&bytes).to_string())
 }

@@ -33,6 +33,7 @@ mod status;
 
 use groups::GroupChecks;
 pub use id::InvariantId;
+pub use model::RevisionHashing;
 use model::{group_of, Model, Phase};
 use partition::PartitionChecks;
 use quiescence::Quiescence;
@@ -127,6 +128,8 @@ pub enum FaultEffect {
 
 pub struct Checker {
     enabled: BTreeSet<InvariantId>,
+    /// What the release under test hashes into its revision key.
+    hashing: RevisionHashing,
     /// The LWS under watch: the first one seen.
     lws: Option<ObjectRef>,
     lws_cursor: usize,
@@ -160,6 +163,9 @@ impl Checker {
             .collect();
         Checker {
             enabled,
+            hashing: RevisionHashing::TemplateHash {
+                network_config: true,
+            },
             lws: None,
             lws_cursor: 0,
             pod_cursor: 0,
@@ -185,6 +191,14 @@ impl Checker {
 
     pub fn take_timeline(&mut self) -> Option<Timeline> {
         self.timeline.take()
+    }
+
+    /// Judge revisions as `profile`'s release hashes them (without this, as v0.4.1 does).
+    /// Before the first observation only: the keys seen so far would not compare.
+    pub fn for_profile(mut self, profile: &lws::profile::Profile) -> Checker {
+        assert!(self.lws.is_none(), "for_profile before the first observe");
+        self.hashing = RevisionHashing::of(profile);
+        self
     }
 
     /// The namespace of the LWS under watch ("" before one is seen).
@@ -253,7 +267,7 @@ impl Checker {
                 .iter()
                 .filter_map(|p| self.model.pods.get(&p.name).map(|i| i.group))
                 .collect();
-            self.restart.owe(&groups);
+            self.restart.owe(&groups, now_ms);
             self.groups.disrupt(&groups, now_ms);
         }
     }
@@ -342,10 +356,11 @@ impl Checker {
             if l.metadata.generation != self.lws_generation {
                 self.lws_generation = l.metadata.generation;
                 let before = self.model.replicas;
-                self.status.on_lws_spec(l);
+                let key = self.hashing.key(l);
+                self.status.on_revision(&key);
                 self.restart.on_lws_spec(l);
                 self.partition.on_lws_spec(l);
-                self.model.observe_spec(l);
+                self.model.observe_spec(l, key);
                 self.groups.on_recount(&self.model);
                 dirty.extend(self.model.groups.keys().copied());
                 if self.model.replicas < before {
@@ -358,7 +373,7 @@ impl Checker {
                 violations: &mut self.violations,
                 namespace: &lws.namespace,
             };
-            self.status.on_lws(&mut out, l);
+            self.status.on_lws(&mut out, l, self.hashing);
         }
     }
 

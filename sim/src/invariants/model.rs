@@ -5,7 +5,10 @@
 //! A group is judged by its pods' *specs*, not their labels: each pod's containers (minus the
 //! env the LWS webhook injects) are fingerprinted and matched against the leader and worker
 //! templates of every LWS revision seen. The seed bug put the new worker template under the old
-//! revision label, which only a spec comparison sees.
+//! revision label, which only a spec comparison sees. Only where the spec cannot tell (the two
+//! revisions share the role's pod spec) does the pod's revision label decide: the key the
+//! release hashes (`RevisionHashing`), which is what the leader StatefulSet's pods carry and what
+//! the StatefulSet controller compares.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,14 +16,65 @@ use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use lws::api::{keys, LeaderWorkerSet};
 use lws::k8s;
+use lws::profile::{Profile, Release};
 
 use crate::api::EventType;
 
-/// One LWS revision: the fingerprints of its leader and worker templates.
+/// What a release hashes into the revision key (the `template-revision-hash` label) its pods
+/// carry: what "the template changed" means for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RevisionHashing {
+    /// v0.3.0, v0.4.1: `LeaderWorkerTemplateHash` (pkg/utils/utils.go at v0.4.1:43-51;
+    /// `lws::hash::template_hash`): the leader and worker templates and, with the
+    /// network-config flag (v0.4.0, PR #197), `networkConfig.subdomainPolicy`.
+    TemplateHash { network_config: bool },
+    /// v0.10.0: a ControllerRevision over `leaderWorkerTemplate` and `networkConfig`
+    /// (pkg/utils/revision/revision_utils.go at v0.10.0; `lws::v0_10_0::revision`).
+    ControllerRevision,
+}
+
+impl RevisionHashing {
+    pub fn of(profile: &Profile) -> RevisionHashing {
+        match profile.release {
+            Release::V0_10_0 => RevisionHashing::ControllerRevision,
+            Release::V0_3_0 | Release::V0_4_1 => RevisionHashing::TemplateHash {
+                network_config: profile.flags.network_config,
+            },
+        }
+    }
+
+    /// The revision key of this LWS spec, as the release's controller computes it.
+    pub fn key(self, l: &LeaderWorkerSet) -> String {
+        match self {
+            RevisionHashing::TemplateHash { network_config } => {
+                lws::hash::template_hash(l, network_config)
+            }
+            RevisionHashing::ControllerRevision => {
+                lws::v0_10_0::revision::hash_revision(&lws::v0_10_0::revision::get_patch(l))
+            }
+        }
+    }
+
+    /// What the key covers, in words.
+    pub fn covers(self) -> &'static str {
+        match self {
+            RevisionHashing::TemplateHash {
+                network_config: false,
+            } => "the leader and worker templates",
+            RevisionHashing::TemplateHash {
+                network_config: true,
+            } => "the leader and worker templates and networkConfig.subdomainPolicy",
+            RevisionHashing::ControllerRevision => "leaderWorkerTemplate and networkConfig",
+        }
+    }
+}
+
+/// One LWS revision: the fingerprints of its leader and worker templates, and its revision key.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) struct Revision {
     pub leader: u64,
     pub worker: u64,
+    pub key: String,
 }
 
 #[derive(Clone, Debug)]
@@ -103,6 +157,8 @@ pub(super) struct PodEvent {
     pub deleted: bool,
     pub terminating: bool,
     pub was_terminating: bool,
+    /// When the pod was created, in virtual ms (for a deletion: the deleted pod's).
+    pub created_ms: Option<u64>,
 }
 
 /// How a re-evaluated group changed.
@@ -145,7 +201,7 @@ impl Model {
     }
 
     /// A new LWS spec: sizes, knobs and the latest revision. Every group is re-evaluated after.
-    pub fn observe_spec(&mut self, l: &LeaderWorkerSet) {
+    pub fn observe_spec(&mut self, l: &LeaderWorkerSet, key: String) {
         self.replicas = l.replicas();
         self.size = l.size();
         if let Ok(k) = lws::lws_controller::knobs(l) {
@@ -155,8 +211,9 @@ impl Model {
         let rev = Revision {
             leader: fingerprint(l.leader_template().spec.as_ref()),
             worker: fingerprint(l.spec.leader_worker_template.worker_template.spec.as_ref()),
+            key,
         };
-        if self.latest.map(|i| self.revisions[i]) != Some(rev) {
+        if self.latest.map(|i| &self.revisions[i]) != Some(&rev) {
             let index = self
                 .revisions
                 .iter()
@@ -195,6 +252,9 @@ impl Model {
         let was_terminating = before.is_some_and(|i| i.terminating);
         if ty == EventType::Deleted {
             let leader = before.is_some_and(|i| i.leader);
+            let created_ms = before
+                .and_then(|i| i.created.as_ref())
+                .map(crate::time::from_time);
             self.pods.remove(&name);
             self.fingerprints.remove(k8s::uid(&p.metadata));
             if let Some(g) = self.groups.get_mut(&group) {
@@ -207,6 +267,7 @@ impl Model {
                 deleted: true,
                 terminating: false,
                 was_terminating,
+                created_ms,
             });
         }
         let uid = k8s::uid(&p.metadata).to_string();
@@ -238,6 +299,11 @@ impl Model {
             deleted: false,
             terminating,
             was_terminating,
+            created_ms: p
+                .metadata
+                .creation_timestamp
+                .as_ref()
+                .map(crate::time::from_time),
         })
     }
 
@@ -264,27 +330,44 @@ impl Model {
         }
     }
 
-    /// Does `p` distinguishably run the latest revision's template for its role?
+    /// Does `p` distinguishably run the latest revision's template for its role? By its spec
+    /// when no other revision shares it; otherwise by the revision label it carries.
     fn is_new(&self, p: &PodInfo) -> bool {
         let Some(latest) = self.latest else {
             return false;
         };
         let role = |r: &Revision| if p.leader { r.leader } else { r.worker };
         let fp = role(&self.revisions[latest]);
-        p.fingerprint == fp
-            && self
-                .revisions
-                .iter()
-                .enumerate()
-                .all(|(i, r)| i == latest || role(r) != fp)
+        if p.fingerprint != fp {
+            return false;
+        }
+        let shared = self
+            .revisions
+            .iter()
+            .enumerate()
+            .any(|(i, r)| i != latest && role(r) == fp);
+        !shared || p.revision.as_deref() == Some(self.revisions[latest].key.as_str())
     }
 
+    /// Does `p` run the latest revision's template for its role? Where another revision shares
+    /// that pod spec, a pod labelled with another revision's key is that revision's: a leader
+    /// re-created by the leader StatefulSet from its old revision has not moved.
     fn matches_latest(&self, p: &PodInfo) -> bool {
         let Some(latest) = self.latest else {
             return false;
         };
-        let r = self.revisions[latest];
-        p.fingerprint == if p.leader { r.leader } else { r.worker }
+        let r = &self.revisions[latest];
+        let role = |r: &Revision| if p.leader { r.leader } else { r.worker };
+        if p.fingerprint != role(r) {
+            return false;
+        }
+        match p.revision.as_deref() {
+            Some(label) if label != r.key => !self
+                .revisions
+                .iter()
+                .any(|o| o.key == label && role(o) == p.fingerprint),
+            _ => true,
+        }
     }
 
     pub fn live_pods(&self, g: i32) -> Vec<(&String, &PodInfo)> {

@@ -19,15 +19,28 @@ struct Due {
     at_ms: u64,
 }
 
+/// One injected failure of a group: it owes one restart of the leader that was the group's
+/// leader when it happened (a leader created at or before `at_ms`), and no other.
+struct Owed {
+    at_ms: u64,
+    answered: bool,
+}
+
 /// The state of the restart checks.
 #[derive(Default)]
 pub(super) struct RestartChecks {
     /// The LWS asks for RecreateGroupOnPodRestart.
     recreate_on_restart: bool,
-    /// Group restarts owed to injected failures, and the restarts the restart policy made
-    /// (leader deletions by the pod controller, read from the trace).
-    owed: BTreeMap<i32, i32>,
+    /// Group restarts owed to injected failures, per group in failure order, each answered by
+    /// at most one leader deletion by the pod controller (read from the trace) of a leader that
+    /// existed at the failure: a leader created after it (re-created for it) is owed nothing
+    /// (B08: a user's or an eviction's leader deletion, then the old workers' deletions
+    /// restart the new leader).
+    owed: BTreeMap<i32, Vec<Owed>>,
     made: BTreeMap<i32, i32>,
+    /// Creation time of the last live version of each leader pod seen, by name: the leader a
+    /// pod-controller delete in the trace refers to.
+    leader_created: BTreeMap<String, Option<u64>>,
     /// Groups a fault obliges the restart policy to restart.
     required: BTreeMap<i32, Due>,
 }
@@ -38,11 +51,15 @@ impl RestartChecks {
             l.spec.leader_worker_template.restart_policy == "RecreateGroupOnPodRestart";
     }
 
-    /// One injected failure touched these groups: each may be restarted once for it.
-    pub fn owe(&mut self, groups: &[i32]) {
+    /// One injected failure at `now_ms` touched these groups: each may be restarted once for
+    /// it, by deleting the leader it had then.
+    pub fn owe(&mut self, groups: &[i32], now_ms: u64) {
         let groups: BTreeSet<i32> = groups.iter().copied().collect();
         for g in groups {
-            *self.owed.entry(g).or_default() += 1;
+            self.owed.entry(g).or_default().push(Owed {
+                at_ms: now_ms,
+                answered: false,
+            });
         }
     }
 
@@ -70,6 +87,9 @@ impl RestartChecks {
     pub fn on_pod(&mut self, e: &PodEvent) {
         if e.leader && (e.deleted || e.terminating) {
             self.required.remove(&e.group);
+        }
+        if e.leader && !e.deleted {
+            self.leader_created.insert(e.name.clone(), e.created_ms);
         }
     }
 
@@ -103,8 +123,9 @@ impl RestartChecks {
     }
 
     /// `groupRestart`: the restart policy deletes a group's leader at most once per injected
-    /// failure of that group (lws-bugs-and-tests I-RESTART; B03, B08). `entries` are the trace
-    /// lines since the last look; only those in `namespace` naming a leader of `lws` count.
+    /// failure of that group, and only a leader the group had when the failure happened
+    /// (lws-bugs-and-tests I-RESTART; B03, B08). `entries` are the trace lines since the last
+    /// look; only those in `namespace` naming a leader of `lws` count.
     pub fn check_restarts(
         &mut self,
         out: &mut Sink,
@@ -127,19 +148,37 @@ impl RestartChecks {
                 continue;
             };
             if let Ok(g) = rest.parse::<i32>() {
-                restarted.push(g);
+                let created = self.leader_created.get(&e.name).copied().flatten();
+                restarted.push((g, created));
             }
         }
-        for g in restarted {
+        for (g, created) in restarted {
             let n = self.made.entry(g).or_default();
             *n += 1;
-            let (n, owed) = (*n, self.owed.get(&g).copied().unwrap_or(0));
-            if n > owed {
-                let msg = format!(
-                    "group {g} was restarted by the restart policy {n} times for {owed} injected failure(s): a stale or out-of-turn pod deleted its leader"
-                );
-                out.violate(InvariantId::GroupRestart, msg, model.group_objects(g));
+            let n = *n;
+            let failures = self.owed.entry(g).or_default();
+            let owed = failures.len();
+            // The earliest unanswered failure this leader was there for (an unknown creation
+            // time, which no trace of ours produces, is taken as there for all).
+            let answers = failures
+                .iter_mut()
+                .find(|f| !f.answered && created.is_none_or(|c| c <= f.at_ms));
+            if let Some(f) = answers {
+                f.answered = true;
+                continue;
             }
+            let unanswered = failures.iter().filter(|f| !f.answered).count();
+            let msg = if unanswered == 0 {
+                format!(
+                    "group {g} was restarted by the restart policy {n} times for {owed} injected failure(s): a stale or out-of-turn pod deleted its leader"
+                )
+            } else {
+                format!(
+                    "group {g}'s leader, created at t={} after the group's last injected failure, was deleted by the restart policy ({n} restart(s) for {owed} failure(s)): a leader re-created after a failure owes that failure nothing; a stale pod deleted it (B08)",
+                    created.map(fmt_ms).unwrap_or_default()
+                )
+            };
+            out.violate(InvariantId::GroupRestart, msg, model.group_objects(g));
         }
     }
 }

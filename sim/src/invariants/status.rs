@@ -6,43 +6,50 @@ use std::collections::BTreeSet;
 use lws::api::LeaderWorkerSet;
 use lws::{k8s, rollout};
 
-use super::model::fnv64;
+use super::model::RevisionHashing;
 use super::report::Sink;
 use super::InvariantId;
 
 /// The state of the status checks.
 #[derive(Default)]
 pub(super) struct StatusChecks {
-    /// Fingerprints of every `leaderWorkerTemplate` the LWS has had: with only one, no
-    /// rollout can ever be in progress.
-    templates: BTreeSet<u64>,
+    /// Every revision key the LWS has had, as its release hashes it (`RevisionHashing`): with
+    /// only one, no rollout can ever be in progress. v0.4.1 hashes `subdomainPolicy`, so a
+    /// change of it alone is a rollout there; v0.3.0 does not.
+    revisions: BTreeSet<String>,
     /// Whether the LWS's last status broke `statusConditions` (report once per episode).
     conflicting_conditions: bool,
     spurious_upgrade: bool,
 }
 
 impl StatusChecks {
-    pub fn on_lws_spec(&mut self, l: &LeaderWorkerSet) {
-        let template = serde_json::to_vec(&l.spec.leader_worker_template).expect("encodes");
-        self.templates.insert(fnv64(&template));
+    /// A new LWS spec whose revision key is `key`.
+    pub fn on_revision(&mut self, key: &str) {
+        if !self.revisions.contains(key) {
+            self.revisions.insert(key.to_string());
+        }
     }
 
     /// `statusConditions`: Available is never True together with Progressing or
     /// UpgradeInProgress (the exclusive pairs of upstream `setCondition`; bug B16), and
-    /// UpgradeInProgress is never True while the LWS template has never changed (bug B18).
+    /// UpgradeInProgress is never True while the LWS revision (what `hashing` covers) has never
+    /// changed (bug B18).
     /// A check of the one LWS version just written (lws-bugs-and-tests I-STATUS).
-    pub fn on_lws(&mut self, out: &mut Sink, l: &LeaderWorkerSet) {
+    pub fn on_lws(&mut self, out: &mut Sink, l: &LeaderWorkerSet, hashing: RevisionHashing) {
         self.check_exclusive_conditions(out, l);
         let upgrading = l.status.as_ref().is_some_and(|s| {
             s.conditions
                 .iter()
                 .any(|c| is_update_in_progress(&c.type_) && c.status == "True")
         });
-        let spurious = upgrading && self.templates.len() == 1;
+        let spurious = upgrading && self.revisions.len() == 1;
         if std::mem::replace(&mut self.spurious_upgrade, spurious) || !spurious {
             return;
         }
-        let msg = "status has UpgradeInProgress=True (UpdateInProgress from v0.10.0), but the LWS template has never changed: no upgrade can be in progress".to_string();
+        let msg = format!(
+            "status has UpgradeInProgress=True (UpdateInProgress from v0.10.0), but the LWS revision ({}, what this release hashes) has never changed: no upgrade can be in progress",
+            hashing.covers()
+        );
         let objects = vec![k8s::name(&l.metadata).to_string()];
         out.violate(InvariantId::StatusConditions, msg, objects);
     }

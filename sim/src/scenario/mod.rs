@@ -872,7 +872,7 @@ pub fn run_with(s: &Scenario, profile: &Profile, seed: Option<u64>) -> Result<Ru
     world.install_controller(controller_config(s, profile));
     let mut runner = Runner {
         world,
-        checker: Checker::new(s.invariants.iter().cloned()),
+        checker: Checker::new(s.invariants.iter().cloned()).for_profile(profile),
     };
     // Let the controller come up before the manifests are applied, as a user would.
     runner.advance_to(0)?;
