@@ -57,6 +57,8 @@ pub enum Reason {
     Invalid,
     TooManyRequests,
     InternalError,
+    /// 503: the API server is unavailable (restarting, overloaded).
+    ServiceUnavailable,
     Timeout,
 }
 

@@ -5,6 +5,7 @@ pub mod api;
 pub mod cluster;
 pub mod controller;
 pub mod explore;
+pub mod fault;
 pub mod fixtures;
 pub mod fuzz;
 pub mod informer;

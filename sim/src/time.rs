@@ -48,6 +48,64 @@ pub fn fmt_ms(ms: u64) -> String {
     }
 }
 
+/// A duration in milliseconds, written `1500ms`, `30s`, `5m` or `10h`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Duration(pub u64);
+
+pub fn parse_duration(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().map_err(|_| {
+        format!("invalid duration {s:?}: expected a number followed by ms, s, m or h")
+    })?;
+    let scale = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => {
+            return Err(format!(
+                "invalid duration {s:?}: the unit must be ms, s, m or h"
+            ))
+        }
+    };
+    n.checked_mul(scale)
+        .ok_or_else(|| format!("duration {s:?} is too large"))
+}
+
+impl<'de> serde::Deserialize<'de> for Duration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        parse_duration(&s)
+            .map(Duration)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A duration as the file writes it: the largest whole unit, so `parse_duration` reads it back.
+pub fn duration_text(ms: u64) -> String {
+    match ms {
+        0 => "0s".into(),
+        ms if ms.is_multiple_of(3_600_000) => format!("{}h", ms / 3_600_000),
+        ms if ms.is_multiple_of(60_000) => format!("{}m", ms / 60_000),
+        ms if ms.is_multiple_of(1000) => format!("{}s", ms / 1000),
+        ms => format!("{ms}ms"),
+    }
+}
+
+impl serde::Serialize for Duration {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&duration_text(self.0))
+    }
+}
+
+impl std::fmt::Display for Duration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&fmt_ms(self.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ use crate::actors::statefulset::StatefulSetController;
 use crate::api::{ApiServer, DeleteOptions};
 pub use crate::cluster::{ClusterConfig, Infra};
 use crate::controller::{ControllerConfig, ControllerRuntime};
+use crate::fault::ClusterFault;
 use crate::rng::SimRng;
 use crate::time::{after, fmt_ms, HORIZON_MS};
 
@@ -51,6 +52,8 @@ pub enum Event {
     HoldWatchEvent(u64),
     /// Serve the N-th controller reconcile from now from previous versions (stale state).
     StaleRead(u64),
+    /// A fault the world injects on its own (`fault.rs`).
+    Fault(ClusterFault),
 }
 
 /// Which actor runs; the order breaks ties at equal times.
@@ -396,6 +399,22 @@ impl World {
             | Event::HoldWatchEvent(_)
             | Event::StaleRead(_)
             | Event::Resync) => self.controller_fault(e),
+            Event::Fault(f) => self.inject(f),
+        }
+    }
+
+    /// A fault the world injects on its own (`fault.rs`); traced as `fault:<key>`.
+    fn inject(&mut self, fault: ClusterFault) {
+        let now = self.now_ms;
+        let detail = serde_json::to_string(&fault).unwrap_or_default();
+        self.api
+            .trace_external("fault", fault.key(), "", "", detail);
+        match fault {
+            ClusterFault::ApiErrors(s) => {
+                if let Some(c) = self.controller.as_mut() {
+                    c.fail_writes(after(now, s.duration.0), s.code);
+                }
+            }
         }
     }
 

@@ -51,6 +51,7 @@ impl ApiError {
             Reason::Invalid => 422,
             Reason::TooManyRequests => 429,
             Reason::InternalError => 500,
+            Reason::ServiceUnavailable => 503,
             Reason::Timeout => 504,
         };
         ApiError {

@@ -214,6 +214,8 @@ pub struct ControllerRuntime {
     pub reconciles: [u64; 2],
     /// How the finished reconciles ended, typed.
     pub outcomes: ReconcileOutcomes,
+    /// `apiErrors`: until when, and with which HTTP code, the API server fails its writes.
+    failing_writes: Option<(u64, u16)>,
 }
 
 impl ControllerRuntime {
@@ -236,6 +238,7 @@ impl ControllerRuntime {
             events: Vec::new(),
             reconciles: [0, 0],
             outcomes: ReconcileOutcomes::default(),
+            failing_writes: None,
         }
     }
 
@@ -274,6 +277,12 @@ impl ControllerRuntime {
                 .min()
             }
         }
+    }
+
+    /// `apiErrors`: every write the controller sends before `until_ms` fails with `code` (429,
+    /// 500 or 503) without reaching the API server; reads come from the caches and still work.
+    pub fn fail_writes(&mut self, until_ms: u64, code: u16) {
+        self.failing_writes = Some((until_ms, code));
     }
 
     /// Kill the controller pod now: caches, queues and in-flight reconciles are lost. The lease
@@ -521,7 +530,10 @@ impl ControllerRuntime {
             .pending
             .take()
             .expect("a parked write");
-        let result = perform(api, actor, op);
+        let result = match self.failing_writes {
+            Some((until, code)) if api.now_ms() < until => injected_error(api, actor, &op, code),
+            _ => perform(api, actor, op),
+        };
         f.exchange.borrow_mut().response = Some(result);
         f.write_due_ms = None;
         self.writes += 1;
@@ -1013,6 +1025,31 @@ fn to_client_error(e: ApiError) -> lws::client::Error {
 }
 
 /// Carry out a parked write against the API server.
+/// The error an `apiErrors` fault answers a write with, traced as a failed call would be.
+fn injected_error(
+    api: &mut ApiServer,
+    actor: &str,
+    op: &WriteOp,
+    code: u16,
+) -> lws::client::Result<Option<AnyObject>> {
+    let reason = match code {
+        429 => lws::client::Reason::TooManyRequests,
+        500 => lws::client::Reason::InternalError,
+        _ => lws::client::Reason::ServiceUnavailable,
+    };
+    api.trace_external(
+        actor,
+        op.verb,
+        op.kind.as_str(),
+        &op.name,
+        format!("error={reason:?} (injected {code})"),
+    );
+    Err(lws::client::Error::new(
+        reason,
+        format!("the server is currently unable to handle the request (injected {code})"),
+    ))
+}
+
 fn perform(
     api: &mut ApiServer,
     actor: &str,

@@ -534,6 +534,7 @@ impl Runner {
                 pod,
                 grace_period_seconds,
             } => self.delete_pod(namespace, pod, *grace_period_seconds, now),
+            Step::Fault(f) => self.fire(Event::Fault(f.clone())),
         }
     }
 

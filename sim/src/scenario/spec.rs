@@ -2,42 +2,19 @@
 //! file; unknown keys are errors; durations are `1500ms`, `30s`, `5m`, `10h`; ranges `20s..60s`.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::de::{self, Deserializer};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A duration in milliseconds, written `1500ms`, `30s`, `5m` or `10h`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Duration(pub u64);
+pub use crate::time::{duration_text, parse_duration, Duration};
+
+use crate::fault::ClusterFault;
 
 /// Uniform in `[lo, hi]`; a single duration is a range of one value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Range(pub u64, pub u64);
-
-pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num.parse().map_err(|_| {
-        format!("invalid duration {s:?}: expected a number followed by ms, s, m or h")
-    })?;
-    let scale = match unit {
-        "ms" => 1,
-        "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => {
-            return Err(format!(
-                "invalid duration {s:?}: the unit must be ms, s, m or h"
-            ))
-        }
-    };
-    n.checked_mul(scale)
-        .ok_or_else(|| format!("duration {s:?} is too large"))
-}
 
 pub fn parse_range(s: &str) -> Result<Range, String> {
     match s.split_once("..") {
@@ -54,34 +31,10 @@ pub fn parse_range(s: &str) -> Result<Range, String> {
     }
 }
 
-impl<'de> Deserialize<'de> for Duration {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        parse_duration(&s).map(Duration).map_err(de::Error::custom)
-    }
-}
-
 impl<'de> Deserialize<'de> for Range {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         parse_range(&s).map_err(de::Error::custom)
-    }
-}
-
-/// A duration as the file writes it: the largest whole unit, so `parse_duration` reads it back.
-pub fn duration_text(ms: u64) -> String {
-    match ms {
-        0 => "0s".into(),
-        ms if ms.is_multiple_of(3_600_000) => format!("{}h", ms / 3_600_000),
-        ms if ms.is_multiple_of(60_000) => format!("{}m", ms / 60_000),
-        ms if ms.is_multiple_of(1000) => format!("{}s", ms / 1000),
-        ms => format!("{ms}ms"),
-    }
-}
-
-impl Serialize for Duration {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&duration_text(self.0))
     }
 }
 
@@ -93,12 +46,6 @@ impl Serialize for Range {
             let (lo, hi) = (duration_text(self.0), duration_text(self.1));
             s.serialize_str(&format!("{lo}..{hi}"))
         }
-    }
-}
-
-impl fmt::Display for Duration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::time::fmt_ms(self.0))
     }
 }
 
@@ -323,8 +270,10 @@ pub struct StaleSpec {
 }
 
 /// One step: the step and fault vocabulary. In YAML a map with exactly one action key (the
-/// variant's camelCase name), plus `timeout` beside `waitFor`. A new step or fault is a new
-/// variant here, its key in `StepMap`, and its handler in `Runner::run_step`.
+/// variant's camelCase name), plus `timeout` beside `waitFor`. A step the runner must resolve
+/// or account for is a variant here, its key in `StepMap`, and its handler in
+/// `Runner::run_step`; a fault the world injects on its own is a `ClusterFault` variant
+/// (`fault.rs`), read and written under its own key with no change here.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(try_from = "StepMap", into = "StepMap")]
 pub enum StepSpec {
@@ -350,6 +299,7 @@ pub enum StepSpec {
     Uncordon(NodeRef),
     CrashContainer(PodRef),
     DeletePod(DeletePodSpec),
+    Fault(ClusterFault),
 }
 
 impl StepSpec {
@@ -373,6 +323,7 @@ impl StepSpec {
             StepSpec::Uncordon(_) => "uncordon",
             StepSpec::CrashContainer(_) => "crashContainer",
             StepSpec::DeletePod(_) => "deletePod",
+            StepSpec::Fault(f) => f.key(),
         }
     }
 }
@@ -380,7 +331,7 @@ impl StepSpec {
 /// A step as a YAML map: every action key optional, so a step with two actions, or none, is
 /// reported by name rather than as serde's "data did not match any variant".
 #[derive(Clone, Debug, Default, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 struct StepMap {
     #[serde(skip_serializing_if = "Option::is_none")]
     apply: Option<Value>,
@@ -418,7 +369,53 @@ struct StepMap {
     crash_container: Option<PodRef>,
     #[serde(skip_serializing_if = "Option::is_none")]
     delete_pod: Option<DeletePodSpec>,
+    /// Every other key: a `ClusterFault` by its key, or an unknown key (an error).
+    #[serde(flatten)]
+    faults: BTreeMap<String, Value>,
 }
+
+/// The `ClusterFault`s among a step's other keys; any other key is reported with every valid
+/// key listed.
+fn cluster_faults(other: BTreeMap<String, Value>) -> Result<Vec<StepSpec>, String> {
+    let mut out = Vec::new();
+    for (key, value) in other {
+        if !ClusterFault::KEYS.contains(&key.as_str()) {
+            let mut valid: Vec<&str> = STEP_KEYS.to_vec();
+            valid.extend(ClusterFault::KEYS);
+            return Err(format!(
+                "unknown field `{key}`, expected one of {}",
+                valid.join(", ")
+            ));
+        }
+        let fault: ClusterFault = serde_json::from_value(serde_json::json!({ &key: value }))
+            .map_err(|e| format!("{key}: {e}"))?;
+        fault.validate()?;
+        out.push(StepSpec::Fault(fault));
+    }
+    Ok(out)
+}
+
+/// The keys `StepMap` names (`timeout` included).
+const STEP_KEYS: &[&str] = &[
+    "apply",
+    "patch",
+    "scale",
+    "delete",
+    "wait",
+    "waitFor",
+    "timeout",
+    "check",
+    "killController",
+    "resync",
+    "holdWatchEvent",
+    "staleRead",
+    "drainNode",
+    "failNode",
+    "cordon",
+    "uncordon",
+    "crashContainer",
+    "deletePod",
+];
 
 impl TryFrom<StepMap> for StepSpec {
     type Error = String;
@@ -448,6 +445,7 @@ impl TryFrom<StepMap> for StepSpec {
         .into_iter()
         .flatten()
         .collect();
+        found.extend(cluster_faults(m.faults)?);
         let keys: Vec<&str> = found.iter().map(StepSpec::key).collect();
         let step = found.pop().filter(|_| found.is_empty()).ok_or_else(|| {
             format!(
@@ -487,6 +485,11 @@ impl From<StepSpec> for StepMap {
             StepSpec::Uncordon(n) => m.uncordon = Some(n),
             StepSpec::CrashContainer(p) => m.crash_container = Some(p),
             StepSpec::DeletePod(p) => m.delete_pod = Some(p),
+            StepSpec::Fault(f) => {
+                if let Ok(serde_json::Value::Object(o)) = serde_json::to_value(&f) {
+                    m.faults.extend(o);
+                }
+            }
         }
         m
     }
@@ -520,5 +523,26 @@ mod tests {
         );
         assert_eq!(e["v0.4.1"], Expectation::Holds);
         assert!(serde_saphyr::from_str::<BTreeMap<String, Expectation>>("v0.4.1: fine\n").is_err());
+    }
+
+    #[test]
+    fn a_cluster_fault_reads_and_writes_under_its_own_key() {
+        let step: StepSpec = serde_saphyr::from_str("apiErrors: {for: 2m, code: 503}\n").unwrap();
+        let StepSpec::Fault(ClusterFault::ApiErrors(spec)) = &step else {
+            panic!("{step:?}");
+        };
+        assert_eq!((spec.duration.0, spec.code), (120_000, 503));
+        let text = serde_saphyr::to_string(&step).unwrap();
+        assert_eq!(serde_saphyr::from_str::<StepSpec>(&text).unwrap(), step);
+        let bad = serde_saphyr::from_str::<StepSpec>("apiErrors: {for: 2m, code: 404}\n");
+        assert!(bad.unwrap_err().to_string().contains("not 429, 500 or 503"));
+        let typo = serde_saphyr::from_str::<StepSpec>("apiError: {for: 2m, code: 503}\n");
+        let msg = typo.unwrap_err().to_string();
+        assert!(
+            msg.contains("unknown field `apiError`") && msg.contains("apiErrors"),
+            "{msg}"
+        );
+        let two = serde_saphyr::from_str::<StepSpec>("apiErrors: {for: 1s, code: 429}\nwait: 1s\n");
+        assert!(two.unwrap_err().to_string().contains("exactly one action"));
     }
 }

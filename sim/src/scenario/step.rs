@@ -2,6 +2,7 @@
 //! loaded. `Step::resolve` turns each `StepSpec` variant into its `Step` by one function per
 //! variant.
 
+use crate::fault::ClusterFault;
 use serde_json::Value;
 
 use super::manifest::{self, LoadError, Manifest};
@@ -97,6 +98,8 @@ pub enum Step {
         pod: String,
         grace_period_seconds: Option<i64>,
     },
+    /// A fault the world injects on its own (`fault.rs`).
+    Fault(ClusterFault),
 }
 
 fn ns(n: &Option<String>) -> String {
@@ -254,6 +257,7 @@ impl Step {
                 pod: p.pod.clone(),
             },
             StepSpec::DeletePod(p) => delete_pod(p),
+            StepSpec::Fault(f) => Step::Fault(f.clone()),
         })
     }
 
@@ -268,6 +272,7 @@ impl Step {
                 | Step::Resync { .. }
                 | Step::HoldWatchEvent(_)
                 | Step::StaleRead(_)
+                | Step::Fault(_)
         )
     }
 }
