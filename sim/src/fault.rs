@@ -18,6 +18,19 @@ pub enum ClusterFault {
     /// apiserver, 429 TooManyRequests from API Priority and Fairness, 500 from an etcd
     /// timeout). Reads are served from the controller's caches and keep working.
     ApiErrors(ApiErrorsSpec),
+    /// Every controller write takes `extra` longer for a while, as behind an overloaded
+    /// apiserver or a slow etcd (the reconcile waits on its write; no error is returned).
+    SlowApi(SlowApiSpec),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SlowApiSpec {
+    /// How long the slowness lasts, from the step on.
+    #[serde(rename = "for")]
+    pub duration: Duration,
+    /// Added to every write's sampled API latency.
+    pub extra: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -32,11 +45,12 @@ pub struct ApiErrorsSpec {
 
 impl ClusterFault {
     /// The YAML key of every fault, for error messages.
-    pub const KEYS: &'static [&'static str] = &["apiErrors"];
+    pub const KEYS: &'static [&'static str] = &["apiErrors", "slowApi"];
 
     pub fn key(&self) -> &'static str {
         match self {
             ClusterFault::ApiErrors(_) => "apiErrors",
+            ClusterFault::SlowApi(_) => "slowApi",
         }
     }
 
@@ -46,7 +60,7 @@ impl ClusterFault {
             ClusterFault::ApiErrors(s) if ![429, 500, 503].contains(&s.code) => {
                 Err(format!("apiErrors.code: {} is not 429, 500 or 503", s.code))
             }
-            ClusterFault::ApiErrors(_) => Ok(()),
+            ClusterFault::ApiErrors(_) | ClusterFault::SlowApi(_) => Ok(()),
         }
     }
 }

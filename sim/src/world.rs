@@ -415,6 +415,11 @@ impl World {
                     c.fail_writes(after(now, s.duration.0), s.code);
                 }
             }
+            ClusterFault::SlowApi(s) => {
+                if let Some(c) = self.controller.as_mut() {
+                    c.slow_writes(after(now, s.duration.0), s.extra.0);
+                }
+            }
         }
     }
 

@@ -216,6 +216,8 @@ pub struct ControllerRuntime {
     pub outcomes: ReconcileOutcomes,
     /// `apiErrors`: until when, and with which HTTP code, the API server fails its writes.
     failing_writes: Option<(u64, u16)>,
+    /// `slowApi`: until when, and by how much, every write is slower.
+    slow_writes: Option<(u64, u64)>,
 }
 
 impl ControllerRuntime {
@@ -239,6 +241,7 @@ impl ControllerRuntime {
             reconciles: [0, 0],
             outcomes: ReconcileOutcomes::default(),
             failing_writes: None,
+            slow_writes: None,
         }
     }
 
@@ -283,6 +286,11 @@ impl ControllerRuntime {
     /// 500 or 503) without reaching the API server; reads come from the caches and still work.
     pub fn fail_writes(&mut self, until_ms: u64, code: u16) {
         self.failing_writes = Some((until_ms, code));
+    }
+
+    /// `slowApi`: every write the controller sends before `until_ms` takes `extra_ms` longer.
+    pub fn slow_writes(&mut self, until_ms: u64, extra_ms: u64) {
+        self.slow_writes = Some((until_ms, extra_ms));
     }
 
     /// Kill the controller pod now: caches, queues and in-flight reconciles are lost. The lease
@@ -615,7 +623,12 @@ impl ControllerRuntime {
                     "a reconcile may only wait on a write"
                 );
                 let (lo, hi) = self.config.api_latency_ms;
-                f.write_due_ms = Some(after(now, rng.range_inclusive(lo, hi)));
+                let extra = match self.slow_writes {
+                    Some((until, extra)) if now < until => extra,
+                    _ => 0,
+                };
+                let latency = rng.range_inclusive(lo, hi).saturating_add(extra);
+                f.write_due_ms = Some(after(now, latency));
             }
         }
         false
