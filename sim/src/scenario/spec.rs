@@ -54,17 +54,31 @@ pub fn parse_range(s: &str) -> Result<Range, String> {
     }
 }
 
+/// A duration a scenario may write: at most the simulated horizon (README, "Limits").
+fn within_horizon(s: &str, ms: u64) -> Result<u64, String> {
+    let h = crate::time::HORIZON_MS;
+    if ms > h {
+        return Err(format!(
+            "duration {s:?} is past the simulated horizon ({}, {h}ms)",
+            crate::time::fmt_ms(h)
+        ));
+    }
+    Ok(ms)
+}
+
 impl<'de> Deserialize<'de> for Duration {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        parse_duration(&s).map(Duration).map_err(de::Error::custom)
+        let ms = parse_duration(&s).and_then(|ms| within_horizon(&s, ms));
+        ms.map(Duration).map_err(de::Error::custom)
     }
 }
 
 impl<'de> Deserialize<'de> for Range {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        parse_range(&s).map_err(de::Error::custom)
+        let r = parse_range(&s).and_then(|r| within_horizon(&s, r.1).map(|_| r));
+        r.map_err(de::Error::custom)
     }
 }
 
@@ -246,6 +260,9 @@ pub struct NodeRef {
     pub node: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_of: Option<String>,
+    /// The namespace of the `nodeOf` pod (default `default`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub replace: bool,
 }
