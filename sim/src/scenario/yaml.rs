@@ -114,13 +114,19 @@ fn block_parents(before: &[&str], here: &str) -> Vec<String> {
     let mut level = indent(here);
     for l in before.iter().rev() {
         let t = l.trim_start();
-        if t.is_empty() || t.starts_with('#') || indent(l) >= level {
+        let ind = indent(l);
+        if t.is_empty() || t.starts_with('#') || ind >= level {
             continue;
         }
-        level = indent(l);
-        if let Some(k) = key_of(l) {
-            out.push(k.to_string());
+        // The key of a `- key:` item line sits two columns right of its dash: at `level` it is
+        // a sibling in the same item, not a parent.
+        let key_ind = if t.starts_with("- ") { ind + 2 } else { ind };
+        if key_ind < level {
+            if let Some(k) = key_of(l) {
+                out.push(k.to_string());
+            }
         }
+        level = ind;
         if level == 0 {
             break;
         }
@@ -172,7 +178,7 @@ mod tests {
 
     #[test]
     fn fields_are_found_in_block_and_flow_style() {
-        let doc = "metadata:\n  name: x\nspec: {replicas: x, size: 2}\nsteps:\n  - deletePod: {pod: a, gracePeriodSeconds: abc}\n";
+        let doc = "metadata:\n  name: x\nspec: {replicas: x, size: 2}\nsteps:\n  - deletePod: {pod: a, gracePeriodSeconds: abc}\n  - waitFor: available\n    timeout: x\n";
         assert_eq!(field_at(doc, 2, 9).as_deref(), Some("metadata.name"));
         assert_eq!(field_at(doc, 3, 18).as_deref(), Some("spec.replicas"));
         assert_eq!(field_at(doc, 3, 27).as_deref(), Some("spec.size"));
@@ -180,5 +186,6 @@ mod tests {
             field_at(doc, 5, 41).as_deref(),
             Some("steps.deletePod.gracePeriodSeconds")
         );
+        assert_eq!(field_at(doc, 7, 14).as_deref(), Some("steps.timeout"));
     }
 }
