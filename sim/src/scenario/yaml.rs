@@ -183,7 +183,7 @@ mod tests {
         assert_eq!(field_at(doc, 3, 18).as_deref(), Some("spec.replicas"));
         assert_eq!(field_at(doc, 3, 27).as_deref(), Some("spec.size"));
         assert_eq!(
-            field_at(doc, 5, 41).as_deref(),
+            field_at(doc, 5, 45).as_deref(),
             Some("steps.deletePod.gracePeriodSeconds")
         );
         assert_eq!(field_at(doc, 7, 14).as_deref(), Some("steps.timeout"));
