@@ -224,18 +224,18 @@ struct Violates {
 
 impl<'de> Deserialize<'de> for Expectation {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            S(String),
-            V(Violates),
-        }
-        match Raw::deserialize(d)? {
-            Raw::S(s) if s == "holds" => Ok(Expectation::Holds),
-            Raw::S(s) => Err(de::Error::custom(format!(
-                "expected `holds` or `{{violates: [...]}}`, got {s:?}"
-            ))),
-            Raw::V(v) => Ok(Expectation::Violates(v.violates)),
+        let v = Value::deserialize(d)?;
+        let wrong = |v: &Value| {
+            de::Error::custom(format!(
+                "expected `holds` or `{{violates: [...]}}` (a list of invariant names), got {v}"
+            ))
+        };
+        match &v {
+            Value::String(s) if s == "holds" => Ok(Expectation::Holds),
+            Value::Object(_) => serde_json::from_value::<Violates>(v.clone())
+                .map(|x| Expectation::Violates(x.violates))
+                .map_err(|_| wrong(&v)),
+            _ => Err(wrong(&v)),
         }
     }
 }
