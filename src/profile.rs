@@ -474,11 +474,24 @@ impl Profile {
         };
         let mut flags = release.flags();
         let overrides = rest.into_iter().flat_map(|r| r.split(',')).map(str::trim);
-        for part in parts.chain(overrides) {
+        let mut given: Vec<&str> = Vec::new();
+        // The alias's own flags first, then the ones written after it, each at most once.
+        let parts = parts
+            .map(|p| (p, false))
+            .chain(overrides.map(|p| (p, true)));
+        for (part, written) in parts {
             let (name, value) = part
                 .split_once('=')
                 .ok_or_else(|| format!("expected flag=value, got {part:?}"))?;
-            flags.set(release, name.trim(), value.trim())?;
+            let name = name.trim();
+            // A second value would silently win.
+            if written && given.contains(&name) {
+                return Err(format!("flag {name:?} is given twice in {spec:?}"));
+            }
+            if written {
+                given.push(name);
+            }
+            flags.set(release, name, value.trim())?;
         }
         Ok(Profile {
             name: spec.to_string(),

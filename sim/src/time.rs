@@ -74,12 +74,22 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("duration {s:?} is too large"))
 }
 
+/// A duration a scenario may write: at most the simulated horizon (README, "Limits").
+pub fn within_horizon(s: &str, ms: u64) -> Result<u64, String> {
+    if ms > HORIZON_MS {
+        return Err(format!(
+            "duration {s:?} is past the simulated horizon ({}, {HORIZON_MS}ms)",
+            fmt_ms(HORIZON_MS)
+        ));
+    }
+    Ok(ms)
+}
+
 impl<'de> serde::Deserialize<'de> for Duration {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = <String as serde::Deserialize>::deserialize(d)?;
-        parse_duration(&s)
-            .map(Duration)
-            .map_err(serde::de::Error::custom)
+        let ms = parse_duration(&s).and_then(|ms| within_horizon(&s, ms));
+        ms.map(Duration).map_err(serde::de::Error::custom)
     }
 }
 

@@ -1,5 +1,5 @@
 //! The invariants by name: the closed list a scenario can enable (`invariants:`) and expect
-//! broken (`expect: {violates: [...]}`), plus the run-level verdicts `timeout` and `check`.
+//! broken (`expect: {violates: [...]}`), plus the run-level verdicts `timeout`, `check` and `liveness`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -22,11 +22,14 @@ pub enum InvariantId {
     Timeout,
     /// A `check` step that did not match, or a kubectl-style step that failed (always on).
     Check,
+    /// The run hit a run limit (README, "Limits"): a livelock, the simulated horizon or the
+    /// event cap. Always on: a run that cannot make progress is a verdict, not bad input.
+    Liveness,
 }
 
 impl InvariantId {
     /// Every id, the selectable invariants first, in the order reports have always listed them.
-    pub const ALL: [InvariantId; 13] = [
+    pub const ALL: [InvariantId; 14] = [
         InvariantId::Availability,
         InvariantId::GroupConsistency,
         InvariantId::UpdateOrder,
@@ -40,6 +43,7 @@ impl InvariantId {
         InvariantId::WriteStorm,
         InvariantId::Timeout,
         InvariantId::Check,
+        InvariantId::Liveness,
     ];
 
     /// The invariants a scenario can enable by name (`timeout` and `check` are always on).
@@ -69,6 +73,7 @@ impl InvariantId {
             InvariantId::WriteStorm => "writeStorm",
             InvariantId::Timeout => "timeout",
             InvariantId::Check => "check",
+            InvariantId::Liveness => "liveness",
         }
     }
 
@@ -77,9 +82,12 @@ impl InvariantId {
         InvariantId::ALL.into_iter().find(|i| i.as_str() == name)
     }
 
-    /// `timeout` and `check`: verdicts of the run's steps, recorded whatever is enabled.
+    /// `timeout`, `check` and `liveness`: verdicts of the run, recorded whatever is enabled.
     pub const fn always_on(self) -> bool {
-        matches!(self, InvariantId::Timeout | InvariantId::Check)
+        matches!(
+            self,
+            InvariantId::Timeout | InvariantId::Check | InvariantId::Liveness
+        )
     }
 }
 
@@ -144,6 +152,6 @@ mod tests {
         }
         assert_eq!(InvariantId::parse("Availability"), None);
         assert!(InvariantId::SELECTABLE.iter().all(|i| !i.always_on()));
-        assert_eq!(InvariantId::ALL.iter().filter(|i| i.always_on()).count(), 2);
+        assert_eq!(InvariantId::ALL.iter().filter(|i| i.always_on()).count(), 3);
     }
 }

@@ -50,6 +50,7 @@ pub const CONVERGENCE: InvariantId = InvariantId::Convergence;
 pub const QUIESCENCE: InvariantId = InvariantId::Quiescence;
 pub const TIMEOUT: InvariantId = InvariantId::Timeout;
 pub const CHECK: InvariantId = InvariantId::Check;
+pub const LIVENESS: InvariantId = InvariantId::Liveness;
 pub const GROUP_RESTART: InvariantId = InvariantId::GroupRestart;
 pub const STATUS_CONDITIONS: InvariantId = InvariantId::StatusConditions;
 pub const PARTITION_BUDGET: InvariantId = InvariantId::PartitionBudget;

@@ -3,17 +3,46 @@
 
 use std::path::{Path, PathBuf};
 
+use super::limits::FILE_BYTES_MAX;
 use super::manifest::{self, LoadError, Manifest};
-use super::{err, parse_spec, ManifestFiles, Scenario};
+use super::{err, parse_spec, ManifestFiles, Scenario, SpecLines};
 
 /// Manifest files named relative to a directory (the scenario file's).
 pub struct ManifestDir(pub PathBuf);
 
+/// A file's text: only a regular file (never a FIFO or a device, which could block or never
+/// end) of at most `FILE_BYTES_MAX` bytes, read through a bound so a file growing meanwhile
+/// cannot exceed it.
+fn read_text(path: &Path) -> Result<String, LoadError> {
+    use std::io::Read;
+    let name = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| err(&name, format!("cannot read: {e}")))?;
+    if !meta.is_file() {
+        return Err(err(&name, "cannot read: not a regular file"));
+    }
+    let too_big = || {
+        err(
+            &name,
+            format!("cannot read: larger than the limit of {FILE_BYTES_MAX} bytes (16 MiB)"),
+        )
+    };
+    if meta.len() > FILE_BYTES_MAX {
+        return Err(too_big());
+    }
+    let f = std::fs::File::open(path).map_err(|e| err(&name, format!("cannot read: {e}")))?;
+    let mut bytes = Vec::new();
+    f.take(FILE_BYTES_MAX + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| err(&name, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > FILE_BYTES_MAX {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|_| err(&name, "cannot read: not UTF-8 text"))
+}
+
 fn read_manifest_file(path: &Path) -> Result<Vec<Manifest>, LoadError> {
     let name = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|e| err(&name, format!("cannot read: {e}")))?;
-    manifest::parse(&name, &text)
+    manifest::parse(&name, &read_text(path)?)
 }
 
 impl ManifestFiles for ManifestDir {
@@ -26,16 +55,14 @@ impl ManifestFiles for ManifestDir {
 impl Scenario {
     /// Read and validate a scenario file and everything it references.
     pub fn load(path: &Path) -> Result<Scenario, LoadError> {
-        let file = path.display().to_string();
-        let text =
-            std::fs::read_to_string(path).map_err(|e| err(&file, format!("cannot read: {e}")))?;
-        Scenario::parse(path, &text)
+        Scenario::parse(path, &read_text(path)?)
     }
 
     /// A scenario file's text, as if read from `path` (manifests are read beside it).
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, LoadError> {
         let spec = parse_spec(&path.display().to_string(), text)?;
         let dir = path.parent().unwrap_or(Path::new("."));
-        Scenario::from_spec(path, spec, &ManifestDir(dir.to_path_buf()))
+        let lines = SpecLines::of(text);
+        Scenario::from_spec_at(path, spec, lines, &ManifestDir(dir.to_path_buf()))
     }
 }

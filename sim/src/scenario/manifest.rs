@@ -87,33 +87,9 @@ fn documents(text: &str) -> Vec<(usize, String)> {
     docs
 }
 
-/// saphyr's messages start "error: line L column C: ..."; shift L by the document's offset.
-fn saphyr_error(file: &str, doc_start: usize, e: &serde_saphyr::Error) -> LoadError {
-    let text = e.to_string();
-    let first = text
-        .lines()
-        .next()
-        .unwrap_or("")
-        .trim_start_matches("error: ")
-        .to_string();
-    let parsed = first.strip_prefix("line ").and_then(|rest| {
-        let (l, rest) = rest.split_once(' ')?;
-        let l: usize = l.parse().ok()?;
-        let msg = rest.split_once(": ").map(|(_, m)| m).unwrap_or(rest);
-        Some((l, msg.to_string()))
-    });
-    match parsed {
-        Some((l, msg)) => LoadError {
-            file: file.into(),
-            line: Some(doc_start + l - 1),
-            message: msg,
-        },
-        None => LoadError {
-            file: file.into(),
-            line: Some(doc_start),
-            message: first,
-        },
-    }
+/// A parser error in the document starting at `doc_start`, with the line in the file.
+fn saphyr_error(file: &str, doc_start: usize, doc: &str, e: &serde_saphyr::Error) -> LoadError {
+    super::yaml::load_error(file, doc_start, doc, e)
 }
 
 /// Paths present (non-null) in `input` but absent from `output`.
@@ -160,7 +136,8 @@ fn decode<K: DeserializeOwned + Serialize>(
     doc: &str,
     value: &Value,
 ) -> Result<K, LoadError> {
-    let obj: K = serde_saphyr::from_str(doc).map_err(|e| saphyr_error(file, start, &e))?;
+    let obj: K = serde_saphyr::from_str_with_options(doc, super::yaml_options())
+        .map_err(|e| saphyr_error(file, start, doc, &e))?;
     let back = serde_json::to_value(&obj).expect("decoded objects encode");
     let mut unknown = Vec::new();
     vanished(value, &back, &mut Vec::new(), &mut unknown);
@@ -188,6 +165,15 @@ fn decode<K: DeserializeOwned + Serialize>(
             ),
         });
     }
+    // The contract's limits (README, "Limits"), on values that decoded.
+    super::limits::check_manifest(value).map_err(|(field, message)| {
+        let key = field.rsplit('.').next().unwrap_or("");
+        LoadError {
+            file: file.into(),
+            line: Some(line_of_key(doc, start, key)),
+            message,
+        }
+    })?;
     Ok(obj)
 }
 
@@ -210,8 +196,8 @@ fn parse_documents(
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     for (start, doc) in documents(text) {
-        let value: Value =
-            serde_saphyr::from_str(&doc).map_err(|e| saphyr_error(file, start, &e))?;
+        let value: Value = serde_saphyr::from_str_with_options(&doc, super::yaml_options())
+            .map_err(|e| saphyr_error(file, start, &doc, &e))?;
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
         let m = match kind {
             "LeaderWorkerSet" => Manifest::LeaderWorkerSet(Box::new(decode(file, start, &doc, &value)?)),

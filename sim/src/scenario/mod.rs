@@ -2,10 +2,12 @@
 //! by fuzz and explore), run it against a reconciler in the world with the invariants checked
 //! after every event, and judge the run against the file's `expect`.
 
+pub mod limits;
 mod load;
 pub mod manifest;
 pub mod spec;
 mod step;
+mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,6 +25,7 @@ use crate::controller::ControllerConfig;
 use crate::invariants::{self, Checker, FaultEffect, InvariantId, ObjectRef, Violation};
 use crate::trace::Trace;
 use crate::world::{ClusterConfig, Event, World};
+pub use limits::SpecLines;
 pub use load::ManifestDir;
 pub use manifest::{LoadError, Manifest};
 use spec::{Expectation, InvariantSelection, ScenarioSpec, StepSpec};
@@ -85,35 +88,46 @@ pub struct Scenario {
     pub reconciler: Option<Profile>,
     /// The keys of `expect`, parsed, with what each expects.
     pub expect: Vec<(Profile, Expectation)>,
+    /// Where the parts of the file are, for messages (empty for a spec held in memory).
+    pub lines: SpecLines,
 }
 
 pub(crate) fn err(file: &str, message: impl Into<String>) -> LoadError {
+    err_at(file, None, message)
+}
+
+fn err_at(file: &str, line: Option<usize>, message: impl Into<String>) -> LoadError {
     LoadError {
         file: file.into(),
-        line: None,
+        line,
         message: message.into(),
     }
 }
 
+pub(crate) use yaml::yaml_options;
+
 /// The invariants a scenario selects, checked against the known ones.
 fn selected_invariants(
     file: &str,
+    line: Option<usize>,
     sel: &Option<InvariantSelection>,
 ) -> Result<Vec<String>, LoadError> {
     let all = || invariants::ALL.iter().map(|s| s.to_string()).collect();
     match sel {
         None => Ok(all()),
         Some(InvariantSelection::Named(s)) if s == "all" => Ok(all()),
-        Some(InvariantSelection::Named(s)) => Err(err(
+        Some(InvariantSelection::Named(s)) => Err(err_at(
             file,
+            line,
             format!("invariants: expected `all` or a list, got {s:?}"),
         )),
         Some(InvariantSelection::List(l)) => {
             if let Some(n) = l.iter().find(|n| !invariants::ALL.contains(&n.as_str())) {
-                return Err(err(
+                return Err(err_at(
                     file,
+                    line,
                     format!(
-                        "unknown invariant {n:?}; valid: {}",
+                        "invariants: unknown invariant {n:?}; valid: {}",
                         invariants::ALL.join(", ")
                     ),
                 ));
@@ -126,17 +140,25 @@ fn selected_invariants(
 /// The `expect` map with its reconcilers parsed and its invariant names checked.
 fn expectations(
     file: &str,
+    lines: &SpecLines,
     expect: &BTreeMap<String, Expectation>,
 ) -> Result<Vec<(Profile, Expectation)>, LoadError> {
     let mut out = Vec::new();
     for (reconciler, e) in expect {
-        let profile = Profile::parse(reconciler).map_err(|m| err(file, format!("expect: {m}")))?;
+        let line = lines.expect.get(reconciler).copied();
+        let profile = Profile::parse(reconciler)
+            .map_err(|m| err_at(file, line, format!("expect.{reconciler}: {m}")))?;
         if let Expectation::Violates(v) = e {
             let known = |n: &String| InvariantId::parse(n).is_some();
             if let Some(n) = v.iter().find(|n| !known(n)) {
-                return Err(err(
+                let valid: Vec<&str> = InvariantId::ALL.iter().map(|i| i.as_str()).collect();
+                return Err(err_at(
                     file,
-                    format!("expect.{reconciler}: unknown invariant {n:?}"),
+                    line,
+                    format!(
+                        "expect.{reconciler}.violates: unknown invariant {n:?}; valid: {}",
+                        valid.join(", ")
+                    ),
                 ));
             }
         }
@@ -145,30 +167,10 @@ fn expectations(
     Ok(out)
 }
 
-/// A scenario file's text as a spec; errors name `file` and, where known, the line.
+/// A scenario file's text as a spec; errors name `file` and, where known, the line and field.
 pub fn parse_spec(file: &str, text: &str) -> Result<ScenarioSpec, LoadError> {
-    serde_saphyr::from_str(text).map_err(|e| {
-        let msg = e.to_string();
-        let first = msg
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string();
-        let line = first
-            .strip_prefix("line ")
-            .and_then(|r| r.split(' ').next())
-            .and_then(|l| l.parse().ok());
-        let message = first
-            .split_once(": ")
-            .map(|(_, m)| m.to_string())
-            .unwrap_or(first.clone());
-        LoadError {
-            file: file.into(),
-            line,
-            message,
-        }
-    })
+    serde_saphyr::from_str_with_options(text, yaml_options())
+        .map_err(|e| yaml::load_error(file, 1, text, &e))
 }
 
 /// Reads nothing: for steps that name no file (explore's perturbations).
@@ -187,6 +189,16 @@ impl Scenario {
         spec: ScenarioSpec,
         files: &dyn ManifestFiles,
     ) -> Result<Scenario, LoadError> {
+        Scenario::from_spec_at(path, spec, SpecLines::default(), files)
+    }
+
+    /// `from_spec` for a spec read from a file whose parts are at `lines`.
+    pub fn from_spec_at(
+        path: &Path,
+        spec: ScenarioSpec,
+        lines: SpecLines,
+        files: &dyn ManifestFiles,
+    ) -> Result<Scenario, LoadError> {
         let file = path.display().to_string();
         let mut manifests = Vec::new();
         for m in &spec.manifests {
@@ -194,14 +206,33 @@ impl Scenario {
         }
         let mut steps = Vec::new();
         for (i, s) in spec.steps.iter().enumerate() {
-            steps.push(Step::resolve(&format!("{file}: steps[{i}]"), s, files)?);
+            // `ctx` also names inline manifests in the trace: its form is part of trace hashes.
+            let ctx = format!("{file}: steps[{i}]");
+            let key = s.key();
+            let step = Step::resolve(&ctx, s, files).map_err(|e| match e.file == ctx {
+                true if e.message.starts_with(key) => {
+                    err_at(&file, lines.step(i), format!("steps[{i}]: {}", e.message))
+                }
+                true => err_at(
+                    &file,
+                    lines.step(i),
+                    format!("steps[{i}]: {key}: {}", e.message),
+                ),
+                false => e,
+            })?;
+            steps.push(step);
         }
-        let invariants = selected_invariants(&file, &spec.invariants)?;
-        let expect = expectations(&file, &spec.expect)?;
+        limits::check_scenario(&file, &lines, &spec, &manifests, &steps)?;
+        let invariants = selected_invariants(&file, lines.invariants, &spec.invariants)?;
+        let expect = expectations(&file, &lines, &spec.expect)?;
         let reconciler = match &spec.controller.reconciler {
-            Some(r) => Some(
-                Profile::parse(r).map_err(|m| err(&file, format!("controller.reconciler: {m}")))?,
-            ),
+            Some(r) => Some(Profile::parse(r).map_err(|m| {
+                err_at(
+                    &file,
+                    lines.reconciler,
+                    format!("controller.reconciler: {m}"),
+                )
+            })?),
             None => None,
         };
         Ok(Scenario {
@@ -212,7 +243,17 @@ impl Scenario {
             invariants,
             reconciler,
             expect,
+            lines,
         })
+    }
+
+    /// Step `i` for messages: `steps[i] (key, file:line)`.
+    pub fn step_context(&self, i: usize) -> String {
+        let key = self.spec.steps.get(i).map_or("?", StepSpec::key);
+        match self.lines.step(i) {
+            Some(l) => format!("steps[{i}] ({key}, {}:{l})", self.path.display()),
+            None => format!("steps[{i}] ({key})"),
+        }
     }
 
     /// Insert a step that names no file (a fault, a wait) before step `at`, in the spec and
@@ -221,6 +262,11 @@ impl Scenario {
         let ctx = format!("{}: steps[{at}]", self.path.display());
         self.steps.insert(at, Step::resolve(&ctx, &s, &NoFiles)?);
         self.spec.steps.insert(at, s);
+        if !self.lines.steps.is_empty() {
+            // 0: an inserted step has no line.
+            let at = at.min(self.lines.steps.len());
+            self.lines.steps.insert(at, 0);
+        }
         Ok(())
     }
 
@@ -232,6 +278,13 @@ impl Scenario {
             .map(|&i| (spec[i].clone(), steps[i].clone()))
             .collect();
         (self.spec.steps, self.steps) = kept.into_iter().unzip();
+        if !self.lines.steps.is_empty() {
+            let lines = &self.lines.steps;
+            self.lines.steps = keep
+                .iter()
+                .map(|&i| lines.get(i).copied().unwrap_or(0))
+                .collect();
+        }
     }
 
     /// The reconciler to use: the override, else the file's.
@@ -327,35 +380,62 @@ impl RunReport {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunError(pub String);
 
-struct Runner {
-    world: World,
-    checker: Checker,
+/// Why a run ended before its last step: bad input (`RunError`, exit 2), or a run limit, already
+/// recorded as a `liveness` violation (the run still reports, exit 1).
+enum Halt {
+    Bad(RunError),
+    Limit,
 }
 
-/// A run limit that stopped the world (livelock, horizon), as an error rather than a panic.
-fn stopped(world: &World) -> Result<(), RunError> {
-    match world.stopped() {
-        Some(stop) => Err(RunError(stop.to_string())),
-        None => Ok(()),
+impl From<RunError> for Halt {
+    fn from(e: RunError) -> Halt {
+        Halt::Bad(e)
     }
 }
 
+struct Runner {
+    world: World,
+    checker: Checker,
+    /// The event cap of this run (`EVENT_COUNT_MAX` unless a test lowers it).
+    event_max: u64,
+    /// What the run is doing, for a `liveness` report: the manifests, a step, convergence.
+    doing: String,
+    /// The step running, as `file:line: steps[i]`, for rejections it meets.
+    step_at: Option<String>,
+}
+
 impl Runner {
+    /// A run limit hit: the world stopped (livelock, horizon) or the event cap passed. Records
+    /// the `liveness` violation and ends the run (README, "Limits").
+    fn limits(&mut self) -> Result<(), Halt> {
+        let why = match self.world.stopped() {
+            Some(stop) => stop.to_string(),
+            None if self.world.event_count > self.event_max => format!(
+                "more than {} events (the event cap): a runaway loop",
+                self.event_max
+            ),
+            None => return Ok(()),
+        };
+        let msg = format!(
+            "the run hit a run limit at t={}: {why}; while {}",
+            crate::time::fmt_ms(self.world.now_ms),
+            self.doing
+        );
+        self.checker
+            .external(&self.world.api, invariants::LIVENESS, msg);
+        Err(Halt::Limit)
+    }
+
     /// Step the world to `deadline`, checking the invariants after every event.
-    fn advance_to(&mut self, deadline: u64) -> Result<(), RunError> {
+    fn advance_to(&mut self, deadline: u64) -> Result<(), Halt> {
         // Writes made by a step itself are observed before anything else happens.
         self.checker.observe(&self.world.api);
         while self.world.step(deadline) {
             self.checker.observe(&self.world.api);
-            if self.world.event_count > EVENT_COUNT_MAX {
-                return Err(RunError(format!(
-                    "more than {EVENT_COUNT_MAX} events: a runaway loop at t={}",
-                    self.world.now_ms
-                )));
-            }
+            self.limits()?;
         }
         self.world.run_until(deadline);
-        stopped(&self.world)
+        self.limits()
     }
 
     /// Step until `done` holds or `timeout_ms` passes.
@@ -363,7 +443,7 @@ impl Runner {
         &mut self,
         timeout_ms: u64,
         done: impl Fn(&World, &Checker) -> bool,
-    ) -> Result<bool, RunError> {
+    ) -> Result<bool, Halt> {
         let deadline = self.world.now_ms.saturating_add(timeout_ms);
         self.checker.observe(&self.world.api);
         loop {
@@ -372,21 +452,16 @@ impl Runner {
             }
             if !self.world.step(deadline) {
                 self.world.run_until(deadline);
-                stopped(&self.world)?;
+                self.limits()?;
                 return Ok(done(&self.world, &self.checker));
             }
             self.checker.observe(&self.world.api);
-            if self.world.event_count > EVENT_COUNT_MAX {
-                return Err(RunError(format!(
-                    "more than {EVENT_COUNT_MAX} events: a runaway loop at t={}",
-                    self.world.now_ms
-                )));
-            }
+            self.limits()?;
         }
     }
 
     /// Run one external event now.
-    fn fire(&mut self, e: Event) -> Result<(), RunError> {
+    fn fire(&mut self, e: Event) -> Result<(), Halt> {
         let now = self.world.now_ms;
         self.world.schedule(now, e);
         self.advance_to(now)
@@ -412,11 +487,11 @@ impl Runner {
     fn node_of(&self, sel: &NodeSel) -> Result<String, String> {
         match sel {
             NodeSel::Node(n) => Ok(n.clone()),
-            NodeSel::NodeOf(p) => {
+            NodeSel::NodeOf { namespace, pod: p } => {
                 let pod = self
                     .world
                     .api
-                    .try_get::<Pod>("default", p)
+                    .try_get::<Pod>(namespace, p)
                     .ok_or_else(|| format!("nodeOf: pod {p} does not exist"))?;
                 let node = k8s::node_name(&pod);
                 if node.is_empty() {
@@ -447,7 +522,7 @@ impl Runner {
 
     /// Apply one manifest. While the LWS webhook is unreachable (its controller pod is down)
     /// the apply is retried every second, as a deploy pipeline would, for up to two minutes.
-    fn apply_manifest(&mut self, source: &str, m: &Manifest) -> Result<(), RunError> {
+    fn apply_manifest(&mut self, source: &str, m: &Manifest) -> Result<(), Halt> {
         let mut attempts = 0;
         let r = loop {
             let api = &mut self.world.api;
@@ -469,16 +544,16 @@ impl Runner {
             self.advance_to(t)?;
         };
         r.map_err(|e| {
-            RunError(format!(
-                "{source}: {} {:?} was rejected: {e}",
-                m.kind(),
-                m.name()
-            ))
+            let what = format!("{} {:?} was rejected: {e}", m.kind(), m.name());
+            Halt::Bad(RunError(match &self.step_at {
+                Some(at) => format!("{at}: apply {source}: {what}"),
+                None => format!("{source}: {what}"),
+            }))
         })
     }
 
     /// Run one step: the handler of each step and fault.
-    fn run_step(&mut self, step: &Step) -> Result<(), RunError> {
+    fn run_step(&mut self, step: &Step) -> Result<(), Halt> {
         if !step.is_passive() {
             self.checker.close_quiet_window();
         }
@@ -502,7 +577,7 @@ impl Runner {
                 name,
                 propagation,
             } => self.delete(*kind, namespace, name, *propagation),
-            Step::Wait(ms) => self.advance_to(now + ms),
+            Step::Wait(ms) => self.advance_to(now.saturating_add(*ms)),
             Step::WaitFor { target, timeout_ms } => self.wait_for(target, *timeout_ms),
             Step::Check(m) => {
                 self.check(m);
@@ -545,7 +620,7 @@ impl Runner {
         namespace: &str,
         name: &str,
         merge: &Value,
-    ) -> Result<(), RunError> {
+    ) -> Result<(), Halt> {
         let now = self.world.now_ms;
         let r = with_kind!(kind, K => self.world.api.merge_patch::<K>("kubectl", namespace, name, merge).map(|_| ()));
         self.kubectl_result(r.map_err(|e| format!("patch {kind} {name} failed: {e}")));
@@ -553,7 +628,7 @@ impl Runner {
     }
 
     /// `kubectl scale lws`.
-    fn scale(&mut self, namespace: &str, lws: &str, replicas: i32) -> Result<(), RunError> {
+    fn scale(&mut self, namespace: &str, lws: &str, replicas: i32) -> Result<(), Halt> {
         let now = self.world.now_ms;
         let patch = serde_json::json!({"spec": {"replicas": replicas}});
         let r = self
@@ -574,7 +649,7 @@ impl Runner {
         namespace: &str,
         name: &str,
         propagation: Option<Propagation>,
-    ) -> Result<(), RunError> {
+    ) -> Result<(), Halt> {
         let now = self.world.now_ms;
         let opts = DeleteOptions {
             propagation,
@@ -586,7 +661,7 @@ impl Runner {
     }
 
     /// `kubectl apply -f`: each object in turn.
-    fn apply(&mut self, source: &str, objects: &[Manifest]) -> Result<(), RunError> {
+    fn apply(&mut self, source: &str, objects: &[Manifest]) -> Result<(), Halt> {
         let now = self.world.now_ms;
         // The file name only: a trace must not depend on where the scenario lives.
         let file = Path::new(source)
@@ -605,12 +680,16 @@ impl Runner {
     /// A kubectl command that failed is a `check` violation, not a scenario error.
     fn kubectl_result(&mut self, r: Result<(), String>) {
         if let Err(message) = r {
+            let message = match &self.step_at {
+                Some(at) => format!("{at}: {message}"),
+                None => message,
+            };
             self.checker
                 .external(&self.world.api, invariants::CHECK, message);
         }
     }
 
-    fn wait_for(&mut self, target: &WaitTarget, timeout_ms: u64) -> Result<(), RunError> {
+    fn wait_for(&mut self, target: &WaitTarget, timeout_ms: u64) -> Result<(), Halt> {
         if self.advance_until(timeout_ms, |w, c| wait_target_met(w, c, target))? {
             return Ok(());
         }
@@ -643,7 +722,7 @@ impl Runner {
         }
     }
 
-    fn drain_node(&mut self, node: &NodeSel, replace: bool, now: u64) -> Result<(), RunError> {
+    fn drain_node(&mut self, node: &NodeSel, replace: bool, now: u64) -> Result<(), Halt> {
         let n = match self.node_of(node) {
             Ok(n) => n,
             Err(m) => {
@@ -657,7 +736,7 @@ impl Runner {
         self.fire(Event::DrainNode { node: n, replace })
     }
 
-    fn fail_node(&mut self, node: &NodeSel, now: u64) -> Result<(), RunError> {
+    fn fail_node(&mut self, node: &NodeSel, now: u64) -> Result<(), Halt> {
         let n = match self.node_of(node) {
             Ok(n) => n,
             Err(m) => {
@@ -672,7 +751,7 @@ impl Runner {
     }
 
     /// `cordon` and `uncordon` (a skipped one is traced as `cordon` either way).
-    fn cordon(&mut self, node: &NodeSel, event: fn(String) -> Event) -> Result<(), RunError> {
+    fn cordon(&mut self, node: &NodeSel, event: fn(String) -> Event) -> Result<(), Halt> {
         match self.node_of(node) {
             Ok(n) => self.fire(event(n)),
             Err(m) => {
@@ -682,7 +761,7 @@ impl Runner {
         }
     }
 
-    fn crash_container(&mut self, namespace: &str, pod: &str, now: u64) -> Result<(), RunError> {
+    fn crash_container(&mut self, namespace: &str, pod: &str, now: u64) -> Result<(), Halt> {
         let target = ObjectRef::new(namespace, pod);
         let crash = FaultEffect::ContainerCrashing {
             pod: target.clone(),
@@ -707,7 +786,7 @@ impl Runner {
         pod: &str,
         grace_period_seconds: Option<i64>,
         now: u64,
-    ) -> Result<(), RunError> {
+    ) -> Result<(), Halt> {
         let pods = vec![ObjectRef::new(namespace, pod)];
         self.checker
             .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
@@ -868,35 +947,71 @@ fn controller_config(s: &Scenario, profile: &Profile) -> ControllerConfig {
 
 /// Run a scenario against a parsed reconciler; `seed` overrides the file's (default 1).
 pub fn run_with(s: &Scenario, profile: &Profile, seed: Option<u64>) -> Result<RunReport, RunError> {
+    run_limited(s, profile, seed, EVENT_COUNT_MAX)
+}
+
+/// `run_with` with the event cap `event_max` instead of `EVENT_COUNT_MAX` (tests lower it).
+pub fn run_limited(
+    s: &Scenario,
+    profile: &Profile,
+    seed: Option<u64>,
+    event_max: u64,
+) -> Result<RunReport, RunError> {
     let seed = seed.or(s.spec.seed).unwrap_or(1);
     let mut world = World::new(seed, s.cluster_config().map_err(RunError)?);
     world.install_controller(controller_config(s, profile));
     let mut runner = Runner {
         world,
         checker: Checker::new(s.invariants.iter().cloned()).for_profile(profile),
+        event_max,
+        doing: "the controller was starting".into(),
+        step_at: None,
     };
-    // Let the controller come up before the manifests are applied, as a user would.
-    runner.advance_to(0)?;
-    for (file, objects) in &s.manifests {
-        for m in objects {
-            runner.apply_manifest(file, m)?;
-        }
+    match runner.run_all(s) {
+        Ok(()) => runner.checker.finish(&runner.world.api),
+        // The limit is the verdict: nothing after it is judged.
+        Err(Halt::Limit) => {}
+        Err(Halt::Bad(e)) => return Err(e),
     }
-    for step in &s.steps {
-        runner.run_step(step)?;
-    }
-    runner.checker.close_quiet_window();
-    if runner.checker.is_enabled(invariants::CONVERGENCE) {
-        let within = s.spec.converge_within.map_or(DEFAULT_CONVERGE_MS, |d| d.0);
-        runner.converge(within)?;
-    }
-    runner.checker.finish(&runner.world.api);
     Ok(runner.report(s, profile, seed))
 }
 
 impl Runner {
+    /// The manifests, the steps, then the healed phase.
+    fn run_all(&mut self, s: &Scenario) -> Result<(), Halt> {
+        // Let the controller come up before the manifests are applied, as a user would.
+        self.advance_to(0)?;
+        self.doing = "the scenario's manifests were being applied".into();
+        for (file, objects) in &s.manifests {
+            for m in objects {
+                self.apply_manifest(file, m)?;
+            }
+        }
+        for (i, step) in s.steps.iter().enumerate() {
+            self.doing = s.step_context(i);
+            self.step_at = Some(match s.lines.step(i) {
+                Some(l) => format!("{}:{l}: steps[{i}]", s.path.display()),
+                None => format!("{}: steps[{i}]", s.path.display()),
+            });
+            self.run_step(step)?;
+        }
+        self.step_at = None;
+        self.checker.close_quiet_window();
+        if self.checker.is_enabled(invariants::CONVERGENCE) {
+            let within = s.spec.converge_within.map_or(DEFAULT_CONVERGE_MS, |d| d.0);
+            self.doing = format!(
+                "the rollout was converging after the last step (convergeWithin {})",
+                crate::time::fmt_ms(within)
+            );
+            self.converge(within)?;
+        }
+        Ok(())
+    }
+}
+
+impl Runner {
     /// The healed phase: the rollout must complete within `within`.
-    fn converge(&mut self, within: u64) -> Result<(), RunError> {
+    fn converge(&mut self, within: u64) -> Result<(), Halt> {
         if !self.advance_until(within, rollout_complete)? {
             let msg = format!(
                 "the rollout did not complete within {} after the last step: {}",
@@ -910,7 +1025,9 @@ impl Runner {
     }
 
     fn report(self, s: &Scenario, profile: &Profile, seed: u64) -> RunReport {
-        let Runner { mut world, checker } = self;
+        let Runner {
+            mut world, checker, ..
+        } = self;
         let controller_log = world
             .controller
             .as_mut()

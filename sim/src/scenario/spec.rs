@@ -8,7 +8,7 @@ use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::time::{duration_text, parse_duration, Duration};
+pub use crate::time::{duration_text, parse_duration, within_horizon, Duration};
 
 use crate::fault::ClusterFault;
 
@@ -34,7 +34,8 @@ pub fn parse_range(s: &str) -> Result<Range, String> {
 impl<'de> Deserialize<'de> for Range {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
-        parse_range(&s).map_err(de::Error::custom)
+        let r = parse_range(&s).and_then(|r| within_horizon(&s, r.1).map(|_| r));
+        r.map_err(de::Error::custom)
     }
 }
 
@@ -157,18 +158,18 @@ struct Violates {
 
 impl<'de> Deserialize<'de> for Expectation {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            S(String),
-            V(Violates),
-        }
-        match Raw::deserialize(d)? {
-            Raw::S(s) if s == "holds" => Ok(Expectation::Holds),
-            Raw::S(s) => Err(de::Error::custom(format!(
-                "expected `holds` or `{{violates: [...]}}`, got {s:?}"
-            ))),
-            Raw::V(v) => Ok(Expectation::Violates(v.violates)),
+        let v = Value::deserialize(d)?;
+        let wrong = |v: &Value| {
+            de::Error::custom(format!(
+                "expected `holds` or `{{violates: [...]}}` (a list of invariant names), got {v}"
+            ))
+        };
+        match &v {
+            Value::String(s) if s == "holds" => Ok(Expectation::Holds),
+            Value::Object(_) => serde_json::from_value::<Violates>(v.clone())
+                .map(|x| Expectation::Violates(x.violates))
+                .map_err(|_| wrong(&v)),
+            _ => Err(wrong(&v)),
         }
     }
 }
@@ -193,6 +194,9 @@ pub struct NodeRef {
     pub node: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_of: Option<String>,
+    /// The namespace of the `nodeOf` pod (default `default`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     #[serde(default, skip_serializing_if = "is_default")]
     pub replace: bool,
 }

@@ -13,7 +13,11 @@ use crate::api::{ApiServer, KindId, Propagation};
 #[derive(Clone, Debug)]
 pub enum NodeSel {
     Node(String),
-    NodeOf(String),
+    /// The node a pod runs on, the pod looked up in its namespace.
+    NodeOf {
+        namespace: String,
+        pod: String,
+    },
 }
 
 /// An object and the partial JSON it must match (`waitFor` and `check` steps).
@@ -133,7 +137,10 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
 fn node_sel(ctx: &str, r: &NodeRef, step: &str) -> Result<NodeSel, LoadError> {
     match (&r.node, &r.node_of) {
         (Some(n), None) => Ok(NodeSel::Node(n.clone())),
-        (None, Some(p)) => Ok(NodeSel::NodeOf(p.clone())),
+        (None, Some(p)) => Ok(NodeSel::NodeOf {
+            namespace: ns(&r.namespace),
+            pod: p.clone(),
+        }),
         _ => Err(err(
             ctx,
             format!("{step} needs exactly one of `node` or `nodeOf`"),

@@ -1,0 +1,191 @@
+//! YAML parser errors in our words: file, line and the field at the error's position, with the
+//! parser's own wording (Rust type names, its option names) replaced by the file format's.
+
+use super::manifest::LoadError;
+
+/// The YAML parser's options for scenario and manifest files: its budget raised so that a
+/// scenario of `limits::STEP_COUNT_MAX` steps loads, while alias expansion ("billion laughs")
+/// stays bounded by the parser's default anchor limits, and a file by `limits::FILE_BYTES_MAX`.
+pub(crate) fn yaml_options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_events: 40_000_000,
+            max_nodes: 20_000_000,
+        },
+    }
+}
+
+/// A parser error in a document that starts at line `doc_start` of `file`.
+pub(crate) fn load_error(
+    file: &str,
+    doc_start: usize,
+    doc: &str,
+    e: &serde_saphyr::Error,
+) -> LoadError {
+    let text = e.to_string();
+    let first = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ");
+    // "line L column C: message"
+    let message = match first.strip_prefix("line ") {
+        Some(rest) => rest.split_once(": ").map_or(rest, |(_, m)| m),
+        None => first,
+    };
+    let message = our_words(message);
+    let loc = e.location().filter(|l| l.line() > 0);
+    let Some(loc) = loc else {
+        return LoadError {
+            file: file.into(),
+            line: Some(doc_start),
+            message,
+        };
+    };
+    let (line, column) = (loc.line() as usize, loc.column() as usize);
+    let message = match field_at(doc, line, column) {
+        Some(f) if !message.starts_with(&format!("{f}:")) => format!("{f}: {message}"),
+        _ => message,
+    };
+    LoadError {
+        file: file.into(),
+        line: Some(doc_start + line - 1),
+        message,
+    }
+}
+
+/// The parser's wording that names Rust rather than the file format, reworded.
+fn our_words(m: &str) -> String {
+    let m = m
+        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+        .replace("; use Option<String>", "")
+        .replace(
+            "cannot deserialize null into string",
+            "a value is required here (got null)",
+        );
+    if m.contains("untagged enum") || m.contains("did not match any variant") {
+        return "this value has the wrong form (see the README's scenario format)".into();
+    }
+    m.replace(
+        "invalid u32",
+        "expected a whole number from 0 to 4294967295",
+    )
+    .replace(
+        "invalid u64",
+        "expected a whole number from 0 to 18446744073709551615",
+    )
+    .replace(
+        "invalid i32",
+        "expected a whole number from -2147483648 to 2147483647",
+    )
+    .replace(
+        "invalid i64",
+        "expected a whole number from -9223372036854775808 to 9223372036854775807",
+    )
+}
+
+/// The dotted path of the key whose value is at `line`:`column` (1-based) of `doc`, from its
+/// indentation and, on the line itself, the flow mappings (`{a: 1, b: x}`) before the column.
+/// Best effort: `None` when the position is not under a key.
+pub(crate) fn field_at(doc: &str, line: usize, column: usize) -> Option<String> {
+    let lines: Vec<&str> = doc.lines().collect();
+    let here = lines.get(line.checked_sub(1)?)?;
+    let mut path = block_parents(&lines[..line - 1], here);
+    let prefix: String = here.chars().take(column.saturating_sub(1)).collect();
+    path.extend(flow_keys(&prefix));
+    (!path.is_empty()).then(|| path.join("."))
+}
+
+/// The `key:` of a line (after any `- `), if it has one.
+fn key_of(line: &str) -> Option<&str> {
+    let t = line.trim_start().trim_start_matches("- ").trim_start();
+    let (k, _) = t.split_once(':')?;
+    let ok = !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || "_-./".contains(c));
+    ok.then_some(k)
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The keys of the block mappings enclosing `here`, outermost first.
+fn block_parents(before: &[&str], here: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut level = indent(here);
+    for l in before.iter().rev() {
+        let t = l.trim_start();
+        let ind = indent(l);
+        if t.is_empty() || t.starts_with('#') || ind >= level {
+            continue;
+        }
+        // The key of a `- key:` item line sits two columns right of its dash: at `level` it is
+        // a sibling in the same item, not a parent.
+        let key_ind = if t.starts_with("- ") { ind + 2 } else { ind };
+        if key_ind < level {
+            if let Some(k) = key_of(l) {
+                out.push(k.to_string());
+            }
+        }
+        level = ind;
+        if level == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// The keys open at the end of `prefix` (a line up to the error's column): `a: {b: {c: ` gives
+/// `a, b, c`; keys closed by `,` or `}` are dropped.
+fn flow_keys(prefix: &str) -> Vec<String> {
+    // (depth, key) pairs.
+    let mut open: Vec<(usize, String)> = Vec::new();
+    let mut depth: usize = 0;
+    let mut word = String::new();
+    let mut quoted = false;
+    for c in prefix.chars() {
+        match c {
+            '"' | '\'' => quoted = !quoted,
+            _ if quoted => {}
+            '{' | '[' => depth += 1,
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                open.retain(|(d, _)| *d <= depth);
+            }
+            ',' => open.retain(|(d, _)| *d < depth),
+            ':' => {
+                open.retain(|(d, _)| *d < depth);
+                let k = word.trim().trim_start_matches("- ").trim();
+                if !k.is_empty() {
+                    open.push((depth, k.to_string()));
+                }
+            }
+            '#' => break,
+            _ => {}
+        }
+        if matches!(c, '{' | '[' | '}' | ']' | ',' | ':') {
+            word.clear();
+        } else if !quoted || c != '"' {
+            word.push(c);
+        }
+    }
+    open.into_iter().map(|(_, k)| k).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::field_at;
+
+    #[test]
+    fn fields_are_found_in_block_and_flow_style() {
+        let doc = "metadata:\n  name: x\nspec: {replicas: x, size: 2}\nsteps:\n  - deletePod: {pod: a, gracePeriodSeconds: abc}\n  - waitFor: available\n    timeout: x\n";
+        assert_eq!(field_at(doc, 2, 9).as_deref(), Some("metadata.name"));
+        assert_eq!(field_at(doc, 3, 18).as_deref(), Some("spec.replicas"));
+        assert_eq!(field_at(doc, 3, 27).as_deref(), Some("spec.size"));
+        assert_eq!(
+            field_at(doc, 5, 45).as_deref(),
+            Some("steps.deletePod.gracePeriodSeconds")
+        );
+        assert_eq!(field_at(doc, 7, 14).as_deref(), Some("steps.timeout"));
+    }
+}

@@ -1,0 +1,305 @@
+//! Issue 16, "Hostile input and extreme values: never a panic, a hang, a blow-up or a wrong
+//! verdict": one regression test per bullet of its "Why" (the CLI's `--jobs` and `--shard`
+//! bullets are `main.rs`'s and tested with it). Bad input ends with exit 2 and a message naming
+//! file, line and field (`scenarios/bad/`, each file's `# expect-error:` line); a run limit ends
+//! with a `liveness` violation, exit 1 and the replay command (README, "Limits").
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use lws::profile::Profile;
+use lws_sim::scenario::{self, Scenario};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Run the binary with `args`; fail the test past `guard` (a hang).
+fn lws_sim(args: &[&str], guard: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > guard {
+            let _ = child.kill();
+            panic!("lws-sim {args:?} still running after {guard:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A scenario file written to a fresh directory; its manifests are the shipped ones.
+fn scratch(name: &str, body: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifests = repo().join("scenarios/manifests");
+    let body = body.replace("MANIFESTS", &manifests.display().to_string());
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+/// Library wording that must never reach a user.
+const LEAKS: &[&str] = &[
+    "untagged enum",
+    "Option<",
+    "DuplicateKeyPolicy",
+    "did not match any variant",
+    "panicked",
+];
+
+#[test]
+fn every_bad_scenario_is_rejected_naming_file_line_and_field() {
+    let dir = repo().join("scenarios/bad");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 30, "{} files", files.len());
+    let mut failures = Vec::new();
+    for f in &files {
+        let body = std::fs::read_to_string(f).unwrap();
+        let want = body
+            .lines()
+            .find_map(|l| l.strip_prefix("# expect-error: "))
+            .unwrap_or_else(|| panic!("{}: no `# expect-error:` line", f.display()));
+        let out = lws_sim(&["run", f.to_str().unwrap()], Duration::from_secs(60));
+        let err = text(&out.stderr);
+        // `error: FILE:LINE: ...` where FILE is the scenario or a manifest it names.
+        let located = err.lines().next().is_some_and(|l| {
+            let rest = l.strip_prefix("error: ").unwrap_or("");
+            let mut parts = rest.splitn(3, ':');
+            let (file, line) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+            file.ends_with(".yaml") && !line.is_empty() && line.bytes().all(|b| b.is_ascii_digit())
+        });
+        let leak = LEAKS.iter().find(|l| err.contains(*l));
+        if out.status.code() != Some(2) || !err.contains(want) || !located || leak.is_some() {
+            failures.push(format!(
+                "{}: exit {:?}, want {want:?} at file:line, leak {leak:?}; got:\n{err}",
+                f.display(),
+                out.status.code()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn sync_period_zero_is_a_liveness_verdict_accepted_in_expect() {
+    let body = "name: sync-zero
+controller: {reconciler: v0.4.1, syncPeriod: 0s}
+manifests: [MANIFESTS/vllm-lws.yaml]
+steps:
+  - wait: 1m
+expect:
+  v0.4.1: {violates: [liveness]}
+";
+    let path = scratch("sync-zero", body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("liveness violated at t="), "{stdout}");
+    assert!(stdout.contains("livelock"), "{stdout}");
+    assert!(stdout.contains("replay: lws-sim run"), "{stdout}");
+    let check = lws_sim(&["check", path.to_str().unwrap()], Duration::from_secs(60));
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
+}
+
+#[test]
+fn sync_period_one_millisecond_runs_to_a_verdict() {
+    let body = "name: sync-1ms
+controller: {reconciler: v0.4.1, syncPeriod: 1ms}
+manifests: [MANIFESTS/vllm-lws.yaml]
+steps:
+  - wait: 2s
+invariants: [availability]
+";
+    let path = scratch("sync-1ms", body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn the_event_cap_is_a_liveness_verdict() {
+    let s = Scenario::load(&repo().join("scenarios/rollout.yaml")).unwrap();
+    let profile = Profile::parse("v0.4.1").unwrap();
+    let r = scenario::run_limited(&s, &profile, None, 1_000).unwrap();
+    let v = r.violations.last().expect("a violation");
+    assert_eq!(v.invariant.as_str(), "liveness");
+    assert!(v.message.contains("more than 1000 events"), "{}", v.message);
+    assert!(v.message.contains("while steps["), "{}", v.message);
+    assert!(v.message.contains("(waitFor, "), "{}", v.message);
+}
+
+#[test]
+fn the_horizon_is_a_liveness_verdict() {
+    let body = "name: horizon
+controller: {reconciler: v0.4.1}
+manifests: [MANIFESTS/vllm-lws.yaml]
+steps:
+  - waitFor: {kind: Pod, name: never, match: {}}
+    timeout: 8760h
+  - wait: 1s
+invariants: [availability]
+";
+    let path = scratch("horizon", body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(120));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("liveness violated"), "{stdout}");
+    assert!(stdout.contains("horizon"), "{stdout}");
+}
+
+#[test]
+fn fifos_and_devices_are_refused_at_once() {
+    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for f in [fifo.to_str().unwrap(), "/dev/zero", "/dev/urandom"] {
+        let out = lws_sim(&["run", f], Duration::from_secs(20));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{f}: {err}");
+        assert!(err.contains("not a regular file"), "{f}: {err}");
+    }
+    // A manifest that is a FIFO.
+    let scenario = dir.join("s.yaml");
+    std::fs::write(
+        &scenario,
+        "name: s\ncontroller: {reconciler: v0.4.1}\nmanifests: [fifo.yaml]\n",
+    )
+    .unwrap();
+    let out = lws_sim(
+        &["run", scenario.to_str().unwrap()],
+        Duration::from_secs(20),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_file_over_the_size_limit_is_refused() {
+    let big = "# padding\n".repeat(1_700_000);
+    let path = scratch("big", &format!("name: big\n{big}"));
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(20));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("larger than the limit of 16777216 bytes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn two_hundred_thousand_steps_load() {
+    let mut body = String::from(
+        "name: many\ncontroller: {reconciler: v0.4.1}\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps:\n",
+    );
+    for _ in 0..200_000 {
+        body.push_str("  - wait: 1ms\n");
+    }
+    let path = scratch("many", &body);
+    let s = Scenario::load(&path).unwrap();
+    assert_eq!(s.steps.len(), 200_000);
+    assert_eq!(s.lines.step(199_999), Some(200_004));
+}
+
+#[test]
+fn a_billion_laughs_is_refused() {
+    let mut body =
+        String::from("name: laughs\na0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..10 {
+        let p = i - 1;
+        body.push_str(&format!(
+            "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+        ));
+    }
+    let path = scratch("laughs", &body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_webhook_rejection_names_the_step_and_its_line() {
+    let body = "name: rejected
+controller: {reconciler: v0.4.1}
+manifests: [MANIFESTS/vllm-lws.yaml]
+steps:
+  - wait: 1s
+  - apply: {apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, metadata: {name: r}, spec: {leaderWorkerTemplate: {restartPolicy: Sometimes, workerTemplate: {spec: {containers: [{name: c, image: x}]}}}}}
+";
+    let path = scratch("rejected", body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}{}", text(&out.stdout));
+    assert!(err.contains("rejected.yaml:6: steps[1]: apply"), "{err}");
+}
+
+#[test]
+fn node_of_looks_the_pod_up_in_the_steps_namespace() {
+    let body = "name: node-of-other
+cluster: {nodes: {count: 16, podsPerNode: 4}}
+controller: {reconciler: v0.10.0}
+manifests: [manifests/vllm-lws-two-namespaces.yaml]
+steps:
+  - waitFor: available
+    timeout: 10m
+  - drainNode: {nodeOf: vllm-0, namespace: other}
+  - wait: 1s
+invariants: [availability]
+";
+    let path = repo().join("scenarios/node-of-other.yaml");
+    let s = Scenario::parse(&path, body).unwrap();
+    let profile = Profile::parse("v0.10.0").unwrap();
+    let r = scenario::run_with(&s, &profile, None).unwrap();
+    let drained = r
+        .trace
+        .entries
+        .iter()
+        .find(|e| e.verb == "drainNode" || e.verb == "cordon")
+        .map(|e| e.name.clone());
+    let node_of_other = r
+        .trace
+        .entries
+        .iter()
+        .filter(|e| e.kind == "Pod" && e.namespace == "other" && e.name == "vllm-0")
+        .filter_map(|e| {
+            e.detail
+                .split("node=")
+                .nth(1)
+                .map(|n| n.split(' ').next().unwrap_or("").to_string())
+        })
+        .next();
+    assert!(drained.is_some(), "no drain in the trace");
+    if let Some(n) = node_of_other {
+        assert_eq!(drained.unwrap(), n);
+    }
+    assert!(
+        r.trace
+            .entries
+            .iter()
+            .all(|e| !e.detail.starts_with("skipped")),
+        "the drain was skipped"
+    );
+}
