@@ -12,6 +12,7 @@ pub mod perfetto;
 pub mod queue;
 pub mod rng;
 pub mod scenario;
+pub mod serve;
 pub mod time;
 pub mod timeline;
 pub mod trace;

@@ -529,14 +529,15 @@ impl RunReport {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunError(pub String);
 
-struct Runner {
-    world: World,
-    checker: Checker,
+/// A scenario being run: the world and the invariant checker (`serve` drives one too).
+pub struct Runner {
+    pub world: World,
+    pub checker: Checker,
 }
 
 impl Runner {
     /// Step the world to `deadline`, checking the invariants after every event.
-    fn advance_to(&mut self, deadline: u64) -> Result<(), RunError> {
+    pub fn advance_to(&mut self, deadline: u64) -> Result<(), RunError> {
         // Writes made by a step itself are observed before anything else happens.
         self.checker.observe(&self.world.api);
         while self.world.step(deadline) {
@@ -640,7 +641,7 @@ impl Runner {
 
     /// Apply one manifest. While the LWS webhook is unreachable (its controller pod is down)
     /// the apply is retried every second, as a deploy pipeline would, for up to two minutes.
-    fn apply_manifest(&mut self, source: &str, m: &Manifest) -> Result<(), RunError> {
+    pub fn apply_manifest(&mut self, source: &str, m: &Manifest) -> Result<(), RunError> {
         let mut attempts = 0;
         let r = loop {
             let api = &mut self.world.api;
@@ -670,7 +671,7 @@ impl Runner {
         })
     }
 
-    fn run_step(&mut self, step: &Step) -> Result<(), RunError> {
+    pub fn run_step(&mut self, step: &Step) -> Result<(), RunError> {
         if !step.is_passive() {
             self.checker.close_quiet_window();
         }
