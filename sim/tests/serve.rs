@@ -177,7 +177,7 @@ fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
             .replace("replicas: 4", "replicas: 6"),
     )
     .unwrap();
-    let applied = s.ok(&["apply", "--validate=false", "-f", v3.to_str().unwrap()]);
+    let applied = s.ok(&["apply", "-f", v3.to_str().unwrap()]);
     assert!(applied.contains("configured"), "{applied}");
     s.step("30m");
     let yaml = s.ok(&["get", "lws", "vllm", "-o", "yaml"]);

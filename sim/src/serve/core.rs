@@ -70,6 +70,8 @@ enum Route {
     Resources(String, String),
     Resource(Target),
     Sim(String),
+    OpenApiRoot,
+    OpenApi(String),
     NotFound,
 }
 
@@ -81,6 +83,8 @@ fn route(path: &str) -> Route {
         ["apis"] => return Route::Apis,
         ["apis", g] => return Route::Group(g.to_string()),
         ["lws-sim", what] => return Route::Sim(what.to_string()),
+        ["openapi", "v3"] => return Route::OpenApiRoot,
+        ["openapi", "v3", rest @ ..] => return Route::OpenApi(rest.join("/")),
         ["api", v, rest @ ..] => ("", *v, rest),
         ["apis", g, v, rest @ ..] => (*g, *v, rest),
         _ => return Route::NotFound,
@@ -237,6 +241,10 @@ impl Core {
                 .map(|v| Reply::ok(&v))
                 .unwrap_or_else(not_found_path),
             Route::Sim(what) => self.sim(&what, &req),
+            Route::OpenApiRoot => Reply::ok(&resources::openapi_v3_root()),
+            Route::OpenApi(p) => resources::openapi_v3_doc(&p)
+                .map(|v| Reply::ok(&v))
+                .unwrap_or_else(not_found_path),
             Route::NotFound => not_found_path(),
             Route::Resource(t) => self.resource(t, &req),
         };

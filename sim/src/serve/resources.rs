@@ -253,3 +253,69 @@ pub fn version(minor: u32) -> Value {
         "platform": "linux/amd64",
     })
 }
+
+/// The path of a group/version under `/openapi/v3/`: `api/v1`, `apis/GROUP/VERSION`.
+fn openapi_gv_path(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+/// `GET /openapi/v3`: the index of group/version documents (kube-openapi
+/// `pkg/handler3/handler.go`). Served so kubectl's field validation finds what it looks for.
+pub fn openapi_v3_root() -> Value {
+    let mut paths = serde_json::Map::new();
+    for r in RESOURCES {
+        let p = openapi_gv_path(r.group, r.version);
+        let url = format!("/openapi/v3/{p}?hash=0");
+        paths.insert(p, json!({"serverRelativeURL": url}));
+    }
+    json!({ "paths": paths })
+}
+
+/// `GET /openapi/v3/api/v1` etc.: a skeleton, not a schema. Each resource's PATCH operation is
+/// listed with its `x-kubernetes-group-version-kind` and the `fieldValidation` parameter, which
+/// tells kubectl to leave validation to the server (cli-runtime `pkg/resource/query_param_verifier_v3.go`);
+/// no request body types, so `kubectl apply` computes its patch without the schema (kubectl
+/// `pkg/cmd/apply/patcher.go`: a strategic merge patch from built-in types, a JSON merge
+/// patch for the LeaderWorkerSet). Bodies are decoded into the simulator's types: unknown
+/// fields of built-in kinds are dropped, those of a LeaderWorkerSet are a 400.
+pub fn openapi_v3_doc(path: &str) -> Option<Value> {
+    let mut paths = serde_json::Map::new();
+    for r in RESOURCES
+        .iter()
+        .filter(|r| openapi_gv_path(r.group, r.version) == path)
+    {
+        let prefix = if r.group.is_empty() {
+            format!("/api/{}", r.version)
+        } else {
+            format!("/apis/{}/{}", r.group, r.version)
+        };
+        let ns = if r.namespaced() {
+            "/namespaces/{namespace}"
+        } else {
+            ""
+        };
+        let op = json!({
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version, "kind": r.kind.as_str()},
+            "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": true}}],
+            "responses": {"200": {"description": "OK"}},
+        });
+        paths.insert(
+            format!("{prefix}{ns}/{}/{{name}}", r.plural),
+            json!({ "patch": op }),
+        );
+    }
+    if paths.is_empty() {
+        return None;
+    }
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "lws-sim", "version": "v1"},
+        "paths": paths,
+        "components": {"schemas": {}},
+    }))
+}
