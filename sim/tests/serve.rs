@@ -184,10 +184,13 @@ fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
     assert!(yaml.contains("vllm/vllm-openai:v0.6.1"), "{yaml}");
     let sts = s.ok(&["get", "sts", "vllm-5", "-o", "wide"]);
     assert!(sts.contains("v0.6.1"), "{sts}");
+    // The LWS's resourceVersion and status now, as a `check` step the replay must pass.
+    let (code, body) = s.http("POST", "/lws-sim/checkpoint", "", "");
+    assert_eq!(code, 200, "{body}");
     drop(s);
 
     let rec = std::fs::read_to_string(&record).unwrap();
-    for want in ["scale:", "deletePod:", "wait: 30000ms", "v0.6.1"] {
+    for want in ["scale:", "deletePod:", "wait: 30000ms", "v0.6.1", "check:"] {
         assert!(rec.contains(want), "no {want:?} in the recording:\n{rec}");
     }
     let replay = |_: ()| {
@@ -199,9 +202,10 @@ fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
     };
     let a = replay(());
     let text = String::from_utf8_lossy(&a.stdout).to_string();
-    assert!(
-        a.status.code() == Some(0) || a.status.code() == Some(1),
-        "the recording does not run:\n{text}{}",
+    assert_eq!(
+        a.status.code(),
+        Some(0),
+        "the recording does not replay to the same state:\n{text}{}",
         String::from_utf8_lossy(&a.stderr)
     );
     let b = replay(());

@@ -285,10 +285,49 @@ impl Core {
                 self.clock.speed = Some(speed);
             }
             ("POST", "shutdown") => self.shutdown = true,
+            ("POST", "checkpoint") => {
+                if self.recorder.is_none() {
+                    return bad_request("checkpoint needs --record");
+                }
+                self.checkpoint();
+            }
             _ => return not_found_path(),
         }
         self.clock.reanchor(self.runner.world.now_ms);
         Reply::ok(&self.status())
+    }
+
+    /// Record a `check` step per LeaderWorkerSet: its resourceVersion, generation and status
+    /// counts now. A replay that diverged fails it.
+    fn checkpoint(&mut self) {
+        let all = crate::api::Selector::everything();
+        let lwss = self
+            .runner
+            .world
+            .api
+            .list::<lws::api::LeaderWorkerSet>(None, &all);
+        for l in lwss {
+            let v = to_value(&*l);
+            let mut status = json!({});
+            for k in ["replicas", "readyReplicas", "updatedReplicas"] {
+                if let Some(x) = v.pointer(&format!("/status/{k}")) {
+                    status[k] = x.clone();
+                }
+            }
+            let pattern = json!({
+                "metadata": {
+                    "resourceVersion": v["metadata"]["resourceVersion"],
+                    "generation": v["metadata"]["generation"],
+                },
+                "status": status,
+            });
+            let ns = v["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            let name = v["metadata"]["name"].as_str().unwrap_or("").to_string();
+            self.record(|r, now| r.check(now, KindId::LeaderWorkerSet, &ns, &name, pattern));
+        }
     }
 
     fn resource(&mut self, t: Target, req: &ApiRequest) -> Reply {

@@ -203,6 +203,15 @@ impl Recorder {
         self.push(at_ms, json!({"delete": d}));
     }
 
+    /// A `check` step: the object must match `pattern` at this instant when replayed.
+    pub fn check(&mut self, at_ms: u64, kind: KindId, ns: &str, name: &str, pattern: Value) {
+        let mut c = json!({"kind": kind.as_str(), "name": name, "match": pattern});
+        if !ns.is_empty() {
+            c["namespace"] = json!(ns);
+        }
+        self.push(at_ms, json!({"check": c}));
+    }
+
     pub fn unrecordable(&mut self, at_ms: u64, what: String) {
         self.unrecorded.push(format!("t={at_ms}ms {what}"));
     }

@@ -118,6 +118,9 @@ impl Watcher {
 
     /// Push everything in the kind's log after the cursor; a bookmark when one is due.
     pub fn pump(&mut self, api: &ApiServer) -> Outcome {
+        if self.tx.is_closed() {
+            return Outcome::Closed;
+        }
         let now = api.now_ms();
         let r = with_kind!(self.kind, K => self.pump_kind::<K>(api));
         if r == Outcome::Closed {
