@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use crate::api::{with_kind, Deleted, Kind, KindId};
+use crate::api::{with_kind, Kind, KindId};
 use crate::invariants::{FaultEffect, ObjectRef};
 use crate::scenario::spec::parse_duration;
 use crate::scenario::Runner;
@@ -752,7 +752,6 @@ impl Core {
                 let grace = opts.grace_period_seconds;
                 self.record(|r, now| r.delete(now, K::ID, &ns, &name, prop.as_deref(), grace));
                 self.settle();
-                let _ = matches!(d, Deleted::Gone(_));
                 Reply::ok(&v)
             }
             Err(e) => api_error(&e, &t.res, &name),
