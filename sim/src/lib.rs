@@ -14,6 +14,7 @@ pub mod perfetto;
 pub mod queue;
 pub mod rng;
 pub mod scenario;
+pub mod serve;
 pub mod time;
 pub mod timeline;
 pub mod trace;

@@ -22,6 +22,8 @@ USAGE:
   lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
                [--shard I/N] [--out DIR] [--save-all]
   lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
+  lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
+               [--speed X | --paused] [--record FILE] [--insecure-bind]
   lws-sim help
 
 run     run each scenario; exit 0 if no invariant broke, 1 if any did, 2 on bad input
@@ -35,6 +37,11 @@ explore re-run a scenario perturbed four ways (at most N of each, default 200): 
         one scenario per (invariant, cause)
 check   run every scenario (files, or *.yaml in directories) against every reconciler in its
         `expect`; print a table; exit 0 only if every expectation is met
+serve   load a scenario (manifests applied, steps run), then serve its cluster over plain HTTP
+        (default 127.0.0.1:8001) as a Kubernetes API server for kubectl --server and kube-rs;
+        virtual time runs at --speed times real time (default 60) or stays --paused, moved by
+        POST /lws-sim/step?for=30s and /lws-sim/until?t=10m; --record FILE writes every client
+        write as a scenario step (`lws-sim run FILE` replays it)
 
 SPEC is PROFILE[,flag=value...], e.g. v0.10.0, latest, all-fixed or
 v0.3.0,worker-update-strategy=OnDelete (`lws-sim help` lists profiles and flags).";
@@ -705,6 +712,7 @@ fn main() -> ExitCode {
     }
     match args.first().map(String::as_str) {
         Some("run") => cmd_run(&args[1..]),
+        Some("serve") => lws_sim::serve::cli(&args[1..]),
         Some("check") => cmd_check(&args[1..]),
         Some("fuzz") => cmd_fuzz(&args[1..]),
         Some("explore") => cmd_explore(&args[1..]),

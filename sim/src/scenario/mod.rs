@@ -382,9 +382,19 @@ pub struct RunError(pub String);
 
 /// Why a run ended before its last step: bad input (`RunError`, exit 2), or a run limit, already
 /// recorded as a `liveness` violation (the run still reports, exit 1).
-enum Halt {
+pub enum Halt {
     Bad(RunError),
     Limit,
+}
+
+impl Halt {
+    /// In words, for a front end that keeps running after the world stopped (`serve`).
+    pub fn message(&self) -> String {
+        match self {
+            Halt::Bad(e) => e.0.clone(),
+            Halt::Limit => "a run limit stopped the world (see the liveness violation)".into(),
+        }
+    }
 }
 
 impl From<RunError> for Halt {
@@ -393,9 +403,10 @@ impl From<RunError> for Halt {
     }
 }
 
-struct Runner {
-    world: World,
-    checker: Checker,
+/// A scenario being run: the world and the invariant checker (`serve` drives one too).
+pub struct Runner {
+    pub world: World,
+    pub checker: Checker,
     /// The event cap of this run (`EVENT_COUNT_MAX` unless a test lowers it).
     event_max: u64,
     /// What the run is doing, for a `liveness` report: the manifests, a step, convergence.
@@ -405,6 +416,18 @@ struct Runner {
 }
 
 impl Runner {
+    /// A runner over `world` with the scenario's invariants, judged as `profile`'s release
+    /// hashes revisions.
+    pub fn new(s: &Scenario, profile: &Profile, world: World) -> Runner {
+        Runner {
+            world,
+            checker: Checker::new(s.invariants.iter().cloned()).for_profile(profile),
+            event_max: EVENT_COUNT_MAX,
+            doing: "the controller was starting".into(),
+            step_at: None,
+        }
+    }
+
     /// A run limit hit: the world stopped (livelock, horizon) or the event cap passed. Records
     /// the `liveness` violation and ends the run (README, "Limits").
     fn limits(&mut self) -> Result<(), Halt> {
@@ -427,7 +450,7 @@ impl Runner {
     }
 
     /// Step the world to `deadline`, checking the invariants after every event.
-    fn advance_to(&mut self, deadline: u64) -> Result<(), Halt> {
+    pub fn advance_to(&mut self, deadline: u64) -> Result<(), Halt> {
         // Writes made by a step itself are observed before anything else happens.
         self.checker.observe(&self.world.api);
         while self.world.step(deadline) {
@@ -522,7 +545,7 @@ impl Runner {
 
     /// Apply one manifest. While the LWS webhook is unreachable (its controller pod is down)
     /// the apply is retried every second, as a deploy pipeline would, for up to two minutes.
-    fn apply_manifest(&mut self, source: &str, m: &Manifest) -> Result<(), Halt> {
+    pub fn apply_manifest(&mut self, source: &str, m: &Manifest) -> Result<(), Halt> {
         let mut attempts = 0;
         let r = loop {
             let api = &mut self.world.api;
@@ -553,7 +576,7 @@ impl Runner {
     }
 
     /// Run one step: the handler of each step and fault.
-    fn run_step(&mut self, step: &Step) -> Result<(), Halt> {
+    pub fn run_step(&mut self, step: &Step) -> Result<(), Halt> {
         if !step.is_passive() {
             self.checker.close_quiet_window();
         }
@@ -960,13 +983,8 @@ pub fn run_limited(
     let seed = seed.or(s.spec.seed).unwrap_or(1);
     let mut world = World::new(seed, s.cluster_config().map_err(RunError)?);
     world.install_controller(controller_config(s, profile));
-    let mut runner = Runner {
-        world,
-        checker: Checker::new(s.invariants.iter().cloned()).for_profile(profile),
-        event_max,
-        doing: "the controller was starting".into(),
-        step_at: None,
-    };
+    let mut runner = Runner::new(s, profile, world);
+    runner.event_max = event_max;
     match runner.run_all(s) {
         Ok(()) => runner.checker.finish(&runner.world.api),
         // The limit is the verdict: nothing after it is judged.

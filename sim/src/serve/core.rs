@@ -1,0 +1,786 @@
+//! The simulation core: one thread owns the world (a scenario `Runner`), and serves requests
+//! that arrive over a channel between steps of virtual time. Nothing here waits on a client.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+use crate::api::{with_kind, Kind, KindId};
+use crate::invariants::{FaultEffect, ObjectRef};
+use crate::scenario::spec::parse_duration;
+use crate::scenario::Runner;
+
+use super::clock::Clock;
+use super::ops::{self, api_error, to_value};
+use super::query::{bad_request, failure, field_selector, label_selector, not_found_path, Reply};
+use super::record::Recorder;
+use super::resources::{self, Resource};
+use super::table;
+use super::watch::{Watcher, WATCH_BUFFER};
+
+/// etcd compaction period (kube-apiserver `--etcd-compaction-interval`, default 5m): at every
+/// multiple of it, resourceVersions older than the previous multiple's are compacted.
+pub const COMPACTION_MS: u64 = 5 * 60_000;
+
+/// One HTTP request, as the network front hands it over.
+pub struct ApiRequest {
+    pub method: String,
+    pub path: String,
+    pub query: BTreeMap<String, String>,
+    pub content_type: String,
+    pub accept: String,
+    pub body: Vec<u8>,
+}
+
+pub enum Msg {
+    Api(ApiRequest, oneshot::Sender<Reply>),
+}
+
+pub struct Core {
+    pub runner: Runner,
+    pub clock: Clock,
+    pub recorder: Option<Recorder>,
+    pub minor: u32,
+    pub addr: String,
+    watchers: Vec<Watcher>,
+    next_compaction_ms: u64,
+    rv_at_last_compaction: u64,
+    compacted_rv: u64,
+    /// Why time stopped for good (a runaway world), if it did.
+    stopped: Option<String>,
+    shutdown: bool,
+}
+
+/// Where a resource request points.
+struct Target {
+    res: Resource,
+    namespace: Option<String>,
+    name: Option<String>,
+    sub: Option<String>,
+}
+
+enum Route {
+    Version,
+    Api,
+    Apis,
+    Group(String),
+    Resources(String, String),
+    Resource(Target),
+    Sim(String),
+    OpenApiRoot,
+    OpenApi(String),
+    NotFound,
+}
+
+fn route(path: &str) -> Route {
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let (group, version, rest) = match segs.as_slice() {
+        ["version"] => return Route::Version,
+        ["api"] => return Route::Api,
+        ["apis"] => return Route::Apis,
+        ["apis", g] => return Route::Group(g.to_string()),
+        ["lws-sim", what] => return Route::Sim(what.to_string()),
+        ["openapi", "v3"] => return Route::OpenApiRoot,
+        ["openapi", "v3", rest @ ..] => return Route::OpenApi(rest.join("/")),
+        ["api", v, rest @ ..] => ("", *v, rest),
+        ["apis", g, v, rest @ ..] => (*g, *v, rest),
+        _ => return Route::NotFound,
+    };
+    let (namespace, rest) = match rest {
+        [] => return Route::Resources(group.into(), version.into()),
+        ["namespaces", ns, plural, more @ ..] => (Some(ns.to_string()), (plural, more)),
+        [plural, more @ ..] => (None, (plural, more)),
+    };
+    let (plural, more) = rest;
+    let Some(res) = resources::find(group, version, plural) else {
+        return Route::NotFound;
+    };
+    if namespace.is_some() && !res.namespaced() {
+        return Route::NotFound;
+    }
+    let (name, sub) = match more {
+        [] => (None, None),
+        [n] => (Some(n.to_string()), None),
+        [n, s] if *s == "status" && res.status || *s == "scale" && res.scale => {
+            (Some(n.to_string()), Some(s.to_string()))
+        }
+        _ => return Route::NotFound,
+    };
+    Route::Resource(Target {
+        res,
+        namespace,
+        name,
+        sub,
+    })
+}
+
+impl Core {
+    pub fn new(
+        runner: Runner,
+        clock: Clock,
+        recorder: Option<Recorder>,
+        minor: u32,
+        addr: String,
+    ) -> Core {
+        let now = runner.world.now_ms;
+        let rv = runner.world.api.resource_version();
+        Core {
+            runner,
+            clock,
+            recorder,
+            minor,
+            addr,
+            watchers: Vec::new(),
+            next_compaction_ms: (now / COMPACTION_MS + 1) * COMPACTION_MS,
+            rv_at_last_compaction: rv,
+            compacted_rv: 0,
+            stopped: None,
+            shutdown: false,
+        }
+    }
+
+    /// Serve until the channel closes or a shutdown request arrives.
+    pub fn run(mut self, rx: Receiver<Msg>) {
+        let tick = Duration::from_millis(10);
+        while !self.shutdown {
+            match rx.recv_timeout(tick) {
+                Ok(Msg::Api(req, reply)) => {
+                    let r =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(req)));
+                    let r = r.unwrap_or_else(|p| {
+                        let msg = p
+                            .downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_else(|| "panic".into());
+                        failure(
+                            500,
+                            "InternalError",
+                            format!("the simulator panicked: {msg}"),
+                        )
+                    });
+                    let _ = reply.send(r);
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            if let Some(t) = self.clock.target_ms() {
+                if t > self.runner.world.now_ms {
+                    self.advance(t);
+                }
+            }
+            self.pump();
+        }
+    }
+
+    /// Step the world to `t` (checking invariants), compacting at every period boundary.
+    pub fn advance(&mut self, t: u64) {
+        if self.stopped.is_some() {
+            return;
+        }
+        while self.stopped.is_none() {
+            let until = t.min(self.next_compaction_ms);
+            if let Err(e) = self.runner.advance_to(until) {
+                self.stopped = Some(e.message());
+                self.clock.set_speed(None, self.runner.world.now_ms);
+                return;
+            }
+            if until < self.next_compaction_ms {
+                break;
+            }
+            self.compacted_rv = self.rv_at_last_compaction;
+            self.rv_at_last_compaction = self.runner.world.api.resource_version();
+            self.next_compaction_ms += COMPACTION_MS;
+            if until == t {
+                break;
+            }
+        }
+    }
+
+    fn pump(&mut self) {
+        let api = &self.runner.world.api;
+        self.watchers
+            .retain_mut(|w| w.pump(api) == super::watch::Outcome::Open);
+    }
+
+    fn status(&self) -> Value {
+        let w = &self.runner.world;
+        let violations: Vec<Value> = self
+            .runner
+            .checker
+            .violations
+            .iter()
+            .map(|v| json!(v.report()))
+            .collect();
+        json!({
+            "nowMs": w.now_ms,
+            "now": crate::time::fmt_ms(w.now_ms),
+            "resourceVersion": w.api.resource_version().to_string(),
+            "paused": self.clock.speed.is_none(),
+            "speed": self.clock.speed,
+            "events": w.event_count,
+            "watches": self.watchers.len(),
+            "violations": violations,
+            "stopped": self.stopped,
+            "unrecorded": self.recorder.as_ref().map(|r| r.unrecorded.clone()),
+        })
+    }
+
+    fn handle(&mut self, req: ApiRequest) -> Reply {
+        let r = match route(&req.path) {
+            Route::Version => Reply::ok(&resources::version(self.minor)),
+            Route::Api => Reply::ok(&resources::api_versions(&self.addr)),
+            Route::Apis => Reply::ok(&resources::api_group_list()),
+            Route::Group(g) => resources::api_group(&g)
+                .map(|v| Reply::ok(&v))
+                .unwrap_or_else(not_found_path),
+            Route::Resources(g, v) => resources::resource_list(&g, &v)
+                .map(|v| Reply::ok(&v))
+                .unwrap_or_else(not_found_path),
+            Route::Sim(what) => self.sim(&what, &req),
+            Route::OpenApiRoot => Reply::ok(&resources::openapi_v3_root()),
+            Route::OpenApi(p) => resources::openapi_v3_doc(&p)
+                .map(|v| Reply::ok(&v))
+                .unwrap_or_else(not_found_path),
+            Route::NotFound => not_found_path(),
+            Route::Resource(t) => self.resource(t, &req),
+        };
+        self.pump();
+        r
+    }
+
+    /// `/lws-sim/...`: the simulation's own controls.
+    fn sim(&mut self, what: &str, req: &ApiRequest) -> Reply {
+        let now = self.runner.world.now_ms;
+        let dur = |key: &str| -> Result<u64, Reply> {
+            let v = req
+                .query
+                .get(key)
+                .ok_or_else(|| bad_request(format!("missing ?{key}=DURATION")))?;
+            parse_duration(v).map_err(bad_request)
+        };
+        match (req.method.as_str(), what) {
+            ("GET", "status") => {}
+            ("POST", "step") => match dur("for") {
+                Ok(d) => self.advance(now + d),
+                Err(r) => return r,
+            },
+            ("POST", "until") => match dur("t") {
+                Ok(t) if t < now => {
+                    return bad_request(format!("t={t}ms is before now ({now}ms)"));
+                }
+                Ok(t) => self.advance(t),
+                Err(r) => return r,
+            },
+            ("POST", "pause") => self.clock.speed = None,
+            ("POST", "resume") => {
+                let speed = match req.query.get("speed").map(|s| s.parse::<f64>()) {
+                    None => 60.0,
+                    Some(Ok(s)) if s > 0.0 && s.is_finite() => s,
+                    Some(_) => return bad_request("speed must be a positive number"),
+                };
+                self.clock.speed = Some(speed);
+            }
+            ("POST", "shutdown") => self.shutdown = true,
+            ("POST", "checkpoint") => {
+                if self.recorder.is_none() {
+                    return bad_request("checkpoint needs --record");
+                }
+                self.checkpoint();
+            }
+            _ => return not_found_path(),
+        }
+        self.clock.reanchor(self.runner.world.now_ms);
+        Reply::ok(&self.status())
+    }
+
+    /// Record a `check` step per LeaderWorkerSet: its resourceVersion, generation and status
+    /// counts now. A replay that diverged fails it.
+    fn checkpoint(&mut self) {
+        let all = crate::api::Selector::everything();
+        let lwss = self
+            .runner
+            .world
+            .api
+            .list::<lws::api::LeaderWorkerSet>(None, &all);
+        for l in lwss {
+            let v = to_value(&*l);
+            let mut status = json!({});
+            for k in ["replicas", "readyReplicas", "updatedReplicas"] {
+                if let Some(x) = v.pointer(&format!("/status/{k}")) {
+                    status[k] = x.clone();
+                }
+            }
+            let pattern = json!({
+                "metadata": {
+                    "resourceVersion": v["metadata"]["resourceVersion"],
+                    "generation": v["metadata"]["generation"],
+                },
+                "status": status,
+            });
+            let ns = v["metadata"]["namespace"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            let name = v["metadata"]["name"].as_str().unwrap_or("").to_string();
+            self.record(|r, now| r.check(now, KindId::LeaderWorkerSet, &ns, &name, pattern));
+        }
+    }
+
+    fn resource(&mut self, t: Target, req: &ApiRequest) -> Reply {
+        let q = &req.query;
+        if q.get("dryRun").is_some_and(|d| !d.is_empty()) {
+            return bad_request("dryRun is not supported by lws-sim serve");
+        }
+        let kind = t.res.kind;
+        match (req.method.as_str(), t.name.is_some()) {
+            ("GET", false) => {
+                let watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
+                with_kind!(kind, K => if watch { self.watch::<K>(&t, req) } else { self.list::<K>(&t, req) })
+            }
+            ("GET", true) => with_kind!(kind, K => self.get::<K>(&t, req)),
+            ("POST", false) => with_kind!(kind, K => self.create::<K>(&t, req)),
+            ("PUT", true) => with_kind!(kind, K => self.update::<K>(&t, req)),
+            ("PATCH", true) => with_kind!(kind, K => self.patch::<K>(&t, req)),
+            ("DELETE", true) => with_kind!(kind, K => self.delete::<K>(&t, req)),
+            (m, _) => failure(
+                405,
+                "MethodNotAllowed",
+                format!("{m} is not supported on this path"),
+            ),
+        }
+    }
+
+    fn selectors(
+        &self,
+        kind: KindId,
+        q: &BTreeMap<String, String>,
+    ) -> Result<(crate::api::Selector, Vec<super::query::FieldReq>), Reply> {
+        let labels = label_selector(q.get("labelSelector").map_or("", String::as_str))
+            .map_err(bad_request)?;
+        let fields = field_selector(kind, q.get("fieldSelector").map_or("", String::as_str))
+            .map_err(bad_request)?;
+        Ok((labels, fields))
+    }
+
+    fn list<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
+        let q = &req.query;
+        let (labels, fields) = match self.selectors(K::ID, q) {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
+        let api = &self.runner.world.api;
+        let mut items = ops::list::<K>(api, t.namespace.as_deref(), &labels, &fields);
+        // limit/continue: the token is the last key returned; the continuation reads the
+        // current state after it (no snapshot at the first page's resourceVersion).
+        if let Some(c) = q.get("continue").filter(|c| !c.is_empty()) {
+            let Some((ns, name)) = c.split_once('/') else {
+                return bad_request("invalid continue token");
+            };
+            let after = (ns.to_string(), name.to_string());
+            items.retain(|o| {
+                let key = (
+                    o.pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    o.pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                );
+                key > after
+            });
+        }
+        let mut meta = json!({"resourceVersion": api.resource_version().to_string()});
+        if let Some(limit) = q.get("limit").and_then(|l| l.parse::<usize>().ok()) {
+            if limit > 0 && items.len() > limit {
+                let rest = items.len() - limit;
+                items.truncate(limit);
+                let last = items.last().expect("limit > 0");
+                let token = format!(
+                    "{}/{}",
+                    last.pointer("/metadata/namespace")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                    last.pointer("/metadata/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                );
+                meta["continue"] = json!(token);
+                meta["remainingItemCount"] = json!(rest);
+            }
+        }
+        if table::wants_table(&req.accept) {
+            return Reply::ok(&table::table(K::ID, &items, api.now_ms(), meta, true));
+        }
+        Reply::ok(&json!({
+            "kind": format!("{}List", K::ID),
+            "apiVersion": t.res.group_version(),
+            "metadata": meta,
+            "items": items,
+        }))
+    }
+
+    fn watch<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
+        let q = &req.query;
+        let (labels, fields) = match self.selectors(K::ID, q) {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
+        let rv = match q.get("resourceVersion").map(String::as_str) {
+            None | Some("") | Some("0") => None,
+            Some(s) => match s.parse::<u64>() {
+                Ok(n) => Some(n),
+                Err(_) => return bad_request(format!("invalid resourceVersion {s:?}")),
+            },
+        };
+        let timeout_s = q.get("timeoutSeconds").and_then(|s| s.parse().ok());
+        let (tx, rx) = tokio::sync::mpsc::channel(WATCH_BUFFER);
+        let api = &self.runner.world.api;
+        let mut w = Watcher {
+            kind: K::ID,
+            namespace: t.namespace.clone(),
+            labels,
+            fields,
+            bookmarks: q.get("allowWatchBookmarks").is_some_and(|b| b == "true"),
+            table: table::wants_table(&req.accept),
+            cursor: api.resource_version(),
+            last_bookmark_ms: api.now_ms(),
+            headers_sent: false,
+            tx,
+        };
+        let initial = q.get("sendInitialEvents").is_some_and(|s| s == "true");
+        let mut open = true;
+        match rv {
+            Some(n) if n < self.compacted_rv => {
+                w.expired(n, self.compacted_rv);
+                open = false;
+            }
+            Some(n) if !initial => w.cursor = n,
+            _ => {
+                // Start at the most recent state: synthetic ADDED events for what exists.
+                for o in api.list::<K>(t.namespace.as_deref(), &w.labels.clone()) {
+                    let v = to_value(&*o);
+                    if w.matches(&v) {
+                        open &= w.event("ADDED", v, api.now_ms()) == super::watch::Outcome::Open;
+                    }
+                }
+                if initial && open {
+                    open = w.bookmark(w.cursor, true) == super::watch::Outcome::Open;
+                }
+            }
+        }
+        if open {
+            self.watchers.push(w);
+        }
+        Reply::Watch { rx, timeout_s }
+    }
+
+    fn get<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
+        let name = t.name.as_deref().expect("named");
+        let ns = t.namespace.as_deref().unwrap_or("");
+        let api = &self.runner.world.api;
+        match api.get::<K>(ns, name) {
+            Ok(o) => {
+                let v = to_value(&*o);
+                if t.sub.as_deref() == Some("scale") {
+                    Reply::ok(&ops::scale_of(K::ID, &v))
+                } else if table::wants_table(&req.accept) {
+                    let meta = json!({"resourceVersion": v["metadata"]["resourceVersion"]});
+                    Reply::ok(&table::table(K::ID, &[v], api.now_ms(), meta, true))
+                } else {
+                    Reply::ok(&v)
+                }
+            }
+            Err(e) => api_error(&e, &t.res, name),
+        }
+    }
+
+    fn actor(req: &ApiRequest) -> String {
+        req.query
+            .get("fieldManager")
+            .filter(|m| !m.is_empty())
+            .cloned()
+            .unwrap_or_else(|| "kubectl".into())
+    }
+
+    fn record(&mut self, f: impl FnOnce(&mut Recorder, u64)) {
+        let now = self.runner.world.now_ms;
+        if let Some(r) = self.recorder.as_mut() {
+            f(r, now);
+            if let Err(e) = r.flush() {
+                eprintln!("lws-sim serve: --record: {e}");
+            }
+        }
+    }
+
+    /// After a write: let the invariants see it at once, as a scenario step would.
+    fn settle(&mut self) {
+        let now = self.runner.world.now_ms;
+        if let Err(e) = self.runner.advance_to(now) {
+            self.stopped = Some(e.message());
+        }
+    }
+
+    fn create<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
+        if t.res.namespaced() && t.namespace.is_none() {
+            return failure(
+                405,
+                "MethodNotAllowed",
+                "create needs a namespace in the path",
+            );
+        }
+        let v = match ops::body_value(&req.body, false) {
+            Ok(v) => v,
+            Err(r) => return r,
+        };
+        let obj: K = match ops::decode(v, &t.res, t.namespace.as_deref()) {
+            Ok(o) => o,
+            Err(r) => return r,
+        };
+        let name = obj.meta().name.clone().unwrap_or_default();
+        let actor = Self::actor(req);
+        match self.runner.world.api.create(&actor, obj) {
+            Ok(o) => {
+                let v = to_value(&*o);
+                self.record(|r, now| r.object(now, "create", K::ID, &v));
+                self.settle();
+                Reply::json(201, &v)
+            }
+            Err(e) => api_error(&e, &t.res, &name),
+        }
+    }
+
+    fn update<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
+        let name = t.name.clone().expect("named");
+        let ns = t.namespace.clone().unwrap_or_default();
+        let v = match ops::body_value(&req.body, false) {
+            Ok(v) => v,
+            Err(r) => return r,
+        };
+        let actor = Self::actor(req);
+        if t.sub.as_deref() == Some("scale") {
+            return self.scale::<K>(t, v, false, &actor);
+        }
+        let obj: K = match ops::decode(v, &t.res, t.namespace.as_deref()) {
+            Ok(o) => o,
+            Err(r) => return r,
+        };
+        if obj.meta().name.as_deref() != Some(name.as_str()) {
+            return bad_request("the name of the object does not match the name on the URL");
+        }
+        let status = t.sub.as_deref() == Some("status");
+        let api = &mut self.runner.world.api;
+        let r = if status {
+            api.update_status(&actor, obj)
+        } else {
+            api.update(&actor, obj)
+        };
+        match r {
+            Ok(o) => {
+                let v = to_value(&*o);
+                if status {
+                    self.record(|r, now| {
+                        r.unrecordable(now, format!("update {} {ns}/{name} status", K::ID))
+                    });
+                } else {
+                    self.record(|r, now| r.object(now, "update", K::ID, &v));
+                }
+                self.settle();
+                Reply::ok(&v)
+            }
+            Err(e) => api_error(&e, &t.res, &name),
+        }
+    }
+
+    fn patch<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
+        let name = t.name.clone().expect("named");
+        let ns = t.namespace.clone().unwrap_or_default();
+        let ct = req
+            .content_type
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let actor = Self::actor(req);
+        let apply = ct == "application/apply-patch+yaml";
+        let mut v = match ct.as_str() {
+            "application/merge-patch+json"
+            | "application/strategic-merge-patch+json"
+            | "application/apply-patch+yaml" => match ops::body_value(&req.body, apply) {
+                Ok(v) => v,
+                Err(r) => return r,
+            },
+            "application/json-patch+json" => {
+                return failure(415, "UnsupportedMediaType", "JSON patch is not supported by lws-sim serve; use a merge patch")
+            }
+            other => {
+                return failure(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {other:?}"))
+            }
+        };
+        if !v.is_object() {
+            return bad_request("a patch must be a JSON object");
+        }
+        if ct == "application/strategic-merge-patch+json" {
+            ops::strip_directives(&mut v);
+        }
+        if t.sub.as_deref() == Some("scale") {
+            if apply {
+                return failure(
+                    415,
+                    "UnsupportedMediaType",
+                    "apply on /scale is not supported",
+                );
+            }
+            return self.scale::<K>(t, v, true, &actor);
+        }
+        let status = t.sub.as_deref() == Some("status");
+        if apply {
+            if status {
+                return failure(
+                    415,
+                    "UnsupportedMediaType",
+                    "apply on /status is not supported",
+                );
+            }
+            let manager = match req.query.get("fieldManager").filter(|m| !m.is_empty()) {
+                Some(m) => m.clone(),
+                None => return failure(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"),
+            };
+            let intent: K = match ops::decode(v, &t.res, t.namespace.as_deref()) {
+                Ok(o) => o,
+                Err(r) => return r,
+            };
+            if intent.meta().name.as_deref() != Some(name.as_str()) {
+                return bad_request("the name of the object does not match the name on the URL");
+            }
+            let force = req.query.get("force").is_some_and(|f| f == "true");
+            return match self.runner.world.api.apply(&manager, &intent, force) {
+                Ok(o) => {
+                    let v = to_value(&*o);
+                    self.record(|r, now| r.object(now, "apply", K::ID, &v));
+                    self.settle();
+                    Reply::ok(&v)
+                }
+                Err(e) => api_error(&e, &t.res, &name),
+            };
+        }
+        let api = &mut self.runner.world.api;
+        let r = if status {
+            api.merge_patch_status::<K>(&actor, &ns, &name, &v)
+        } else {
+            api.merge_patch::<K>(&actor, &ns, &name, &v)
+        };
+        match r {
+            Ok(o) => {
+                if status {
+                    self.record(|r, now| {
+                        r.unrecordable(now, format!("patch {} {ns}/{name} status", K::ID))
+                    });
+                } else {
+                    self.record(|r, now| r.patch(now, K::ID, &ns, &name, &v));
+                }
+                self.settle();
+                Reply::ok(&to_value(&*o))
+            }
+            Err(e) => api_error(&e, &t.res, &name),
+        }
+    }
+
+    /// `/scale` PUT or PATCH: a merge patch of `spec.replicas` on the object, as the
+    /// scenario's `scale` step does.
+    fn scale<K: Kind>(&mut self, t: &Target, body: Value, is_patch: bool, actor: &str) -> Reply {
+        let name = t.name.clone().expect("named");
+        let ns = t.namespace.clone().unwrap_or_default();
+        let api = &mut self.runner.world.api;
+        let current = match api.get::<K>(&ns, &name) {
+            Ok(o) => ops::scale_of(K::ID, &to_value(&*o)),
+            Err(e) => return api_error(&e, &t.res, &name),
+        };
+        let (replicas, rv) = match ops::scale_target(&current, body, is_patch) {
+            Ok(x) => x,
+            Err(r) => return r,
+        };
+        let mut patch = json!({"spec": {"replicas": replicas}});
+        if let Some(rv) = rv {
+            patch["metadata"] = json!({"resourceVersion": rv});
+        }
+        match api.merge_patch::<K>(actor, &ns, &name, &patch) {
+            Ok(o) => {
+                let v = ops::scale_of(K::ID, &to_value(&*o));
+                self.record(|r, now| r.scale(now, K::ID, &ns, &name, replicas));
+                self.settle();
+                Reply::ok(&v)
+            }
+            Err(e) => api_error(&e, &t.res, &name),
+        }
+    }
+
+    fn delete<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
+        let name = t.name.clone().expect("named");
+        let ns = t.namespace.clone().unwrap_or_default();
+        if t.sub.is_some() {
+            return failure(
+                405,
+                "MethodNotAllowed",
+                "DELETE is not supported on a subresource",
+            );
+        }
+        let opts = match ops::delete_options(&req.body, &req.query) {
+            Ok(o) => o,
+            Err(r) => return r,
+        };
+        let actor = Self::actor(req);
+        let exists = self.runner.world.api.try_get::<K>(&ns, &name).is_some();
+        if K::ID == KindId::Pod && exists {
+            // A client deleting a pod disrupts it, as the scenario's deletePod step says.
+            let pods = vec![ObjectRef::new(&ns, &name)];
+            let now = self.runner.world.now_ms;
+            self.runner
+                .checker
+                .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
+        }
+        match self.runner.world.api.delete::<K>(&actor, &ns, &name, &opts) {
+            Ok(d) => {
+                let v = ops::deleted_value(&d);
+                let prop = opts.propagation.map(|p| format!("{p:?}"));
+                let grace = opts.grace_period_seconds;
+                self.record(|r, now| r.delete(now, K::ID, &ns, &name, prop.as_deref(), grace));
+                self.settle();
+                Reply::ok(&v)
+            }
+            Err(e) => api_error(&e, &t.res, &name),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_route_to_resources() {
+        let r = |p| match route(p) {
+            Route::Resource(t) => Some((t.res.plural, t.namespace, t.name, t.sub)),
+            _ => None,
+        };
+        assert_eq!(
+            r("/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/vllm/scale"),
+            Some((
+                "leaderworkersets",
+                Some("default".into()),
+                Some("vllm".into()),
+                Some("scale".into())
+            ))
+        );
+        assert_eq!(r("/api/v1/pods"), Some(("pods", None, None, None)));
+        assert_eq!(r("/api/v1/namespaces/default/nodes"), None);
+        assert_eq!(r("/api/v1/namespaces/default/pods/p/scale"), None);
+        assert_eq!(r("/api/v1/namespaces/default/widgets"), None);
+    }
+}

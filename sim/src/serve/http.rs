@@ -1,0 +1,119 @@
+//! The network front: HTTP/1.1 on tokio (axum), no routing of its own. Each request goes to
+//! the core over a bounded channel (a full channel is a 429, never a wait); a watch reply is a
+//! stream of the lines the core pushes, ended by `timeoutSeconds` or by the core closing it
+//! (apiserver `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`).
+
+use std::convert::Infallible;
+use std::sync::mpsc::{SyncSender, TrySendError};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+
+use super::core::{ApiRequest, Msg};
+use super::query::{failure, parse_query, Reply};
+
+const BODY_LIMIT: usize = 16 << 20;
+
+fn json_response(code: u16, body: String) -> Response {
+    let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+fn reply_response(r: Reply) -> Response {
+    match r {
+        Reply::Json { code, body } => json_response(code, body),
+        Reply::Watch { rx, timeout_s } => {
+            let deadline = timeout_s.map(|s| tokio::time::Instant::now() + Duration::from_secs(s));
+            let stream =
+                futures_util::stream::unfold((rx, deadline), |(mut rx, deadline)| async move {
+                    let next = match deadline {
+                        Some(d) => tokio::time::timeout_at(d, rx.recv()).await.ok().flatten(),
+                        None => rx.recv().await,
+                    };
+                    next.map(|line| (Ok::<_, Infallible>(line + "\n"), (rx, deadline)))
+                });
+            Response::builder()
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from_stream(stream))
+                .expect("a valid response")
+        }
+    }
+}
+
+async fn handle(State(tx): State<SyncSender<Msg>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let header = |h: header::HeaderName| {
+        parts
+            .headers
+            .get(h)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    let body = match axum::body::to_bytes(body, BODY_LIMIT).await {
+        Ok(b) => b.to_vec(),
+        Err(e) => {
+            let Reply::Json { code, body } =
+                failure(400, "BadRequest", format!("reading the body: {e}"))
+            else {
+                unreachable!()
+            };
+            return json_response(code, body);
+        }
+    };
+    let r = ApiRequest {
+        method: parts.method.as_str().to_string(),
+        path: parts.uri.path().to_string(),
+        query: parse_query(parts.uri.query().unwrap_or("")),
+        content_type: header(header::CONTENT_TYPE),
+        accept: header(header::ACCEPT),
+        body,
+    };
+    let (otx, orx) = tokio::sync::oneshot::channel();
+    match tx.try_send(Msg::Api(r, otx)) {
+        Ok(()) => {}
+        Err(TrySendError::Full(_)) => {
+            return reply_response(failure(
+                429,
+                "TooManyRequests",
+                "the simulation core is busy",
+            ))
+        }
+        Err(TrySendError::Disconnected(_)) => {
+            return reply_response(failure(
+                503,
+                "ServiceUnavailable",
+                "the simulation core has stopped",
+            ))
+        }
+    }
+    match orx.await {
+        Ok(r) => reply_response(r),
+        Err(_) => reply_response(failure(
+            503,
+            "ServiceUnavailable",
+            "the simulation core has stopped",
+        )),
+    }
+}
+
+pub async fn serve(
+    listener: std::net::TcpListener,
+    tx: SyncSender<Msg>,
+    stop: tokio::sync::oneshot::Receiver<()>,
+) -> Result<(), String> {
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
+    let app = Router::new().fallback(handle).with_state(tx);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            let _ = stop.await;
+        })
+        .await
+        .map_err(|e| e.to_string())
+}

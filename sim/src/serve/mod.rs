@@ -1,0 +1,257 @@
+//! `lws-sim serve`: the simulated cluster behind the Kubernetes API, for kubectl and kube-rs.
+//!
+//! A network front on a deterministic core. The core (`core.rs`) is one thread that owns the
+//! world, loaded from a scenario (manifests applied, steps run as `run` does); it moves virtual
+//! time at `--speed` times real time (`clock.rs`, the only wall clock) or stays paused, and serves
+//! requests between steps. The front (`http.rs`, tokio) parses HTTP, hands each request over a
+//! bounded channel and awaits the reply; watches are bounded channels the core fills with
+//! `try_send` (`watch.rs`). With `serve/clock.rs` and `serve/http.rs`, this file is the only
+//! place besides `main.rs` with threads, the wall clock and sockets; `record.rs` writes the
+//! `--record` file.
+
+mod clock;
+pub mod core;
+mod http;
+pub mod ops;
+pub mod query;
+mod record;
+pub mod resources;
+pub mod table;
+pub mod watch;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::mpsc;
+
+use crate::controller::ControllerConfig;
+use crate::scenario::{Runner, Scenario, Step};
+use crate::world::World;
+
+pub const USAGE: &str = "\
+  lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
+               [--speed X | --paused] [--record FILE] [--insecure-bind]";
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub scenario: PathBuf,
+    pub reconciler: Option<String>,
+    pub seed: Option<u64>,
+    pub addr: SocketAddr,
+    /// `None`: paused.
+    pub speed: Option<f64>,
+    pub record: Option<PathBuf>,
+    pub insecure_bind: bool,
+}
+
+pub fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut it = args.iter();
+    let mut scenario = None;
+    let mut o = Options {
+        scenario: PathBuf::new(),
+        reconciler: None,
+        seed: None,
+        addr: "127.0.0.1:8001".parse().expect("valid"),
+        speed: Some(60.0),
+        record: None,
+        insecure_bind: false,
+    };
+    let mut speed_set = false;
+    let mut paused = false;
+    while let Some(a) = it.next() {
+        let mut value = |flag: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{flag} needs a value"))
+        };
+        match a.as_str() {
+            "--reconciler" => o.reconciler = Some(value(a)?),
+            "--seed" => {
+                let v = value(a)?;
+                o.seed = Some(
+                    v.parse()
+                        .map_err(|_| format!("--seed {v:?}: not a number"))?,
+                );
+            }
+            "--addr" => {
+                let v = value(a)?;
+                o.addr = v
+                    .parse()
+                    .map_err(|_| format!("--addr {v:?}: expected IP:PORT"))?;
+            }
+            "--speed" => {
+                let v = value(a)?;
+                let s: f64 = v
+                    .parse()
+                    .map_err(|_| format!("--speed {v:?}: not a number"))?;
+                if !(s > 0.0 && s.is_finite()) {
+                    return Err(format!("--speed {v:?}: must be positive"));
+                }
+                o.speed = Some(s);
+                speed_set = true;
+            }
+            "--paused" => paused = true,
+            "--record" => o.record = Some(PathBuf::from(value(a)?)),
+            "--insecure-bind" => o.insecure_bind = true,
+            f if f.starts_with('-') => return Err(format!("unknown flag {f}")),
+            p if scenario.is_none() => scenario = Some(PathBuf::from(p)),
+            p => return Err(format!("serve takes one scenario, got a second: {p}")),
+        }
+    }
+    if paused && speed_set {
+        return Err("--speed and --paused exclude each other".into());
+    }
+    if paused {
+        o.speed = None;
+    }
+    o.scenario = scenario.ok_or("serve needs a SCENARIO")?;
+    if !o.addr.ip().is_loopback() && !o.insecure_bind {
+        return Err(format!(
+            "--addr {}: not a loopback address; the server has no authentication, pass --insecure-bind to allow it",
+            o.addr
+        ));
+    }
+    Ok(o)
+}
+
+/// Build the world as `scenario::run` does, and run the scenario's manifests and steps.
+fn load(o: &Options) -> Result<(Runner, String, u64, u32), String> {
+    let s = Scenario::load(&o.scenario).map_err(|e| e.to_string())?;
+    let profile = s.reconciler(o.reconciler.as_deref())?;
+    let seed = o.seed.or(s.spec.seed).unwrap_or(1);
+    let cluster = s.cluster_config()?;
+    let minor = cluster.kubernetes_minor;
+    let mut world = World::new(seed, cluster);
+    let mut cc = ControllerConfig::new(profile.clone());
+    let c = &s.spec.controller;
+    if let Some(p) = c.sync_period {
+        cc.sync_period_ms = p.0;
+    }
+    let range =
+        |r: Option<crate::scenario::spec::Range>, d: (u64, u64)| r.map(|r| (r.0, r.1)).unwrap_or(d);
+    cc.api_latency_ms = range(c.api_latency, cc.api_latency_ms);
+    cc.watch_lag_ms = range(c.watch_lag, cc.watch_lag_ms);
+    cc.restart_delay_ms = range(c.restart_delay, cc.restart_delay_ms);
+    cc.track_previous = s.steps.iter().any(|st| matches!(st, Step::StaleRead(_)));
+    world.install_controller(cc);
+    let mut runner = Runner::new(&s, &profile, world);
+    runner.advance_to(0).map_err(|e| e.message())?;
+    for (file, objects) in &s.manifests {
+        for m in objects {
+            runner.apply_manifest(file, m).map_err(|e| e.message())?;
+        }
+    }
+    for step in &s.steps {
+        runner.run_step(step).map_err(|e| e.message())?;
+    }
+    Ok((runner, profile.name, seed, minor))
+}
+
+/// What the core reports once the scenario is loaded.
+pub struct Ready {
+    pub now_ms: u64,
+    pub reconciler: String,
+}
+
+/// Load the scenario on the core thread, then serve on `listener` until shut down.
+pub fn serve(
+    o: Options,
+    listener: std::net::TcpListener,
+    on_ready: impl FnOnce(SocketAddr, &Ready),
+) -> Result<(), String> {
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let (tx, rx) = mpsc::sync_channel::<core::Msg>(1024);
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<Ready, String>>();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let core_opts = o.clone();
+    // The world is not `Send` (admission hooks are plain closures): it is built on its thread.
+    let core_thread = std::thread::spawn(move || {
+        let started = load(&core_opts).and_then(|(runner, reconciler, seed, minor)| {
+            let now = runner.world.now_ms;
+            let recorder = match &core_opts.record {
+                Some(file) => {
+                    let text = std::fs::read_to_string(&core_opts.scenario)
+                        .map_err(|e| format!("{}: {e}", core_opts.scenario.display()))?;
+                    Some(record::Recorder::new(
+                        file,
+                        &core_opts.scenario,
+                        &text,
+                        &reconciler,
+                        seed,
+                        now,
+                    )?)
+                }
+                None => None,
+            };
+            let c = core::Core::new(
+                runner,
+                clock::Clock::new(core_opts.speed, now),
+                recorder,
+                minor,
+                addr.to_string(),
+            );
+            Ok((
+                c,
+                Ready {
+                    now_ms: now,
+                    reconciler,
+                },
+            ))
+        });
+        match started {
+            Ok((c, ready)) => {
+                let _ = ready_tx.send(Ok(ready));
+                c.run(rx);
+            }
+            Err(e) => {
+                let _ = ready_tx.send(Err(e));
+            }
+        }
+        let _ = stop_tx.send(());
+    });
+    let ready = ready_rx
+        .recv()
+        .map_err(|_| "the simulation core died while loading".to_string())??;
+    on_ready(addr, &ready);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let r = rt.block_on(http::serve(listener, tx, stop_rx));
+    let _ = core_thread.join();
+    r
+}
+
+/// `lws-sim serve ...`: exit 0 after a shutdown request, 2 on bad input.
+pub fn cli(args: &[String]) -> ExitCode {
+    let o = match parse_args(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("error: {e}\n\nUSAGE:\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let listener = match std::net::TcpListener::bind(o.addr) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: --addr {}: {e}", o.addr);
+            return ExitCode::from(2);
+        }
+    };
+    let r = serve(o, listener, |addr, ready| {
+        use std::io::Write as _;
+        println!(
+            "lws-sim serve: listening on http://{addr} (t={}, reconciler {}); try: kubectl --server http://{addr} get lws,sts,pods",
+            crate::time::fmt_ms(ready.now_ms),
+            ready.reconciler
+        );
+        let _ = std::io::stdout().flush();
+    });
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

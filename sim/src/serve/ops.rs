@@ -1,0 +1,234 @@
+//! The resource verbs: get, list, create, update, patch (merge, strategic as merge, apply),
+//! delete, and the `/status` and `/scale` subresources, each through the same `ApiServer` calls
+//! (and so the same defaulting, admission webhooks and resourceVersions) the simulation uses.
+//! Errors are `metav1.Status` objects (apimachinery `pkg/api/errors/errors.go`).
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::api::{
+    patch::merge_patch, ApiError, ApiServer, DeleteOptions, Deleted, Kind, KindId, Propagation,
+};
+
+use super::query::{bad_request, failure, fields_match, status_value, FieldReq, Reply};
+use super::resources::Resource;
+
+pub fn api_error(e: &ApiError, r: &Resource, name: &str) -> Reply {
+    let reason = format!("{:?}", e.reason);
+    let details = json!({"name": name, "group": r.group, "kind": r.plural});
+    Reply::json(
+        e.code,
+        &status_value(e.code, &reason, &e.message, Some(details)),
+    )
+}
+
+pub fn to_value<K: Kind>(obj: &K) -> Value {
+    serde_json::to_value(obj).expect("stored objects serialize")
+}
+
+/// Decode a request body as JSON, or as YAML for `application/apply-patch+yaml`.
+pub fn body_value(body: &[u8], yaml: bool) -> Result<Value, Reply> {
+    let text = std::str::from_utf8(body).map_err(|_| bad_request("the body is not UTF-8"))?;
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => Ok(v),
+        Err(e) if !yaml => Err(bad_request(format!(
+            "error decoding the request body as JSON: {e}"
+        ))),
+        Err(_) => serde_saphyr::from_str(text)
+            .map_err(|e| bad_request(format!("error decoding the request body as YAML: {e}"))),
+    }
+}
+
+/// The body as a `K` for the request's namespace (filled in when absent, 400 when different).
+pub fn decode<K: Kind>(mut v: Value, r: &Resource, ns: Option<&str>) -> Result<K, Reply> {
+    if !v.is_object() {
+        return Err(bad_request("the request body is not a JSON object"));
+    }
+    if let Some(k) = v.get("kind").and_then(Value::as_str) {
+        if k != K::ID.as_str() {
+            return Err(bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind ({})",
+                K::ID
+            )));
+        }
+    }
+    if let Some(a) = v.get("apiVersion").and_then(Value::as_str) {
+        if a != r.group_version() {
+            return Err(bad_request(format!(
+                "the API version in the data ({a}) does not match the expected API version ({})",
+                r.group_version()
+            )));
+        }
+    }
+    if let Some(ns) = ns {
+        let meta = v
+            .as_object_mut()
+            .expect("object")
+            .entry("metadata")
+            .or_insert_with(|| json!({}));
+        match meta.get("namespace").and_then(Value::as_str) {
+            None | Some("") => meta["namespace"] = json!(ns),
+            Some(x) if x != ns => {
+                return Err(bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ))
+            }
+            _ => {}
+        }
+    }
+    serde_json::from_value(v).map_err(|e| bad_request(format!("error decoding the object: {e}")))
+}
+
+pub fn list<K: Kind>(
+    api: &ApiServer,
+    ns: Option<&str>,
+    labels: &crate::api::Selector,
+    fields: &[FieldReq],
+) -> Vec<Value> {
+    api.list::<K>(ns, labels)
+        .iter()
+        .map(|o| to_value(&**o))
+        .filter(|v| fields_match(fields, v))
+        .collect()
+}
+
+/// Remove strategic-merge-patch directives (`$patch`, `$setElementOrder/...`, `$retainKeys`,
+/// `$deleteFromPrimitiveList/...`): what is left is applied as a JSON merge patch. Lists are
+/// replaced whole (documented simplification: apimachinery `pkg/util/strategicpatch/patch.go`
+/// merges lists by their `patchMergeKey`).
+pub fn strip_directives(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|k, _| !k.starts_with('$'));
+            for c in m.values_mut() {
+                strip_directives(c);
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_directives),
+        _ => {}
+    }
+}
+
+/// `DeleteOptions` from the body (JSON) and the query (`propagationPolicy`, `gracePeriodSeconds`).
+pub fn delete_options(body: &[u8], q: &BTreeMap<String, String>) -> Result<DeleteOptions, Reply> {
+    let v = if body.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        body_value(body, false)?
+    };
+    let mut o = DeleteOptions::default();
+    let prop = v
+        .get("propagationPolicy")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| q.get("propagationPolicy").cloned());
+    if let Some(p) = prop {
+        o.propagation = Some(
+            Propagation::parse(&p)
+                .ok_or_else(|| bad_request(format!("unknown propagationPolicy {p:?}")))?,
+        );
+    }
+    let grace = match v.get("gracePeriodSeconds").and_then(Value::as_i64) {
+        Some(g) => Some(g),
+        None => match q.get("gracePeriodSeconds") {
+            Some(g) => Some(
+                g.parse()
+                    .map_err(|_| bad_request(format!("invalid gracePeriodSeconds {g:?}")))?,
+            ),
+            None => None,
+        },
+    };
+    o.grace_period_seconds = grace;
+    o.precondition_uid = v
+        .pointer("/preconditions/uid")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    o.precondition_rv = v
+        .pointer("/preconditions/resourceVersion")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    Ok(o)
+}
+
+pub fn deleted_value<K: Kind>(d: &Deleted<K>) -> Value {
+    match d {
+        Deleted::Gone(o) | Deleted::Terminating(o) => to_value(&**o),
+    }
+}
+
+/// The `autoscaling/v1` `Scale` of an LWS or StatefulSet.
+pub fn scale_of(kind: KindId, obj: &Value) -> Value {
+    let meta = &obj["metadata"];
+    let selector = match kind {
+        KindId::LeaderWorkerSet => obj
+            .pointer("/status/hpaPodSelector")
+            .cloned()
+            .unwrap_or(json!("")),
+        _ => {
+            let labels = obj
+                .pointer("/spec/selector/matchLabels")
+                .and_then(Value::as_object)
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .unwrap_or_default();
+            json!(labels)
+        }
+    };
+    json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "uid": meta["uid"],
+            "resourceVersion": meta["resourceVersion"],
+            "creationTimestamp": meta["creationTimestamp"],
+        },
+        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1))},
+        "status": {
+            "replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
+            "selector": selector,
+        },
+    })
+}
+
+/// The replicas a `/scale` write asks for: a PUT body, or a merge patch of the current Scale.
+pub fn scale_target(
+    current: &Value,
+    body: Value,
+    is_patch: bool,
+) -> Result<(i64, Option<String>), Reply> {
+    let scale = if is_patch {
+        let mut s = current.clone();
+        merge_patch(&mut s, &body);
+        s
+    } else {
+        body
+    };
+    let replicas = scale
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .ok_or_else(|| failure(422, "Invalid", "spec.replicas: Required value"))?;
+    if replicas < 0 {
+        return Err(failure(
+            422,
+            "Invalid",
+            format!("spec.replicas: Invalid value: {replicas}: must be greater than or equal to 0"),
+        ));
+    }
+    let rv = if is_patch {
+        None
+    } else {
+        scale
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    Ok((replicas, rv))
+}

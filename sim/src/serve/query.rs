@@ -1,0 +1,310 @@
+//! Request parameters: label selectors in their string form (apimachinery
+//! `staging/src/k8s.io/apimachinery/pkg/labels/selector.go` `Parse`), field selectors
+//! (`pkg/fields/selector.go`; the fields each kind supports come from its registry strategy,
+//! e.g. `pkg/registry/core/pod/strategy.go` `ToSelectableFields`), and `Status` replies.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+use serde_json::{json, Value};
+
+use crate::api::{KindId, Selector};
+
+/// What the core answers: a JSON body with a status code, or a watch stream.
+pub enum Reply {
+    Json {
+        code: u16,
+        body: String,
+    },
+    Watch {
+        rx: tokio::sync::mpsc::Receiver<String>,
+        timeout_s: Option<u64>,
+    },
+}
+
+impl Reply {
+    pub fn ok(v: &Value) -> Reply {
+        Reply::json(200, v)
+    }
+
+    pub fn json(code: u16, v: &Value) -> Reply {
+        Reply::Json {
+            code,
+            body: v.to_string(),
+        }
+    }
+}
+
+/// A `metav1.Status` failure (apimachinery `pkg/api/errors/errors.go`).
+pub fn status_value(code: u16, reason: &str, message: &str, details: Option<Value>) -> Value {
+    let mut v = json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    });
+    if let Some(d) = details {
+        v["details"] = d;
+    }
+    v
+}
+
+pub fn failure(code: u16, reason: &str, message: impl AsRef<str>) -> Reply {
+    Reply::json(code, &status_value(code, reason, message.as_ref(), None))
+}
+
+pub fn bad_request(message: impl AsRef<str>) -> Reply {
+    failure(400, "BadRequest", message)
+}
+
+pub fn not_found_path() -> Reply {
+    failure(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+    )
+}
+
+/// Decode `a=b&c=d` (percent-decoding, `+` as space).
+pub fn parse_query(q: &str) -> BTreeMap<String, String> {
+    q.split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (percent_decode(k), percent_decode(v))
+        })
+        .collect()
+}
+
+pub fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                let hex = std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("");
+                match u8::from_str_radix(hex, 16) {
+                    Ok(x) => {
+                        out.push(x);
+                        i += 2;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn valid_key(k: &str) -> bool {
+    let (prefix, name) = match k.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, k),
+    };
+    let name_ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 253
+            && p.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '.'))
+    });
+    name_ok && prefix_ok
+}
+
+fn valid_value(v: &str) -> bool {
+    v.is_empty()
+        || (v.len() <= 63
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && v.ends_with(|c: char| c.is_ascii_alphanumeric()))
+}
+
+/// Split on commas outside parentheses.
+fn terms(s: &str) -> Result<Vec<String>, String> {
+    let (mut out, mut cur, mut depth) = (Vec::new(), String::new(), 0i32);
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(std::mem::take(&mut cur));
+                continue;
+            }
+            _ => {}
+        }
+        if !(0..=1).contains(&depth) {
+            return Err("unbalanced parentheses".into());
+        }
+        cur.push(c);
+    }
+    if depth != 0 {
+        return Err("unbalanced parentheses".into());
+    }
+    out.push(cur);
+    Ok(out)
+}
+
+fn requirement(key: &str, op: &str, values: Vec<String>) -> LabelSelectorRequirement {
+    LabelSelectorRequirement {
+        key: key.to_string(),
+        operator: op.to_string(),
+        values: (!values.is_empty()).then_some(values),
+    }
+}
+
+/// Parse `a=b,c!=d,e in (x,y),f notin (z),g,!h` into a `Selector`.
+pub fn label_selector(s: &str) -> Result<Selector, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Ok(Selector::everything());
+    }
+    let bad = |t: &str| format!("unable to parse requirement: {t:?}: invalid label selector");
+    let mut reqs = Vec::new();
+    for term in terms(s)? {
+        let t = term.trim();
+        let req = if let Some(k) = t.strip_prefix('!') {
+            let k = k.trim();
+            valid_key(k).then(|| requirement(k, "DoesNotExist", vec![]))
+        } else if let Some((k, v)) = t.split_once("!=") {
+            let (k, v) = (k.trim(), v.trim());
+            (valid_key(k) && valid_value(v)).then(|| requirement(k, "NotIn", vec![v.into()]))
+        } else if let Some((k, v)) = t.split_once("==").or_else(|| t.split_once('=')) {
+            let (k, v) = (k.trim(), v.trim());
+            (valid_key(k) && valid_value(v)).then(|| requirement(k, "In", vec![v.into()]))
+        } else if let Some(open) = t.find('(') {
+            let head: Vec<&str> = t[..open].split_whitespace().collect();
+            let body = t[open + 1..].strip_suffix(')');
+            match (head.as_slice(), body) {
+                ([k, op], Some(body)) if valid_key(k) && (*op == "in" || *op == "notin") => {
+                    let values: Vec<String> = body
+                        .split(',')
+                        .map(|v| v.trim().to_string())
+                        .filter(|v| !v.is_empty())
+                        .collect();
+                    let op = if *op == "in" { "In" } else { "NotIn" };
+                    (!values.is_empty() && values.iter().all(|v| valid_value(v)))
+                        .then(|| requirement(k, op, values))
+                }
+                _ => None,
+            }
+        } else {
+            valid_key(t).then(|| requirement(t, "Exists", vec![]))
+        };
+        reqs.push(req.ok_or_else(|| bad(t))?);
+    }
+    let ls = LabelSelector {
+        match_expressions: Some(reqs),
+        match_labels: None,
+    };
+    Selector::from_label_selector(Some(&ls))
+}
+
+/// One `field=value` (or `==`, `!=`) term of a field selector.
+#[derive(Clone, Debug)]
+pub struct FieldReq {
+    pub pointer: String,
+    pub value: String,
+    pub equal: bool,
+}
+
+/// The fields a field selector may name for `kind`: metadata.name and metadata.namespace for
+/// every kind, and for pods spec.nodeName and status.phase.
+fn field_pointer(kind: KindId, field: &str) -> Option<&'static str> {
+    match (kind, field) {
+        (_, "metadata.name") => Some("/metadata/name"),
+        (_, "metadata.namespace") => Some("/metadata/namespace"),
+        (KindId::Pod, "spec.nodeName") => Some("/spec/nodeName"),
+        (KindId::Pod, "status.phase") => Some("/status/phase"),
+        _ => None,
+    }
+}
+
+pub fn field_selector(kind: KindId, s: &str) -> Result<Vec<FieldReq>, String> {
+    let mut out = Vec::new();
+    for t in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (field, value, equal) = if let Some((f, v)) = t.split_once("!=") {
+            (f, v, false)
+        } else if let Some((f, v)) = t.split_once("==").or_else(|| t.split_once('=')) {
+            (f, v, true)
+        } else {
+            return Err(format!("invalid selector: '{s}'; can't understand '{t}'"));
+        };
+        let pointer = field_pointer(kind, field.trim())
+            .ok_or_else(|| format!("field label not supported: {}", field.trim()))?;
+        out.push(FieldReq {
+            pointer: pointer.to_string(),
+            value: value.trim().to_string(),
+            equal,
+        });
+    }
+    Ok(out)
+}
+
+pub fn fields_match(reqs: &[FieldReq], obj: &Value) -> bool {
+    reqs.iter().all(|r| {
+        let v = obj
+            .pointer(&r.pointer)
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        (v == r.value) == r.equal
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn label_selectors_parse_like_apimachinery() {
+        let l = labels(&[("app", "vllm"), ("tier", "a")]);
+        let yes = [
+            "app=vllm",
+            "app==vllm,tier",
+            "app in (vllm, x)",
+            "tier notin (b),!zone",
+            "app!=other",
+            "",
+        ];
+        for s in yes {
+            assert!(label_selector(s).unwrap().matches(Some(&l)), "{s}");
+        }
+        for s in ["app=x", "!app", "zone", "tier in (b)"] {
+            assert!(!label_selector(s).unwrap().matches(Some(&l)), "{s}");
+        }
+        for s in ["app=(", "a b", "app in x", "=x", "app=v!"] {
+            assert!(label_selector(s).is_err(), "{s}");
+        }
+    }
+
+    #[test]
+    fn queries_decode() {
+        let q = parse_query("labelSelector=app%3Dvllm%2Ctier&watch=true&x=a+b");
+        assert_eq!(q["labelSelector"], "app=vllm,tier");
+        assert_eq!(q["watch"], "true");
+        assert_eq!(q["x"], "a b");
+        assert!(field_selector(KindId::Pod, "spec.nodeName=node-1").is_ok());
+        assert!(field_selector(KindId::Service, "spec.nodeName=node-1").is_err());
+    }
+}

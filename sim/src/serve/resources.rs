@@ -1,0 +1,321 @@
+//! The resources the server exposes and their discovery documents, in the legacy
+//! (unaggregated) form: `/api`, `/api/v1`, `/apis`, `/apis/GROUP`, `/apis/GROUP/VERSION`
+//! (apiserver `staging/src/k8s.io/apiserver/pkg/endpoints/discovery/{legacy.go,group.go,version.go}`).
+//! A client asking for aggregated discovery (`Accept: ...;as=APIGroupDiscoveryList`) gets the
+//! legacy form with `Content-Type: application/json`, and falls back to it
+//! (client-go `discovery/aggregated_discovery.go`, `discovery_client.go` `downloadLegacy`).
+
+use serde_json::{json, Value};
+
+use crate::api::KindId;
+
+/// One REST resource: its plural name, kind, group/version and subresources.
+#[derive(Clone, Copy, Debug)]
+pub struct Resource {
+    pub plural: &'static str,
+    pub singular: &'static str,
+    pub kind: KindId,
+    pub group: &'static str,
+    pub version: &'static str,
+    pub short_names: &'static [&'static str],
+    pub status: bool,
+    pub scale: bool,
+}
+
+impl Resource {
+    pub fn group_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.to_string()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    pub fn namespaced(&self) -> bool {
+        self.kind.namespaced()
+    }
+}
+
+pub const RESOURCES: [Resource; 8] = [
+    Resource {
+        plural: "pods",
+        singular: "pod",
+        kind: KindId::Pod,
+        group: "",
+        version: "v1",
+        short_names: &["po"],
+        status: true,
+        scale: false,
+    },
+    Resource {
+        plural: "services",
+        singular: "service",
+        kind: KindId::Service,
+        group: "",
+        version: "v1",
+        short_names: &["svc"],
+        status: true,
+        scale: false,
+    },
+    Resource {
+        plural: "nodes",
+        singular: "node",
+        kind: KindId::Node,
+        group: "",
+        version: "v1",
+        short_names: &["no"],
+        status: true,
+        scale: false,
+    },
+    Resource {
+        plural: "statefulsets",
+        singular: "statefulset",
+        kind: KindId::StatefulSet,
+        group: "apps",
+        version: "v1",
+        short_names: &["sts"],
+        status: true,
+        scale: true,
+    },
+    Resource {
+        plural: "controllerrevisions",
+        singular: "controllerrevision",
+        kind: KindId::ControllerRevision,
+        group: "apps",
+        version: "v1",
+        short_names: &[],
+        status: false,
+        scale: false,
+    },
+    Resource {
+        plural: "leases",
+        singular: "lease",
+        kind: KindId::Lease,
+        group: "coordination.k8s.io",
+        version: "v1",
+        short_names: &[],
+        status: false,
+        scale: false,
+    },
+    Resource {
+        plural: "poddisruptionbudgets",
+        singular: "poddisruptionbudget",
+        kind: KindId::PodDisruptionBudget,
+        group: "policy",
+        version: "v1",
+        short_names: &["pdb"],
+        status: true,
+        scale: false,
+    },
+    Resource {
+        plural: "leaderworkersets",
+        singular: "leaderworkerset",
+        kind: KindId::LeaderWorkerSet,
+        group: "leaderworkerset.x-k8s.io",
+        version: "v1",
+        short_names: &["lws"],
+        status: true,
+        scale: true,
+    },
+];
+
+/// The groups under `/apis`, in the order `RESOURCES` names them.
+fn groups() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for r in RESOURCES {
+        if !r.group.is_empty() && !out.contains(&r.group) {
+            out.push(r.group);
+        }
+    }
+    out
+}
+
+pub fn find(group: &str, version: &str, plural: &str) -> Option<Resource> {
+    RESOURCES
+        .into_iter()
+        .find(|r| r.group == group && r.version == version && r.plural == plural)
+}
+
+pub fn of_kind(kind: KindId) -> Resource {
+    RESOURCES
+        .into_iter()
+        .find(|r| r.kind == kind)
+        .expect("every kind is served")
+}
+
+const VERBS: [&str; 7] = [
+    "create", "delete", "get", "list", "patch", "update", "watch",
+];
+
+/// `GET /api`: `APIVersions`.
+pub fn api_versions(addr: &str) -> Value {
+    json!({
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": addr}],
+    })
+}
+
+fn group_doc(group: &str) -> Value {
+    let gv = json!({"groupVersion": format!("{group}/v1"), "version": "v1"});
+    json!({
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": group,
+        "versions": [gv.clone()],
+        "preferredVersion": gv,
+    })
+}
+
+/// `GET /apis`: `APIGroupList`.
+pub fn api_group_list() -> Value {
+    let groups: Vec<Value> = groups().into_iter().map(group_doc).collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `GET /apis/GROUP`.
+pub fn api_group(group: &str) -> Option<Value> {
+    groups().contains(&group).then(|| group_doc(group))
+}
+
+/// `GET /api/v1` or `/apis/GROUP/VERSION`: `APIResourceList`, subresources as `plural/sub`.
+pub fn resource_list(group: &str, version: &str) -> Option<Value> {
+    let mut resources = Vec::new();
+    for r in RESOURCES
+        .iter()
+        .filter(|r| r.group == group && r.version == version)
+    {
+        let mut main = json!({
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced(),
+            "kind": r.kind.as_str(),
+            "verbs": VERBS,
+        });
+        if !r.short_names.is_empty() {
+            main["shortNames"] = json!(r.short_names);
+        }
+        if matches!(
+            r.kind,
+            KindId::Pod | KindId::Service | KindId::StatefulSet | KindId::LeaderWorkerSet
+        ) {
+            main["categories"] = json!(["all"]);
+        }
+        resources.push(main);
+        if r.scale {
+            resources.push(json!({
+                "name": format!("{}/scale", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced(),
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        if r.status {
+            resources.push(json!({
+                "name": format!("{}/status", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced(),
+                "kind": r.kind.as_str(),
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+    }
+    if resources.is_empty() {
+        return None;
+    }
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": gv,
+        "resources": resources,
+    }))
+}
+
+/// `GET /version`: the simulated cluster's minor version.
+pub fn version(minor: u32) -> Value {
+    json!({
+        "major": "1",
+        "minor": minor.to_string(),
+        "gitVersion": format!("v1.{minor}.0-lws-sim"),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "1970-01-01T00:00:00Z",
+        "goVersion": "none",
+        "compiler": "rustc",
+        "platform": "linux/amd64",
+    })
+}
+
+/// The path of a group/version under `/openapi/v3/`: `api/v1`, `apis/GROUP/VERSION`.
+fn openapi_gv_path(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        format!("api/{version}")
+    } else {
+        format!("apis/{group}/{version}")
+    }
+}
+
+/// `GET /openapi/v3`: the index of group/version documents (kube-openapi
+/// `pkg/handler3/handler.go`). Served so kubectl's field validation finds what it looks for.
+pub fn openapi_v3_root() -> Value {
+    let mut paths = serde_json::Map::new();
+    for r in RESOURCES {
+        let p = openapi_gv_path(r.group, r.version);
+        let url = format!("/openapi/v3/{p}?hash=0");
+        paths.insert(p, json!({"serverRelativeURL": url}));
+    }
+    json!({ "paths": paths })
+}
+
+/// `GET /openapi/v3/api/v1` etc.: a skeleton, not a schema. Each resource's PATCH operation is
+/// listed with its `x-kubernetes-group-version-kind` and the `fieldValidation` parameter, which
+/// tells kubectl to leave validation to the server (cli-runtime `pkg/resource/query_param_verifier_v3.go`);
+/// no request body types, so `kubectl apply` computes its patch without the schema (kubectl
+/// `pkg/cmd/apply/patcher.go`: a strategic merge patch from built-in types, a JSON merge
+/// patch for the LeaderWorkerSet). Bodies are decoded into the simulator's types: unknown
+/// fields of built-in kinds are dropped, those of a LeaderWorkerSet are a 400.
+pub fn openapi_v3_doc(path: &str) -> Option<Value> {
+    let mut paths = serde_json::Map::new();
+    for r in RESOURCES
+        .iter()
+        .filter(|r| openapi_gv_path(r.group, r.version) == path)
+    {
+        let prefix = if r.group.is_empty() {
+            format!("/api/{}", r.version)
+        } else {
+            format!("/apis/{}/{}", r.group, r.version)
+        };
+        let ns = if r.namespaced() {
+            "/namespaces/{namespace}"
+        } else {
+            ""
+        };
+        let op = json!({
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version, "kind": r.kind.as_str()},
+            "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": true}}],
+            "responses": {"200": {"description": "OK"}},
+        });
+        paths.insert(
+            format!("{prefix}{ns}/{}/{{name}}", r.plural),
+            json!({ "patch": op }),
+        );
+    }
+    if paths.is_empty() {
+        return None;
+    }
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "lws-sim", "version": "v1"},
+        "paths": paths,
+        "components": {"schemas": {}},
+    }))
+}

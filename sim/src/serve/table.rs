@@ -1,0 +1,266 @@
+//! Server-side printing: `Accept: application/json;as=Table;v=v1;g=meta.k8s.io` gets a
+//! `meta.k8s.io/v1` `Table` (apiserver `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/response.go`
+//! `asTable`; columns after `pkg/printers/internalversion/printers.go`). Ages are simulated time.
+
+use serde_json::{json, Value};
+
+use crate::api::KindId;
+use crate::time::from_time;
+
+/// Does the Accept header ask for a Table?
+pub fn wants_table(accept: &str) -> bool {
+    accept.split(',').any(|part| {
+        let p: Vec<&str> = part.split(';').map(str::trim).collect();
+        p.contains(&"as=Table") && p.contains(&"g=meta.k8s.io")
+    })
+}
+
+fn col(name: &str, ty: &str, priority: u8) -> Value {
+    let format = if name == "Name" { "name" } else { "" };
+    json!({"name": name, "type": ty, "format": format, "description": "", "priority": priority})
+}
+
+pub fn columns(kind: KindId) -> Vec<Value> {
+    let mut c = vec![col("Name", "string", 0)];
+    match kind {
+        KindId::Pod => {
+            c.push(col("Ready", "string", 0));
+            c.push(col("Status", "string", 0));
+            c.push(col("Restarts", "string", 0));
+            c.push(col("Age", "string", 0));
+            c.push(col("IP", "string", 1));
+            c.push(col("Node", "string", 1));
+        }
+        KindId::LeaderWorkerSet | KindId::StatefulSet => {
+            c.push(col("Ready", "string", 0));
+            c.push(col("Age", "string", 0));
+            c.push(col("Containers", "string", 1));
+            c.push(col("Images", "string", 1));
+        }
+        KindId::Node => {
+            c.push(col("Status", "string", 0));
+            c.push(col("Age", "string", 0));
+        }
+        KindId::Service => {
+            c.push(col("Type", "string", 0));
+            c.push(col("Cluster-IP", "string", 0));
+            c.push(col("Age", "string", 0));
+        }
+        _ => c.push(col("Age", "string", 0)),
+    }
+    c
+}
+
+/// kubectl's `duration.HumanDuration` (apimachinery `pkg/util/duration/duration.go`).
+pub fn human_duration(ms: u64) -> String {
+    let s = ms / 1000;
+    let (m, h, d) = (s / 60, s / 3600, s / 86400);
+    if s < 120 {
+        format!("{s}s")
+    } else if m < 10 {
+        if s.is_multiple_of(60) {
+            format!("{m}m")
+        } else {
+            format!("{m}m{}s", s % 60)
+        }
+    } else if h < 3 {
+        format!("{m}m")
+    } else if h < 8 {
+        if m.is_multiple_of(60) {
+            format!("{h}h")
+        } else {
+            format!("{h}h{}m", m % 60)
+        }
+    } else if h < 48 {
+        format!("{h}h")
+    } else if h < 24 * 8 {
+        if h.is_multiple_of(24) {
+            format!("{d}d")
+        } else {
+            format!("{d}d{}h", h % 24)
+        }
+    } else {
+        format!("{d}d")
+    }
+}
+
+fn age(obj: &Value, now_ms: u64) -> String {
+    let created = obj
+        .pointer("/metadata/creationTimestamp")
+        .and_then(|t| serde_json::from_value(t.clone()).ok())
+        .map(|t| from_time(&t));
+    match created {
+        Some(c) => human_duration(now_ms.saturating_sub(c)),
+        None => "<unknown>".into(),
+    }
+}
+
+fn s<'a>(obj: &'a Value, ptr: &str) -> &'a str {
+    obj.pointer(ptr).and_then(Value::as_str).unwrap_or("")
+}
+
+fn n(obj: &Value, ptr: &str) -> i64 {
+    obj.pointer(ptr).and_then(Value::as_i64).unwrap_or(0)
+}
+
+fn or_none(x: &str) -> String {
+    if x.is_empty() {
+        "<none>".into()
+    } else {
+        x.into()
+    }
+}
+
+fn containers(obj: &Value, spec: &str) -> (String, String) {
+    let list = obj
+        .pointer(spec)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let names: Vec<&str> = list.iter().map(|c| s(c, "/name")).collect();
+    let images: Vec<&str> = list.iter().map(|c| s(c, "/image")).collect();
+    (names.join(","), images.join(","))
+}
+
+pub fn cells(kind: KindId, obj: &Value, now_ms: u64) -> Vec<Value> {
+    let name = s(obj, "/metadata/name");
+    let age = age(obj, now_ms);
+    match kind {
+        KindId::Pod => {
+            let statuses = obj
+                .pointer("/status/containerStatuses")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let total = obj
+                .pointer("/spec/containers")
+                .and_then(Value::as_array)
+                .map_or(0, Vec::len);
+            let ready = statuses
+                .iter()
+                .filter(|c| c.get("ready") == Some(&Value::Bool(true)))
+                .count();
+            let restarts: i64 = statuses.iter().map(|c| n(c, "/restartCount")).sum();
+            let waiting = statuses
+                .iter()
+                .find_map(|c| c.pointer("/state/waiting/reason").and_then(Value::as_str));
+            let status = if obj.pointer("/metadata/deletionTimestamp").is_some() {
+                "Terminating".to_string()
+            } else if let Some(w) = waiting {
+                w.to_string()
+            } else {
+                let p = s(obj, "/status/phase");
+                if p.is_empty() { "Pending" } else { p }.to_string()
+            };
+            vec![
+                json!(name),
+                json!(format!("{ready}/{total}")),
+                json!(status),
+                json!(restarts.to_string()),
+                json!(age),
+                json!(or_none(s(obj, "/status/podIP"))),
+                json!(or_none(s(obj, "/spec/nodeName"))),
+            ]
+        }
+        KindId::StatefulSet => {
+            let (c, i) = containers(obj, "/spec/template/spec/containers");
+            let ready = format!(
+                "{}/{}",
+                n(obj, "/status/readyReplicas"),
+                obj.pointer("/spec/replicas")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1)
+            );
+            vec![json!(name), json!(ready), json!(age), json!(c), json!(i)]
+        }
+        KindId::LeaderWorkerSet => {
+            let (c, i) = containers(
+                obj,
+                "/spec/leaderWorkerTemplate/workerTemplate/spec/containers",
+            );
+            let ready = format!(
+                "{}/{}",
+                n(obj, "/status/readyReplicas"),
+                obj.pointer("/spec/replicas")
+                    .and_then(Value::as_i64)
+                    .unwrap_or(1)
+            );
+            vec![json!(name), json!(ready), json!(age), json!(c), json!(i)]
+        }
+        KindId::Node => {
+            let ready = obj
+                .pointer("/status/conditions")
+                .and_then(Value::as_array)
+                .and_then(|cs| cs.iter().find(|c| s(c, "/type") == "Ready"))
+                .map(|c| s(c, "/status") == "True");
+            let mut st = match ready {
+                Some(true) => "Ready".to_string(),
+                Some(false) => "NotReady".to_string(),
+                None => "Unknown".to_string(),
+            };
+            if obj.pointer("/spec/unschedulable") == Some(&Value::Bool(true)) {
+                st.push_str(",SchedulingDisabled");
+            }
+            vec![json!(name), json!(st), json!(age)]
+        }
+        KindId::Service => vec![
+            json!(name),
+            json!(if s(obj, "/spec/type").is_empty() {
+                "ClusterIP"
+            } else {
+                s(obj, "/spec/type")
+            }),
+            json!(or_none(s(obj, "/spec/clusterIP"))),
+            json!(age),
+        ],
+        _ => vec![json!(name), json!(age)],
+    }
+}
+
+/// A Table of `objects`; each row carries the object's metadata as `PartialObjectMetadata`
+/// (the default `includeObject=Metadata`).
+pub fn table(kind: KindId, objects: &[Value], now_ms: u64, meta: Value, headers: bool) -> Value {
+    let rows: Vec<Value> = objects
+        .iter()
+        .map(|o| {
+            json!({
+                "cells": cells(kind, o, now_ms),
+                "object": {
+                    "kind": "PartialObjectMetadata",
+                    "apiVersion": "meta.k8s.io/v1",
+                    "metadata": o.get("metadata").cloned().unwrap_or(Value::Null),
+                },
+            })
+        })
+        .collect();
+    let cols = if headers { columns(kind) } else { Vec::new() };
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": meta,
+        "columnDefinitions": cols,
+        "rows": rows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_print_like_kubectl() {
+        assert_eq!(human_duration(59_000), "59s");
+        assert_eq!(human_duration(150_000), "2m30s");
+        assert_eq!(human_duration(3_600_000), "60m");
+        assert_eq!(human_duration(5 * 3_600_000 + 60_000), "5h1m");
+        assert_eq!(human_duration(50 * 3_600_000), "2d2h");
+    }
+
+    #[test]
+    fn table_accept_headers_are_recognised() {
+        assert!(wants_table(
+            "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+        ));
+        assert!(!wants_table("application/json"));
+    }
+}

@@ -1,0 +1,152 @@
+//! Watches over the API server's per-kind watch logs (apiserver
+//! `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go` for the stream format, one JSON
+//! `{"type","object"}` per line; `staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go`
+//! for the slow-consumer rule).
+//!
+//! A watcher is a cursor (the last resourceVersion sent) plus a bounded channel to its HTTP
+//! stream. The core pushes with `try_send` only: a watcher whose buffer is full is closed, as the
+//! cacher closes an unresponsive watcher, and the client re-lists; the simulation never waits.
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::mpsc::Sender;
+
+use crate::api::{with_kind, ApiServer, EventType, Kind, KindId, Selector};
+
+use super::query::{fields_match, status_value, FieldReq};
+use super::resources::of_kind;
+use super::table;
+
+/// Events a watch may have in flight before it counts as lagging and is closed.
+pub const WATCH_BUFFER: usize = 4096;
+/// Simulated time between bookmarks to a watch that asked for them.
+pub const BOOKMARK_EVERY_MS: u64 = 60_000;
+
+pub struct Watcher {
+    pub kind: KindId,
+    pub namespace: Option<String>,
+    pub labels: Selector,
+    pub fields: Vec<FieldReq>,
+    pub bookmarks: bool,
+    pub table: bool,
+    pub cursor: u64,
+    pub last_bookmark_ms: u64,
+    pub headers_sent: bool,
+    pub tx: Sender<String>,
+}
+
+/// What happened to a watcher during a push.
+#[derive(PartialEq, Eq)]
+pub enum Outcome {
+    Open,
+    /// The client went away, or lagged and was dropped.
+    Closed,
+}
+
+fn type_name(ty: EventType) -> &'static str {
+    match ty {
+        EventType::Added => "ADDED",
+        EventType::Modified => "MODIFIED",
+        EventType::Deleted => "DELETED",
+    }
+}
+
+impl Watcher {
+    pub fn matches(&self, obj: &Value) -> bool {
+        let meta = obj.get("metadata");
+        let ns = meta
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if self.namespace.as_deref().is_some_and(|n| n != ns) {
+            return false;
+        }
+        let labels = meta
+            .and_then(|m| m.get("labels"))
+            .and_then(|l| serde_json::from_value(l.clone()).ok());
+        self.labels.matches(labels.as_ref()) && fields_match(&self.fields, obj)
+    }
+
+    fn send(&mut self, line: String) -> Outcome {
+        match self.tx.try_send(line) {
+            Ok(()) => Outcome::Open,
+            Err(TrySendError::Full(_)) | Err(TrySendError::Closed(_)) => Outcome::Closed,
+        }
+    }
+
+    /// Send one event of `obj`.
+    pub fn event(&mut self, ty: &str, obj: Value, now_ms: u64) -> Outcome {
+        let object = if self.table {
+            let rv = obj
+                .pointer("/metadata/resourceVersion")
+                .cloned()
+                .unwrap_or(Value::Null);
+            let t = table::table(
+                self.kind,
+                &[obj],
+                now_ms,
+                json!({"resourceVersion": rv}),
+                !self.headers_sent,
+            );
+            self.headers_sent = true;
+            t
+        } else {
+            obj
+        };
+        self.send(json!({"type": ty, "object": object}).to_string())
+    }
+
+    /// A BOOKMARK at `rv`: an object of the watched kind carrying only its resourceVersion.
+    pub fn bookmark(&mut self, rv: u64, initial_events_end: bool) -> Outcome {
+        let r = of_kind(self.kind);
+        let mut meta = json!({"resourceVersion": rv.to_string()});
+        if initial_events_end {
+            meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let obj =
+            json!({"kind": r.kind.as_str(), "apiVersion": r.group_version(), "metadata": meta});
+        self.send(json!({"type": "BOOKMARK", "object": obj}).to_string())
+    }
+
+    /// A watch from a compacted resourceVersion: one ERROR event with a 410 `Expired` Status,
+    /// as the cacher's `newErrWatcher` sends.
+    pub fn expired(&mut self, rv: u64, oldest: u64) -> Outcome {
+        let msg = format!("too old resource version: {rv} ({oldest})");
+        let st = status_value(410, "Expired", &msg, None);
+        self.send(json!({"type": "ERROR", "object": st}).to_string())
+    }
+
+    /// Push everything in the kind's log after the cursor; a bookmark when one is due.
+    pub fn pump(&mut self, api: &ApiServer) -> Outcome {
+        if self.tx.is_closed() {
+            return Outcome::Closed;
+        }
+        let now = api.now_ms();
+        let r = with_kind!(self.kind, K => self.pump_kind::<K>(api));
+        if r == Outcome::Closed {
+            return r;
+        }
+        if self.bookmarks && now >= self.last_bookmark_ms + BOOKMARK_EVERY_MS {
+            self.last_bookmark_ms = now;
+            self.cursor = self.cursor.max(api.resource_version());
+            return self.bookmark(self.cursor, false);
+        }
+        Outcome::Open
+    }
+
+    fn pump_kind<K: Kind>(&mut self, api: &ApiServer) -> Outcome {
+        let log = K::store(api).log();
+        let start = log.partition_point(|e| e.rv <= self.cursor);
+        for e in &log[start..] {
+            self.cursor = e.rv;
+            let obj = serde_json::to_value(&*e.obj).expect("stored objects serialize");
+            if !self.matches(&obj) {
+                continue;
+            }
+            if self.event(type_name(e.ty), obj, e.at_ms) == Outcome::Closed {
+                return Outcome::Closed;
+            }
+        }
+        Outcome::Open
+    }
+}

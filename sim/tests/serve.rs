@@ -1,0 +1,521 @@
+//! `lws-sim serve` from the outside: the binary on an ephemeral port, paused, driven by the real
+//! kubectl and by raw HTTP. Every test bounds its time and stops its server (kill on drop).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lws-sim");
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    /// Start `serve SCENARIO --paused` on 127.0.0.1:0 and read the bound address from stdout.
+    fn start(scenario: &str, extra: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .arg("serve")
+            .arg(repo().join(scenario))
+            .args([
+                "--addr",
+                "127.0.0.1:0",
+                "--paused",
+                "--reconciler",
+                "latest",
+            ])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("lws-sim starts");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the server prints its address");
+        let addr = line
+            .split("http://")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Server { child, addr }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// One HTTP/1.1 request; returns (status code, body as text, chunk framing included).
+    fn http(&self, method: &str, path: &str, ctype: &str, body: &str) -> (u16, String) {
+        let mut s = TcpStream::connect(&self.addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.addr,
+            body.len()
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        let code = out
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let body = out.split_once("\r\n\r\n").map_or("", |b| b.1).to_string();
+        (code, body)
+    }
+
+    fn step(&self, d: &str) {
+        let (code, body) = self.http("POST", &format!("/lws-sim/step?for={d}"), "", "");
+        assert_eq!(code, 200, "{body}");
+    }
+
+    fn kubectl(&self, args: &[&str]) -> (bool, String) {
+        let out = Command::new(kubectl())
+            .arg("--server")
+            .arg(self.url())
+            .args(["--request-timeout", "30s"])
+            .args(args)
+            .output()
+            .expect("kubectl runs");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let (ok, text) = self.kubectl(args);
+        assert!(ok, "kubectl {args:?} failed:\n{text}");
+        text
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// kubectl 1.32: `$KUBECTL`, else the Cloud SDK's pinned 1.32 (its `kubectl` dispatches on the
+/// server's version), else `kubectl` on PATH (CI installs it).
+fn kubectl() -> String {
+    if let Ok(k) = std::env::var("KUBECTL") {
+        return k;
+    }
+    let pinned = "/usr/lib/google-cloud-sdk/bin/kubectl.1.32";
+    if Path::new(pinned).exists() {
+        return pinned.into();
+    }
+    "kubectl".into()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lws-sim-serve-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
+    let dir = temp_dir("kubectl");
+    let record = dir.join("session.yaml");
+    let s = Server::start(
+        "scenarios/rollout.yaml",
+        &["--record", record.to_str().unwrap()],
+    );
+    let out = s.ok(&["get", "lws,sts,pods", "-o", "wide"]);
+    for want in [
+        "leaderworkerset.leaderworkerset.x-k8s.io/vllm",
+        "statefulset.apps/vllm-3",
+        "pod/vllm-0-1",
+        "Running",
+        "node-",
+        "READY",
+    ] {
+        assert!(out.contains(want), "no {want:?} in:\n{out}");
+    }
+    s.step("30s");
+    assert!(s
+        .ok(&["scale", "lws", "vllm", "--replicas", "6"])
+        .contains("scaled"));
+    s.step("3m");
+    let yaml = s.ok(&["get", "lws", "vllm", "-o", "yaml"]);
+    assert!(yaml.contains("replicas: 6"), "{yaml}");
+    let pods = s.ok(&["get", "pods"]);
+    assert!(pods.contains("vllm-5-2"), "{pods}");
+    assert!(s
+        .ok(&["delete", "pod", "vllm-1-1", "--wait=false"])
+        .contains("deleted"));
+    s.step("10s");
+    // A new template: kubectl's client-side apply (a JSON merge patch for a custom resource).
+    let v2 = std::fs::read_to_string(repo().join("scenarios/manifests/vllm-lws-v2.yaml")).unwrap();
+    let v3 = dir.join("vllm-v3.yaml");
+    std::fs::write(
+        &v3,
+        v2.replace("v0.6.0", "v0.6.1")
+            .replace("replicas: 4", "replicas: 6"),
+    )
+    .unwrap();
+    let applied = s.ok(&["apply", "-f", v3.to_str().unwrap()]);
+    assert!(applied.contains("configured"), "{applied}");
+    s.step("30m");
+    let yaml = s.ok(&["get", "lws", "vllm", "-o", "yaml"]);
+    assert!(yaml.contains("vllm/vllm-openai:v0.6.1"), "{yaml}");
+    let sts = s.ok(&["get", "sts", "vllm-5", "-o", "wide"]);
+    assert!(sts.contains("v0.6.1"), "{sts}");
+    // The LWS's resourceVersion and status now, as a `check` step the replay must pass.
+    let (code, body) = s.http("POST", "/lws-sim/checkpoint", "", "");
+    assert_eq!(code, 200, "{body}");
+    drop(s);
+
+    let rec = std::fs::read_to_string(&record).unwrap();
+    for want in ["scale:", "deletePod:", "wait: 30000ms", "v0.6.1", "check:"] {
+        assert!(rec.contains(want), "no {want:?} in the recording:\n{rec}");
+    }
+    let replay = |_: ()| {
+        Command::new(BIN)
+            .arg("run")
+            .arg(&record)
+            .output()
+            .expect("run")
+    };
+    let a = replay(());
+    let text = String::from_utf8_lossy(&a.stdout).to_string();
+    assert_eq!(
+        a.status.code(),
+        Some(0),
+        "the recording does not replay to the same state:\n{text}{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
+    let b = replay(());
+    let hash = |t: &str| t.split("trace ").nth(1).map(str::trim).map(str::to_string);
+    assert_eq!(
+        hash(&text),
+        hash(&String::from_utf8_lossy(&b.stdout)),
+        "replays differ"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn kubectl_watch_streams_the_pods_a_scale_up_creates() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let mut child = Command::new(kubectl())
+        .args(["--server", &s.url(), "get", "pods", "-w"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut lines = Vec::new();
+    // The initial list: 12 pods and a header.
+    while lines.len() < 13 && Instant::now() < deadline {
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+            lines.push(l);
+        }
+    }
+    assert!(lines[0].starts_with("NAME"), "{lines:?}");
+    s.ok(&["scale", "lws", "vllm", "--replicas", "5"]);
+    s.step("2m");
+    while !lines
+        .iter()
+        .any(|l| l.contains("vllm-4-2") && l.contains("Running"))
+        && Instant::now() < deadline
+    {
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+            lines.push(l);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("vllm-4-2") && l.contains("Running")),
+        "{lines:#?}"
+    );
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("vllm-4 ") && l.contains("Pending")));
+}
+
+#[test]
+fn bad_requests_get_a_status() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let (ok, text) = s.kubectl(&["get", "widgets"]);
+    assert!(
+        !ok && text.contains("doesn't have a resource type"),
+        "{text}"
+    );
+    let (ok, text) = s.kubectl(&["get", "pods", "-l", "app in (x"]);
+    assert!(!ok && text.contains("BadRequest"), "{text}");
+
+    let status = |code: u16, reason: &str, r: (u16, String)| {
+        assert_eq!(r.0, code, "{}", r.1);
+        assert!(r.1.contains("\"kind\":\"Status\""), "{}", r.1);
+        assert!(r.1.contains(&format!("\"reason\":\"{reason}\"")), "{}", r.1);
+    };
+    let pods = "/api/v1/namespaces/default/pods";
+    status(
+        404,
+        "NotFound",
+        s.http("GET", "/api/v1/namespaces/default/widgets", "", ""),
+    );
+    status(
+        404,
+        "NotFound",
+        s.http("GET", &format!("{pods}/nope"), "", ""),
+    );
+    status(
+        400,
+        "BadRequest",
+        s.http("POST", pods, "application/json", "{bad"),
+    );
+    status(
+        400,
+        "BadRequest",
+        s.http("GET", &format!("{pods}?labelSelector=a%3D("), "", ""),
+    );
+    status(
+        400,
+        "BadRequest",
+        s.http(
+            "GET",
+            &format!("{pods}?fieldSelector=spec.bogus%3Dx"),
+            "",
+            "",
+        ),
+    );
+    let svc = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"vllm"}}"#;
+    status(
+        409,
+        "AlreadyExists",
+        s.http(
+            "POST",
+            "/api/v1/namespaces/default/services",
+            "application/json",
+            svc,
+        ),
+    );
+    let lws = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/vllm";
+    let bad = r#"{"spec":{"leaderWorkerTemplate":{"size":0}}}"#;
+    let r = s.http("PATCH", lws, "application/merge-patch+json", bad);
+    assert!(r.1.contains("admission webhook"), "{}", r.1);
+    status(422, "Invalid", r);
+    let stale = r#"{"metadata":{"resourceVersion":"1"},"spec":{"replicas":2}}"#;
+    status(
+        409,
+        "Conflict",
+        s.http("PATCH", lws, "application/merge-patch+json", stale),
+    );
+    status(
+        415,
+        "UnsupportedMediaType",
+        s.http("PATCH", lws, "text/plain", "{}"),
+    );
+    // A watch from a compacted resourceVersion: one ERROR event with a 410 Expired Status.
+    s.step("11m");
+    let (code, body) = s.http(
+        "GET",
+        &format!("{pods}?watch=true&resourceVersion=1&timeoutSeconds=1"),
+        "",
+        "",
+    );
+    assert_eq!(code, 200);
+    assert!(
+        body.contains("\"type\":\"ERROR\"") && body.contains("\"code\":410"),
+        "{body}"
+    );
+    // The server is still up.
+    assert!(s.ok(&["get", "lws"]).contains("vllm"));
+}
+
+#[test]
+fn scale_status_and_server_side_apply_over_http() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let lws = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/vllm";
+    let (code, body) = s.http("GET", &format!("{lws}/scale"), "", "");
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains("\"kind\":\"Scale\"") && body.contains("\"replicas\":4"),
+        "{body}"
+    );
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{lws}/scale"),
+        "application/merge-patch+json",
+        r#"{"spec":{"replicas":2}}"#,
+    );
+    assert_eq!(code, 200, "{body}");
+    let (_, body) = s.http("GET", lws, "", "");
+    assert!(body.contains("\"replicas\":2"), "{body}");
+    // Server-side apply with a field manager, then a conflicting one without force.
+    let intent = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm","labels":{"team":"a"}},"spec":{"replicas":3,"leaderWorkerTemplate":{"size":3,"workerTemplate":{"spec":{"containers":[{"name":"vllm-worker","image":"vllm/vllm-openai:v0.6.0"}]}}}}}"#;
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{lws}?fieldManager=me"),
+        "application/apply-patch+yaml",
+        intent,
+    );
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"team\":\"a\""), "{body}");
+    let other = intent.replace("\"replicas\":3", "\"replicas\":5");
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{lws}?fieldManager=you"),
+        "application/apply-patch+yaml",
+        &other,
+    );
+    assert_eq!(code, 409, "{body}");
+    let (code, _) = s.http(
+        "PATCH",
+        &format!("{lws}?fieldManager=you&force=true"),
+        "application/apply-patch+yaml",
+        &other,
+    );
+    assert_eq!(code, 200);
+    // Status subresource: a merge patch of status only.
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{lws}/status"),
+        "application/merge-patch+json",
+        r#"{"status":{"hpaPodSelector":"x=y"},"spec":{"replicas":9}}"#,
+    );
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains("\"hpaPodSelector\":\"x=y\"") && !body.contains("\"replicas\":9"),
+        "{body}"
+    );
+    // Time control.
+    let (_, before) = s.http("GET", "/lws-sim/status", "", "");
+    s.step("90s");
+    let (_, after) = s.http("GET", "/lws-sim/status", "", "");
+    let now = |t: &str| -> u64 {
+        let i = t.find("\"nowMs\":").unwrap() + 8;
+        t[i..]
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(now(&after), now(&before) + 90_000);
+}
+
+#[test]
+fn a_non_loopback_address_is_refused() {
+    let out = Command::new(BIN)
+        .args(["serve", "scenarios/rollout.yaml", "--addr", "0.0.0.0:0"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--insecure-bind"));
+}
+
+/// kube-rs against the server: list with a label selector, a watcher (list, then watch with
+/// bookmarks), a merge patch, server-side apply, all on the dynamic LWS type.
+#[test]
+fn kube_rs_lists_watches_patches_and_applies() {
+    use futures_util::StreamExt;
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::api::{
+        Api, ApiResource, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams,
+    };
+    use kube::runtime::watcher;
+
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut config = kube::Config::new(s.url().parse().unwrap());
+        config.default_namespace = "default".into();
+        let client = kube::Client::try_from(config).unwrap();
+        let pods: Api<Pod> = Api::default_namespaced(client.clone());
+        let listed = pods
+            .list(&ListParams::default().labels("leaderworkerset.sigs.k8s.io/name=vllm"))
+            .await
+            .unwrap();
+        assert_eq!(listed.items.len(), 12);
+
+        let gvk = GroupVersionKind::gvk("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet");
+        let ar = ApiResource::from_gvk_with_plural(&gvk, "leaderworkersets");
+        let lws: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+
+        let mut events = watcher(pods.clone(), watcher::Config::default()).boxed();
+        let mut init = 0;
+        loop {
+            match tokio::time::timeout(Duration::from_secs(30), events.next()).await {
+                Ok(Some(Ok(watcher::Event::InitApply(_)))) => init += 1,
+                Ok(Some(Ok(watcher::Event::InitDone))) => break,
+                Ok(Some(Ok(_))) => {}
+                other => panic!("watcher: {other:?}"),
+            }
+        }
+        assert_eq!(init, 12);
+
+        let patched = lws
+            .patch("vllm", &PatchParams::default(), &Patch::Merge(serde_json::json!({"spec": {"replicas": 5}})))
+            .await
+            .unwrap();
+        assert_eq!(patched.data["spec"]["replicas"], 5);
+        s.step("2m");
+        let mut seen_new = false;
+        while !seen_new {
+            match tokio::time::timeout(Duration::from_secs(30), events.next()).await {
+                Ok(Some(Ok(watcher::Event::Apply(p)))) => {
+                    seen_new = p.metadata.name.as_deref() == Some("vllm-4-2");
+                }
+                Ok(Some(Ok(_))) => {}
+                other => panic!("watcher: {other:?}"),
+            }
+        }
+
+        let intent = serde_json::json!({
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": "vllm", "labels": {"owner": "kube-rs"}},
+            "spec": {"replicas": 3, "leaderWorkerTemplate": {"size": 3, "workerTemplate": {"spec": {"containers": [{"name": "vllm-worker", "image": "vllm/vllm-openai:v0.6.0"}]}}}},
+        });
+        let applied = lws
+            .patch("vllm", &PatchParams::apply("kube-rs-test").force(), &Patch::Apply(intent))
+            .await
+            .unwrap();
+        assert_eq!(applied.data["spec"]["replicas"], 3);
+        assert_eq!(applied.metadata.labels.unwrap()["owner"], "kube-rs");
+        let missing = lws.get("nope").await.unwrap_err();
+        assert!(matches!(missing, kube::Error::Api(ref e) if e.code == 404), "{missing:?}");
+    });
+}
