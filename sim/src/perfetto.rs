@@ -162,7 +162,7 @@ pub fn render(entries: &[TraceEntry], slices: &[Slice], tl: &Timeline, title: &s
 fn counters(events: &mut Vec<Value>, name: &str, points: &[(u64, i32)]) {
     for &(at, n) in points {
         events.push(json!({
-            "name": name, "ph": "C", "pid": PID, "ts": us(at), "args": {"value": n},
+            "name": name, "ph": "C", "pid": PID, "tid": 0, "ts": us(at), "args": {"value": n},
         }));
     }
 }
