@@ -498,6 +498,16 @@ impl CheckRow {
     }
 }
 
+/// A scenario's name in the table: its file stem, or for a fuzz case's `scenario.yaml` the
+/// case directory's name.
+fn check_name(f: &Path) -> String {
+    let stem = |p: &Path| p.file_stem().map(|s| s.to_string_lossy().to_string());
+    match (stem(f), f.parent().and_then(|d| d.file_name())) {
+        (Some(s), Some(dir)) if s == "scenario" => dir.to_string_lossy().to_string(),
+        (s, _) => s.unwrap_or_default(),
+    }
+}
+
 /// Run `s` against every reconciler in its `expect`.
 fn check_scenario(f: &Path, s: &Scenario) -> Result<Vec<CheckRow>, String> {
     let mut rows = Vec::new();
@@ -506,10 +516,7 @@ fn check_scenario(f: &Path, s: &Scenario) -> Result<Vec<CheckRow>, String> {
         let ok = scenario::judge(&report, expected).is_ok();
         rows.push(CheckRow {
             path: f.to_path_buf(),
-            name: f
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_default(),
+            name: check_name(f),
             reconciler: profile.name.clone(),
             expected: match expected {
                 Expectation::Holds => Vec::new(),

@@ -335,6 +335,7 @@ fn check_reads_fuzz_output_directories_and_prints_json() {
     let (code, out, err) = run(&["check", out_dir.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("1 of 1 expectations met"), "{out}");
+    assert!(out.contains("availability-case-3"), "{out}");
     // The case directory itself: its scenario.yaml, not its manifests.
     let (code, out, err) = run(&["check", case.to_str().unwrap(), "--json"]);
     assert_eq!(code, 0, "{out}{err}");
