@@ -133,11 +133,23 @@ fn perturbations(reference: &RunReport, max_each: u64) -> Vec<Perturbation> {
 /// Run `s` once, then once per perturbation point (at most `max_each` of each kind, spread over
 /// the reference run).
 pub fn explore(s: &Scenario, reconciler: &Profile, max_each: u64) -> Result<Exploration, RunError> {
+    explore_with_progress(s, reconciler, max_each, &mut |_, _| {})
+}
+
+/// [`explore`], calling `progress(done, total)` before each perturbed run and once at the end
+/// (the CLI's progress bar).
+pub fn explore_with_progress(
+    s: &Scenario,
+    reconciler: &Profile,
+    max_each: u64,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Exploration, RunError> {
     let reference = scenario::run_with(s, reconciler, None)?;
     let base = reference.violated();
     let perturbations = perturbations(&reference, max_each);
     let mut findings = Vec::new();
-    for p in &perturbations {
+    for (done, p) in perturbations.iter().enumerate() {
+        progress(done, perturbations.len());
         let all: Vec<usize> = (0..s.steps.len()).collect();
         let r = scenario::run_with(&perturbed(s, *p, &all), reconciler, None)?;
         let new: BTreeSet<String> = r.violated().difference(&base).cloned().collect();
@@ -149,6 +161,7 @@ pub fn explore(s: &Scenario, reconciler: &Profile, max_each: u64) -> Result<Expl
             });
         }
     }
+    progress(perturbations.len(), perturbations.len());
     Ok(Exploration {
         reference,
         tried: perturbations.len(),

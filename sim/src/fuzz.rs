@@ -573,9 +573,11 @@ pub struct Shrunk {
 pub struct Campaign {
     pub seed: u64,
     pub reconciler: Profile,
-    /// `(i, n)`: this campaign runs the indices `i`, `i + n`, `i + 2n`, ...
+    /// `(i, n)`: this campaign runs the indices `i`, `i + n`, `i + 2n`, ... up to `u64::MAX`.
     pub shard: (u64, u64),
-    next: u64,
+    /// The next index to hand out; `None` once past `u64::MAX` (never wrapping, so no index
+    /// lands in a second shard).
+    next: Option<u64>,
 }
 
 impl Campaign {
@@ -585,15 +587,19 @@ impl Campaign {
             seed,
             reconciler,
             shard,
-            next: shard.0,
+            next: Some(shard.0),
         }
     }
 
-    /// The next `n` case indices of this shard.
+    /// The next `n` case indices of this shard; fewer (or none) once the shard's indices run out
+    /// at `u64::MAX`.
     pub fn next_batch(&mut self, n: u64) -> Vec<u64> {
-        let step = self.shard.1;
-        let batch: Vec<u64> = (0..n).map(|k| self.next + k * step).collect();
-        self.next += n * step;
+        let mut batch = Vec::new();
+        while (batch.len() as u64) < n {
+            let Some(i) = self.next else { break };
+            batch.push(i);
+            self.next = i.checked_add(self.shard.1);
+        }
         batch
     }
 
@@ -663,5 +669,15 @@ mod tests {
         let mut c = Campaign::new(1, Profile::parse("v0.4.1").unwrap(), (1, 3));
         assert_eq!(c.next_batch(3), vec![1, 4, 7]);
         assert_eq!(c.next_batch(2), vec![10, 13]);
+    }
+
+    #[test]
+    fn a_shard_ends_at_the_last_index_instead_of_wrapping() {
+        let v = Profile::parse("v0.4.1").unwrap();
+        let mut c = Campaign::new(1, v.clone(), (0, u64::MAX));
+        assert_eq!(c.next_batch(3), vec![0, u64::MAX]);
+        assert!(c.next_batch(3).is_empty());
+        let mut c = Campaign::new(1, v, (u64::MAX - 1, u64::MAX));
+        assert_eq!(c.next_batch(3), vec![u64::MAX - 1]);
     }
 }

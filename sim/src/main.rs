@@ -1,54 +1,48 @@
 //! The `lws-sim` command line. The only module that touches stdout, files, the wall clock and
-//! exit codes: 0 every run held, 1 an invariant broke (or an expectation failed), 2 bad input.
+//! exit codes: 0 every run held, 1 an invariant broke (or an expectation failed), 2 bad input
+//! or usage (clap's usage errors exit 2 too).
+//!
+//! Parsing, help, typo suggestions and shell completions are clap's (derive API); durations on
+//! the command line are humantime's (`--time 90s`, `--time 1h30m`); progress bars are
+//! indicatif's, drawn only when stderr is a terminal and `--json` is off.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
+use std::fs::File;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
+use clap::{CommandFactory as _, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
 use lws::profile::Profile;
 use lws_sim::explore::{self, Exploration, Finding};
 use lws_sim::fuzz::{self, Campaign};
+use lws_sim::perfetto;
 use lws_sim::scenario::spec::Expectation;
-use lws_sim::scenario::{self, RunReport, Scenario, ScenarioFiles};
+use lws_sim::scenario::{self, RunOptions, RunReport, Scenario, ScenarioFiles};
 
 const USAGE: &str = "\
-lws-sim: deterministic simulation of the LeaderWorkerSet controller
+lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
+                [--timeline FILE.svg] [--perfetto FILE.json]
+       lws-sim check PATH... [--json]
+       lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
+                [--shard I/N] [--out DIR] [--save-all]
+       lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
+       lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
+                [--speed X | --paused] [--record FILE] [--insecure-bind]
+       lws-sim completions bash|zsh|fish
+       lws-sim help [COMMAND]";
 
-USAGE:
-  lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
-  lws-sim check PATH...
-  lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
-               [--shard I/N] [--out DIR] [--save-all]
-  lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
-  lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
-               [--speed X | --paused] [--record FILE] [--insecure-bind]
-  lws-sim help
+const FUZZ_USAGE: &str = "lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] \
+[--jobs J] [--shard I/N] [--out DIR] [--save-all]";
 
-run     run each scenario; exit 0 if no invariant broke, 1 if any did, 2 on bad input
-fuzz    generate rollout cases with faults, run each, shrink every failure to a small
-        scenario file in --out (default fuzz-failures/); --save-all also writes every failing
-        case unminimized (DIR/case-N/); exit 1 if any case failed
-explore re-run a scenario perturbed four ways (at most N of each, default 200): the controller
-        killed right after each of its writes; each watch event to it held back until the next
-        one of the same object; each reconcile served from stale caches; a resync after each
-        reconcile. Report every perturbation that breaks an invariant the reference run kept;
-        one scenario per (invariant, cause)
-check   run every scenario (files, or *.yaml in directories) against every reconciler in its
-        `expect`; print a table; exit 0 only if every expectation is met
-serve   load a scenario (manifests applied, steps run), then serve its cluster over plain HTTP
-        (default 127.0.0.1:8001) as a Kubernetes API server for kubectl --server and kube-rs;
-        virtual time runs at --speed times real time (default 60) or stays --paused, moved by
-        POST /lws-sim/step?for=30s and /lws-sim/until?t=10m; --record FILE writes every client
-        write as a scenario step (`lws-sim run FILE` replays it)
-
-SPEC is PROFILE[,flag=value...], e.g. v0.10.0, latest, all-fixed or
+const SPEC_NOTE: &str = "SPEC is PROFILE[,flag=value...], e.g. v0.10.0, latest, all-fixed or
 v0.3.0,worker-update-strategy=OnDelete (`lws-sim help` lists profiles and flags).";
 
-/// `lws-sim help`: the usage, then one line per profile and per flag.
-fn help_text() -> String {
-    let mut s = format!("{USAGE}\n\nPROFILES:\n");
+/// `lws-sim --help`: the profiles and flags a SPEC names, after clap's usage and commands.
+fn profiles_and_flags() -> String {
+    let mut s = format!("{SPEC_NOTE}\n\nPROFILES:\n");
     s.push_str(
         "  v0.3.0    tag v0.3.0: the seed bug (worker StatefulSets force-applied, lws #225)\n",
     );
@@ -64,22 +58,146 @@ fn help_text() -> String {
     for line in lws::profile::Flags::help() {
         s.push_str(&format!("  {line}\n"));
     }
+    s.push_str(
+        "\nserve: load a scenario, then serve its cluster over plain HTTP as a Kubernetes API\n\
+         server for kubectl --server and kube-rs (`lws-sim serve --help`).\n",
+    );
+    s.push_str("\nExit status: 0 every run held, 1 an invariant broke, 2 bad input or usage.");
     s
 }
 
-/// The argument after `flag`, or the error that names it.
-fn flag_value(it: &mut std::slice::Iter<String>, flag: &str) -> Result<String, String> {
-    it.next()
-        .cloned()
-        .ok_or_else(|| format!("{flag} needs a value"))
+#[derive(Parser)]
+#[command(
+    name = "lws-sim",
+    about = "lws-sim: deterministic simulation of the LeaderWorkerSet controller",
+    override_usage = USAGE,
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
+// `lws-sim serve` (sim/src/serve/) takes its own arguments: it is dispatched in `main` before
+// clap parses, next to the `completions` shortcut, so its flags never pass through this enum.
+#[derive(Subcommand)]
+enum Command {
+    /// Run each scenario; exit 0 if no invariant broke, 1 if any did, 2 on bad input
+    Run(RunArgs),
+    /// Run scenarios against every reconciler in their `expect`; exit 0 if all are met
+    ///
+    /// PATHs are scenario files; directories (their *.yaml); and fuzz and explore output
+    /// directories (each case directory's scenario.yaml). Prints a table, or with --json one
+    /// object; exit 0 only if every expectation is met.
+    Check(CheckArgs),
+    /// Generate rollout cases with faults, run them, shrink and save each failure
+    ///
+    /// Each distinct invariant broken gets one minimized scenario file in --out, with a
+    /// timeline SVG beside it; --save-all also writes every failing case unminimized
+    /// (DIR/case-N/). Exit 1 if any case failed.
+    #[command(override_usage = FUZZ_USAGE)]
+    Fuzz(FuzzArgs),
+    /// Re-run a scenario under systematic perturbations; save what breaks something new
+    ///
+    /// Four kinds, at most --max of each: the controller killed right after each of its writes;
+    /// each watch event to it held back until the next one of the same object; each reconcile
+    /// served from stale caches; a resync after each reconcile. Every perturbation that breaks
+    /// an invariant the reference run kept is reported; one scenario (and its timeline SVG)
+    /// per (invariant, cause) is written to --out.
+    Explore(ExploreArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    ///
+    /// e.g. `lws-sim completions bash > ~/.local/share/bash-completion/completions/lws-sim`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(clap::Args)]
 struct RunArgs {
+    /// Scenario files.
+    #[arg(value_name = "SCENARIO", required = true)]
     scenarios: Vec<PathBuf>,
+    /// Reconciler SPEC (default: the scenario's `controller.reconciler`).
+    #[arg(long, value_name = "SPEC", value_parser = reconciler)]
     reconciler: Option<Profile>,
+    /// Run seed (default: the scenario's `seed`, else 1).
+    #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// One JSON object per run on stdout.
+    #[arg(long)]
     json: bool,
+    /// Write the API write trace as JSON lines (one scenario).
+    #[arg(long, value_name = "FILE")]
     trace: Option<PathBuf>,
+    /// Draw the run as an SVG: one row per group, faults, controller down time, the
+    /// availability floor and violations (one scenario).
+    #[arg(long, value_name = "FILE.svg")]
+    timeline: Option<PathBuf>,
+    /// Write the run as Chrome trace-event JSON for ui.perfetto.dev (one scenario).
+    #[arg(long, value_name = "FILE.json")]
+    perfetto: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// Scenario files or directories.
+    #[arg(value_name = "PATH", required = true)]
+    paths: Vec<PathBuf>,
+    /// One JSON object on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct FuzzArgs {
+    /// Reconciler SPEC to fuzz.
+    #[arg(long, value_name = "SPEC", value_parser = reconciler)]
+    reconciler: Profile,
+    /// Run this many cases (of this shard).
+    #[arg(
+        long,
+        value_name = "N",
+        required_unless_present = "time",
+        conflicts_with = "time"
+    )]
+    cases: Option<u64>,
+    /// Run cases for this long (wall clock): 90s, 10m, 1h30m.
+    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+    time: Option<u64>,
+    /// Campaign seed.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    seed: u64,
+    /// Worker threads, at most the machine's available parallelism.
+    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
+    /// Run only case indices i, i + n, i + 2n, ... (0 <= I < N).
+    #[arg(long, value_name = "I/N", default_value = "0/1", value_parser = parse_shard)]
+    shard: (u64, u64),
+    /// Where minimized failures go.
+    #[arg(long, value_name = "DIR", default_value = "fuzz-failures")]
+    out: PathBuf,
+    /// Also write every failing case unminimized (DIR/case-N/).
+    #[arg(long)]
+    save_all: bool,
+}
+
+#[derive(clap::Args)]
+struct ExploreArgs {
+    /// The scenario to perturb.
+    #[arg(value_name = "SCENARIO")]
+    path: PathBuf,
+    /// Reconciler SPEC.
+    #[arg(long, value_name = "SPEC", value_parser = reconciler)]
+    reconciler: Profile,
+    /// At most this many perturbations of each kind.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    max: u64,
+    /// Where findings go (default explore-<scenario name>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 /// Print a line to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
@@ -92,9 +210,25 @@ macro_rules! say {
     }};
 }
 
-/// The `--reconciler` value, parsed once.
+/// A `--reconciler` value.
 fn reconciler(spec: &str) -> Result<Profile, String> {
-    Profile::parse(spec).map_err(|e| format!("--reconciler: {e}"))
+    Profile::parse(spec)
+}
+
+/// A `--time` value, in milliseconds.
+fn duration_ms(v: &str) -> Result<u64, String> {
+    let d = humantime::parse_duration(v).map_err(|e| format!("{e} (e.g. 90s, 10m, 1h30m)"))?;
+    Ok(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A `--shard I/N` value: N >= 1 and I < N, both within u64.
+fn parse_shard(v: &str) -> Result<(u64, u64), String> {
+    let parsed = v
+        .split_once('/')
+        .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)));
+    parsed
+        .filter(|(i, n)| *n >= 1 && i < n)
+        .ok_or_else(|| format!("expected I/N with 0 <= I < N, got {v:?}"))
 }
 
 /// Bad input: exit status 2.
@@ -103,44 +237,36 @@ fn input_error(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// A usage error found after parsing, reported as clap reports its own (exit 2).
 fn usage_error(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}\n\n{USAGE}");
+    let e = Cli::command().error(clap::error::ErrorKind::ArgumentConflict, msg);
+    let _ = e.print();
     ExitCode::from(2)
 }
 
-fn parse_run(args: &[String]) -> Result<RunArgs, String> {
-    let mut r = RunArgs {
-        scenarios: Vec::new(),
-        reconciler: None,
-        seed: None,
-        json: false,
-        trace: None,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |flag: &str| flag_value(&mut it, flag);
-        match a.as_str() {
-            "--reconciler" => r.reconciler = Some(reconciler(&value("--reconciler")?)?),
-            "--seed" => {
-                let v = value("--seed")?;
-                r.seed = Some(
-                    v.parse()
-                        .map_err(|_| format!("--seed: {v:?} is not a non-negative integer"))?,
-                );
-            }
-            "--json" => r.json = true,
-            "--trace" => r.trace = Some(PathBuf::from(value("--trace")?)),
-            f if f.starts_with('-') => return Err(format!("unknown flag {f:?}")),
-            p => r.scenarios.push(PathBuf::from(p)),
-        }
+/// A progress bar on stderr when it is a terminal and `show` (not `--json`); hidden otherwise.
+fn progress(len: u64, show: bool, prefix: &str) -> ProgressBar {
+    if !show || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
     }
-    if r.scenarios.is_empty() {
-        return Err("run needs at least one scenario file".into());
-    }
-    if r.trace.is_some() && r.scenarios.len() > 1 {
-        return Err("--trace takes one scenario".into());
-    }
-    Ok(r)
+    let pb = ProgressBar::new(len);
+    let style =
+        ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} {msg}")
+            .expect("a valid template");
+    pb.set_style(style);
+    pb.set_prefix(prefix.to_string());
+    pb
+}
+
+/// An output file, created before any work so a bad path is exit 2 at once.
+fn create(path: &Option<PathBuf>) -> Result<Option<(PathBuf, File)>, String> {
+    path.as_ref()
+        .map(|p| {
+            File::create(p)
+                .map(|f| (p.clone(), f))
+                .map_err(|e| format!("{}: {e}", p.display()))
+        })
+        .transpose()
 }
 
 fn summary_line(path: &Path, r: &RunReport, wall_ms: u128) -> String {
@@ -183,10 +309,8 @@ fn json_line(r: &RunReport, wall_ms: u128) -> serde_json::Value {
     })
 }
 
-fn write_trace(path: &Path, r: &RunReport) -> Result<(), String> {
-    let mut f = std::io::BufWriter::new(
-        std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?,
-    );
+fn write_trace((path, f): (PathBuf, File), r: &RunReport) -> Result<(), String> {
+    let mut f = std::io::BufWriter::new(f);
     for e in &r.trace.entries {
         let line = serde_json::to_string(&e.json_line()).expect("trace lines encode");
         writeln!(f, "{line}").map_err(|e| format!("{}: {e}", path.display()))?;
@@ -194,34 +318,93 @@ fn write_trace(path: &Path, r: &RunReport) -> Result<(), String> {
     f.flush().map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn cmd_run(args: &[String]) -> ExitCode {
-    let a = match parse_run(args) {
-        Ok(a) => a,
-        Err(m) => return usage_error(&m),
+/// The picture's title: scenario, reconciler, seed and verdict.
+fn picture_title(r: &RunReport) -> String {
+    let verdict = match r.violated().len() {
+        0 => "holds".to_string(),
+        _ => format!(
+            "violates {}",
+            r.violated().into_iter().collect::<Vec<_>>().join(", ")
+        ),
     };
-    let mut scenarios = Vec::new();
-    for p in &a.scenarios {
-        match Scenario::load(p) {
-            Ok(s) => scenarios.push(s),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        }
+    format!(
+        "{} [{}] seed {}: {verdict}",
+        r.scenario, r.reconciler, r.seed
+    )
+}
+
+fn write_svg((path, mut f): (PathBuf, File), r: &RunReport) -> Result<(), String> {
+    let tl = r.timeline.as_ref().expect("run with a timeline");
+    f.write_all(tl.svg(&picture_title(r)).as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Largest gap (ms) between two writes of one reconcile: the default API latency's upper end
+/// (`ControllerConfig::api_latency_ms`, 2..20 ms) with room to spare.
+const BURST_GAP_MS: u64 = 50;
+
+fn write_perfetto((path, f): (PathBuf, File), r: &RunReport) -> Result<(), String> {
+    let tl = r.timeline.as_ref().expect("run with a timeline");
+    let slices =
+        perfetto::write_bursts(&r.trace.entries, &perfetto::CONTROLLER_ACTORS, BURST_GAP_MS);
+    let doc = perfetto::render(&r.trace.entries, &slices, tl, &picture_title(r));
+    let mut w = std::io::BufWriter::new(f);
+    serde_json::to_writer(&mut w, &doc)
+        .map_err(|e| e.to_string())
+        .and_then(|_| w.flush().map_err(|e| e.to_string()))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The output files of one run, created up front.
+struct Outputs {
+    trace: Option<(PathBuf, File)>,
+    timeline: Option<(PathBuf, File)>,
+    perfetto: Option<(PathBuf, File)>,
+}
+
+impl Outputs {
+    fn open(a: &RunArgs) -> Result<Outputs, String> {
+        Ok(Outputs {
+            trace: create(&a.trace)?,
+            timeline: create(&a.timeline)?,
+            perfetto: create(&a.perfetto)?,
+        })
     }
-    let mut any_violation = false;
-    for s in &scenarios {
-        let started = Instant::now();
-        let profile = match &a.reconciler {
-            Some(p) => Ok(p.clone()),
-            None => s.reconciler(None),
-        };
-        let report = match profile.and_then(|p| scenario::run_with(s, &p, a.seed).map_err(|e| e.0))
-        {
-            Ok(r) => r,
-            Err(e) => return input_error(e),
-        };
-        let wall_ms = started.elapsed().as_millis();
+
+    fn picture(&self) -> bool {
+        self.timeline.is_some() || self.perfetto.is_some()
+    }
+
+    fn write(&mut self, r: &RunReport) -> Result<(), String> {
+        if let Some(t) = self.trace.take() {
+            write_trace(t, r)?;
+        }
+        if let Some(t) = self.timeline.take() {
+            write_svg(t, r)?;
+        }
+        if let Some(t) = self.perfetto.take() {
+            write_perfetto(t, r)?;
+        }
+        Ok(())
+    }
+}
+
+/// One run of `s` as `run` reports it; `Err` is bad input (exit 2).
+fn run_one(a: &RunArgs, s: &Scenario, out: &mut Outputs, pb: &ProgressBar) -> Result<bool, String> {
+    let started = Instant::now();
+    let profile = match &a.reconciler {
+        Some(p) => p.clone(),
+        None => s.reconciler(None)?,
+    };
+    let opts = RunOptions {
+        seed: a.seed,
+        timeline: out.picture(),
+    };
+    let report = scenario::run_with_options(s, &profile, opts).map_err(|e| e.0)?;
+    let wall_ms = started.elapsed().as_millis();
+    // Files first: printing ends the process quietly if stdout is a closed pipe.
+    out.write(&report)?;
+    pb.suspend(|| {
         if a.json {
             say!("{}", json_line(&report, wall_ms));
         } else {
@@ -233,31 +416,68 @@ fn cmd_run(args: &[String]) -> ExitCode {
                 say!("replay: {}", report.replay_command(&s.path));
             }
         }
-        if let Some(t) = &a.trace {
-            if let Err(m) = write_trace(t, &report) {
-                eprintln!("error: {m}");
-                return ExitCode::from(2);
-            }
-        }
-        any_violation |= !report.violations.is_empty();
+    });
+    Ok(!report.violations.is_empty())
+}
+
+fn cmd_run(a: RunArgs) -> ExitCode {
+    let outputs = [&a.trace, &a.timeline, &a.perfetto];
+    if a.scenarios.len() > 1 && outputs.iter().any(|o| o.is_some()) {
+        return usage_error("--trace, --timeline and --perfetto take one scenario");
     }
+    let mut out = match Outputs::open(&a) {
+        Ok(o) => o,
+        Err(m) => return input_error(m),
+    };
+    let mut scenarios = Vec::new();
+    for p in &a.scenarios {
+        match Scenario::load(p) {
+            Ok(s) => scenarios.push(s),
+            Err(e) => return input_error(e),
+        }
+    }
+    let pb = progress(
+        scenarios.len() as u64,
+        !a.json && scenarios.len() > 1,
+        "run",
+    );
+    let mut any_violation = false;
+    for s in &scenarios {
+        pb.set_message(s.path.display().to_string());
+        match run_one(&a, s, &mut out, &pb) {
+            Ok(v) => any_violation |= v,
+            Err(e) => return input_error(e),
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
     ExitCode::from(u8::from(any_violation))
 }
 
-fn scenario_files(paths: &[String]) -> Result<Vec<PathBuf>, String> {
+/// The scenario files a `check` path names: a file; a directory's *.yaml, or its
+/// `scenario.yaml` alone when it has one (a fuzz case directory, whose other YAML files are
+/// manifests); and, one level down, each subdirectory's `scenario.yaml` (fuzz `--out`).
+fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
-        let p = PathBuf::from(p);
-        if p.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(&p)
+        if p.join("scenario.yaml").is_file() {
+            out.push(p.join("scenario.yaml"));
+        } else if p.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
                 .map_err(|e| format!("{}: {e}", p.display()))?
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                .filter_map(|f| {
+                    if f.is_dir() {
+                        Some(f.join("scenario.yaml")).filter(|s| s.is_file())
+                    } else {
+                        Some(f).filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+                    }
+                })
                 .collect();
             files.sort();
             out.extend(files);
         } else if p.exists() {
-            out.push(p);
+            out.push(p.clone());
         } else {
             return Err(format!("{}: no such file or directory", p.display()));
         }
@@ -265,152 +485,202 @@ fn scenario_files(paths: &[String]) -> Result<Vec<PathBuf>, String> {
     Ok(out)
 }
 
-fn cmd_check(args: &[String]) -> ExitCode {
-    if args.is_empty() {
-        return usage_error("check needs at least one path");
+/// One row of `check`: a scenario under one reconciler.
+struct CheckRow {
+    path: PathBuf,
+    name: String,
+    reconciler: String,
+    expected: Vec<String>,
+    got: Vec<String>,
+    ok: bool,
+}
+
+impl CheckRow {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "scenario": self.name, "path": self.path, "reconciler": self.reconciler,
+            "expected": self.expected, "got": self.got, "ok": self.ok,
+        })
     }
-    if let Some(f) = args.iter().find(|a| a.starts_with('-')) {
-        return usage_error(&format!("unknown flag {f:?}"));
+}
+
+/// A scenario's name in the table: its file stem, or for a fuzz case's `scenario.yaml` the
+/// case directory's name.
+fn check_name(f: &Path) -> String {
+    let stem = |p: &Path| p.file_stem().map(|s| s.to_string_lossy().to_string());
+    match (stem(f), f.parent().and_then(|d| d.file_name())) {
+        (Some(s), Some(dir)) if s == "scenario" => dir.to_string_lossy().to_string(),
+        (s, _) => s.unwrap_or_default(),
     }
-    let files = match scenario_files(args) {
+}
+
+/// Run `s` against every reconciler in its `expect`.
+fn check_scenario(f: &Path, s: &Scenario) -> Result<Vec<CheckRow>, String> {
+    let mut rows = Vec::new();
+    for (profile, expected) in &s.expect {
+        let report = scenario::run_with(s, profile, None).map_err(|e| e.0)?;
+        let ok = scenario::judge(&report, expected).is_ok();
+        rows.push(CheckRow {
+            path: f.to_path_buf(),
+            name: check_name(f),
+            reconciler: profile.name.clone(),
+            expected: match expected {
+                Expectation::Holds => Vec::new(),
+                Expectation::Violates(v) => v.clone(),
+            },
+            got: report.violated().into_iter().collect(),
+            ok,
+        });
+    }
+    Ok(rows)
+}
+
+fn cmd_check(a: CheckArgs) -> ExitCode {
+    let files = match scenario_files(&a.paths) {
         Ok(f) => f,
         Err(m) => return usage_error(&m),
     };
-    let mut failed = 0;
-    let mut table: Vec<[String; 4]> = vec![[
+    let pb = progress(files.len() as u64, !a.json, "check");
+    let mut rows = Vec::new();
+    for f in &files {
+        pb.set_message(f.display().to_string());
+        let s = match Scenario::load(f) {
+            Ok(s) => s,
+            Err(e) => return input_error(e),
+        };
+        match check_scenario(f, &s) {
+            Ok(r) => rows.extend(r),
+            Err(e) => return input_error(e),
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let failed = rows.iter().filter(|r| !r.ok).count();
+    if a.json {
+        say!(
+            "{}",
+            serde_json::json!({
+                "results": rows.iter().map(CheckRow::json).collect::<Vec<_>>(),
+                "met": rows.len() - failed, "total": rows.len(),
+            })
+        );
+    } else {
+        for line in check_table(&rows) {
+            say!("{line}");
+        }
+        say!(
+            "{} of {} expectations met ({} scenario{}{})",
+            rows.len() - failed,
+            rows.len(),
+            files.len(),
+            if files.len() == 1 { "" } else { "s" },
+            if failed > 0 {
+                format!(", {failed} FAILED")
+            } else {
+                String::new()
+            }
+        );
+    }
+    ExitCode::from(u8::from(failed > 0))
+}
+
+/// Columns of the check table, widest first allowed; the table fits in 100 columns.
+const TABLE_WIDTH: usize = 100;
+/// A reconciler SPEC longer than this is shown as its profile and a footnote mark.
+const SPEC_SHORT: usize = 14;
+
+/// `holds` or the invariants, comma-separated.
+fn verdict_list(v: &[String]) -> String {
+    if v.is_empty() {
+        "holds".into()
+    } else {
+        v.join(",")
+    }
+}
+
+/// `text` in lines of at most `width` characters, broken after commas where possible.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(4);
+    let parts: Vec<&str> = text.split(',').collect();
+    let mut lines = vec![String::new()];
+    for (i, part) in parts.iter().enumerate() {
+        let token = if i + 1 < parts.len() {
+            format!("{part},")
+        } else {
+            part.to_string()
+        };
+        for piece in token.chars().collect::<Vec<_>>().chunks(width) {
+            let piece: String = piece.iter().collect();
+            let last = lines.last_mut().expect("one line at least");
+            if last.len() + piece.len() <= width {
+                last.push_str(&piece);
+            } else {
+                lines.push(piece);
+            }
+        }
+    }
+    lines
+}
+
+/// The check table's lines: scenario, reconciler (long SPECs footnoted), expected, result;
+/// long cells wrap within their column.
+fn check_table(rows: &[CheckRow]) -> Vec<String> {
+    let mut notes: Vec<String> = Vec::new();
+    let mut cells: Vec<[String; 4]> = vec![[
         "scenario".into(),
         "reconciler".into(),
         "expected".into(),
         "result".into(),
     ]];
-    for f in &files {
-        let s = match Scenario::load(f) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
-        };
-        for (profile, expected) in &s.expect {
-            let report = match scenario::run_with(&s, profile, None) {
-                Ok(r) => r,
-                Err(e) => return input_error(e.0),
-            };
-            let want = match expected {
-                Expectation::Holds => "holds".to_string(),
-                Expectation::Violates(v) => v.join(","),
-            };
-            let verdict = match scenario::judge(&report, expected) {
-                Ok(()) => "ok".to_string(),
-                Err(_) => {
-                    failed += 1;
-                    let got: Vec<String> = report.violated().into_iter().collect();
-                    format!(
-                        "FAILED (got {})",
-                        if got.is_empty() {
-                            "holds".into()
-                        } else {
-                            got.join(",")
-                        }
-                    )
+    for r in rows {
+        let rec = if r.reconciler.len() <= SPEC_SHORT {
+            r.reconciler.clone()
+        } else {
+            let n = match notes.iter().position(|n| *n == r.reconciler) {
+                Some(i) => i + 1,
+                None => {
+                    notes.push(r.reconciler.clone());
+                    notes.len()
                 }
             };
-            let name = f
-                .file_stem()
-                .map(|s| s.to_string_lossy().to_string())
-                .unwrap_or_default();
-            eprint!(".");
-            table.push([name, profile.name.clone(), want, verdict]);
-        }
-    }
-    eprintln!();
-    let rows = table.len() - 1;
-    let widths: Vec<usize> = (0..3)
-        .map(|c| table.iter().map(|r| r[c].len()).max().unwrap_or(0))
-        .collect();
-    for r in &table {
-        say!(
-            "{:<w0$}  {:<w1$}  {:<w2$}  {}",
-            r[0],
-            r[1],
-            r[2],
-            r[3],
-            w0 = widths[0],
-            w1 = widths[1],
-            w2 = widths[2]
-        );
-    }
-    say!("{} of {rows} expectations met", rows - failed);
-    ExitCode::from(u8::from(failed > 0))
-}
-
-struct FuzzArgs {
-    reconciler: Profile,
-    cases: Option<u64>,
-    time_ms: Option<u64>,
-    seed: u64,
-    jobs: usize,
-    shard: (u64, u64),
-    out: PathBuf,
-    save_all: bool,
-}
-
-fn parse_shard(v: &str) -> Result<(u64, u64), String> {
-    let parsed = v
-        .split_once('/')
-        .and_then(|(i, n)| Some((i.parse::<u64>().ok()?, n.parse::<u64>().ok()?)));
-    parsed
-        .filter(|(i, n)| *n >= 1 && i < n)
-        .ok_or_else(|| format!("--shard: expected I/N with I < N, got {v:?}"))
-}
-
-fn parse_fuzz(args: &[String]) -> Result<FuzzArgs, String> {
-    let (mut rec, mut cases, mut time_ms, mut seed, mut jobs) = (None, None, None, 1, 1);
-    let (mut shard, mut out, mut save_all) = ((0, 1), PathBuf::from("fuzz-failures"), false);
-    let mut it = args.iter();
-    while let Some(f) = it.next() {
-        let mut value = |flag: &str| flag_value(&mut it, flag);
-        let number = |v: String, flag: &str| {
-            v.parse::<u64>()
-                .map_err(|_| format!("{flag}: expected a number"))
+            let base = r.reconciler.split(',').next().unwrap_or_default();
+            format!("{base} [{n}]")
         };
-        match f.as_str() {
-            "--reconciler" => rec = Some(value("--reconciler")?),
-            "--cases" => cases = Some(number(value("--cases")?, "--cases")?),
-            "--time" => {
-                time_ms = Some(
-                    lws_sim::scenario::spec::parse_duration(&value("--time")?)
-                        .map_err(|e| format!("--time: {e}"))?,
-                )
-            }
-            "--seed" => seed = number(value("--seed")?, "--seed")?,
-            "--jobs" => {
-                jobs = value("--jobs")?
-                    .parse()
-                    .ok()
-                    .filter(|j| *j >= 1)
-                    .ok_or("--jobs: expected a number >= 1")?
-            }
-            "--shard" => shard = parse_shard(&value("--shard")?)?,
-            "--out" => out = PathBuf::from(value("--out")?),
-            "--save-all" => save_all = true,
-            other => return Err(format!("unknown flag {other:?}")),
+        let result = if r.ok {
+            "ok".to_string()
+        } else {
+            format!("FAILED (got {})", verdict_list(&r.got))
+        };
+        cells.push([r.name.clone(), rec, verdict_list(&r.expected), result]);
+    }
+    let natural = |c: usize| cells.iter().map(|r| r[c].len()).max().unwrap_or(0);
+    let w0 = natural(0).min(36);
+    let w1 = natural(1).min(SPEC_SHORT + 5);
+    let rest = TABLE_WIDTH - w0 - w1 - 6;
+    let w2 = natural(2)
+        .min(rest / 2)
+        .max(rest.saturating_sub(natural(3)));
+    let w2 = w2.min(natural(2));
+    let w3 = TABLE_WIDTH - w0 - w1 - w2 - 6;
+    let mut out = Vec::new();
+    for r in &cells {
+        let cols = [
+            wrap(&r[0], w0),
+            wrap(&r[1], w1),
+            wrap(&r[2], w2),
+            wrap(&r[3], w3),
+        ];
+        let height = cols.iter().map(Vec::len).max().unwrap_or(1);
+        for i in 0..height {
+            let c = |k: usize| cols[k].get(i).map_or("", String::as_str);
+            let line = format!("{:<w0$}  {:<w1$}  {:<w2$}  {}", c(0), c(1), c(2), c(3));
+            out.push(line.trim_end().to_string());
         }
     }
-    let reconciler = reconciler(&rec.ok_or("fuzz needs --reconciler")?)?;
-    if cases.is_none() == time_ms.is_none() {
-        return Err("fuzz needs exactly one of --cases N or --time DURATION".into());
+    for (i, n) in notes.iter().enumerate() {
+        out.extend(wrap(&format!("[{}] {n}", i + 1), TABLE_WIDTH));
     }
-    Ok(FuzzArgs {
-        reconciler,
-        cases,
-        time_ms,
-        seed,
-        jobs,
-        shard,
-        out,
-        save_all,
-    })
+    out
 }
 
 /// Write a scenario held in memory into `dir`: its manifests, and the scenario as `file`.
@@ -423,6 +693,21 @@ fn write_scenario(dir: &Path, file: &str, s: &ScenarioFiles) -> Result<PathBuf, 
     let path = dir.join(file);
     std::fs::write(&path, s.yaml()).map_err(io)?;
     Ok(path)
+}
+
+/// Replay a written failure with the timeline recorded, and draw it beside the file
+/// (`scenario.yaml` → `scenario.svg`).
+fn write_picture_beside(scenario_file: &Path, profile: &Profile) -> Result<PathBuf, String> {
+    let s = Scenario::load(scenario_file).map_err(|e| e.to_string())?;
+    let opts = RunOptions {
+        seed: None,
+        timeline: true,
+    };
+    let r = scenario::run_with_options(&s, profile, opts).map_err(|e| e.0)?;
+    let svg = scenario_file.with_extension("svg");
+    let f = File::create(&svg).map_err(|e| format!("{}: {e}", svg.display()))?;
+    write_svg((svg.clone(), f), &r)?;
+    Ok(svg)
 }
 
 /// Run a batch of cases over `jobs` threads; results in index order.
@@ -448,43 +733,72 @@ fn run_batch(campaign: &Campaign, indices: &[u64], jobs: usize) -> Vec<fuzz::Cas
     })
 }
 
-/// Run cases until `--cases` are done or `--time` is up; the failing ones, and how many ran.
+/// `--jobs`, capped at the machine's available parallelism (with a note on stderr).
+fn capped_jobs(asked: u64) -> usize {
+    let avail = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match usize::try_from(asked) {
+        Ok(j) if j <= avail => j,
+        _ => {
+            eprintln!(
+                "note: --jobs {asked} capped at {avail}, this machine's available parallelism"
+            );
+            avail
+        }
+    }
+}
+
+/// Run cases until `--cases` are done, `--time` is up or the shard runs out of indices; the
+/// failing ones, and how many ran.
 fn run_campaign(
     a: &FuzzArgs,
+    jobs: usize,
     campaign: &mut Campaign,
     started: Instant,
 ) -> (u64, Vec<fuzz::CaseResult>) {
     let (mut done, mut failures) = (0u64, Vec::new());
     let mut last_report = Instant::now();
+    let pb = match (a.cases, a.time) {
+        (Some(n), _) => progress(n, true, "fuzz"),
+        (None, t) => progress(t.unwrap_or(0) / 1000, true, "fuzz (s)"),
+    };
     loop {
         let out_of_cases = a.cases.is_some_and(|n| done >= n);
-        let out_of_time = a
-            .time_ms
-            .is_some_and(|t| started.elapsed().as_millis() as u64 >= t);
-        if out_of_cases || out_of_time {
-            return (done, failures);
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        if out_of_cases || a.time.is_some_and(|t| elapsed_ms >= t) {
+            break;
         }
-        let full = a.jobs as u64 * 4;
+        let full = jobs as u64 * 4;
         let batch = a.cases.map_or(full, |n| (n - done).min(full));
         let indices = campaign.next_batch(batch);
-        for r in run_batch(campaign, &indices, a.jobs) {
+        if indices.is_empty() {
+            break;
+        }
+        for r in run_batch(campaign, &indices, jobs) {
             done += 1;
             if let Some(e) = &r.error {
-                eprintln!("case {} could not run: {e}", r.index);
+                pb.suspend(|| eprintln!("case {} could not run: {e}", r.index));
             }
             if !r.violated.is_empty() {
                 failures.push(r);
             }
         }
-        if last_report.elapsed().as_millis() >= 1000 {
-            let rate = done as f64 / started.elapsed().as_secs_f64();
-            eprintln!(
-                "  {done} cases, {} failing, {rate:.0} cases/s",
-                failures.len()
-            );
+        let rate = done as f64 / started.elapsed().as_secs_f64();
+        let msg = format!(
+            "{done} cases, {} failing, {rate:.0} cases/s",
+            failures.len()
+        );
+        match a.cases {
+            Some(_) => pb.set_position(done),
+            None => pb.set_position(started.elapsed().as_secs()),
+        }
+        pb.set_message(msg.clone());
+        if pb.is_hidden() && last_report.elapsed().as_millis() >= 1000 {
+            eprintln!("  {msg}");
             last_report = Instant::now();
         }
     }
+    pb.finish_and_clear();
+    (done, failures)
 }
 
 /// `--save-all`: every failing case as it was generated, in `DIR/case-N/`.
@@ -505,7 +819,7 @@ fn save_all(
     Ok(())
 }
 
-/// Shrink the first case that broke `invariant`, write it, and print where.
+/// Shrink the first case that broke `invariant`, write it with its picture, and print where.
 fn write_minimized(
     a: &FuzzArgs,
     campaign: &Campaign,
@@ -525,14 +839,16 @@ fn write_minimized(
     let files = campaign.failure_files(small, &violated, &note);
     let dir = a.out.join(format!("{invariant}-case-{first}"));
     let p = write_scenario(&dir, "scenario.yaml", &files)?;
+    let svg = write_picture_beside(&p, &a.reconciler)?;
     say!(
-        "{invariant}: {} cases ({}), first case {first}; minimized to {} steps, {} groups of {}: lws-sim run {}",
+        "{invariant}: {} cases ({}), first case {first}; minimized to {} steps, {} groups of {}: lws-sim run {} (picture: {})",
         cases.len(),
         case_list(cases),
         small.steps.len() + 3,
         small.replicas,
         small.size,
-        p.display()
+        p.display(),
+        svg.display()
     );
     Ok(())
 }
@@ -540,18 +856,15 @@ fn write_minimized(
 /// Run a campaign: case indices of this shard, in batches over `jobs` threads; results are
 /// taken in index order, so `--jobs` never changes what is found. Then one minimized scenario
 /// per distinct invariant, from the first case that broke it.
-fn cmd_fuzz(args: &[String]) -> ExitCode {
-    let a = match parse_fuzz(args) {
-        Ok(a) => a,
-        Err(m) => return usage_error(&m),
-    };
+fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
     let started = Instant::now();
+    let jobs = capped_jobs(a.jobs);
     eprintln!(
-        "fuzz {} seed {} shard {}/{} jobs {}",
-        a.reconciler.name, a.seed, a.shard.0, a.shard.1, a.jobs
+        "fuzz {} seed {} shard {}/{} jobs {jobs}",
+        a.reconciler.name, a.seed, a.shard.0, a.shard.1
     );
     let mut campaign = Campaign::new(a.seed, a.reconciler.clone(), a.shard);
-    let (done, failures) = run_campaign(&a, &mut campaign, started);
+    let (done, failures) = run_campaign(&a, jobs, &mut campaign, started);
     let elapsed = started.elapsed().as_secs_f64();
     say!(
         "{done} cases in {elapsed:.1}s ({:.0} cases/s), {} failing",
@@ -586,48 +899,10 @@ fn case_list(cases: &[u64]) -> String {
     }
 }
 
-struct ExploreArgs {
-    path: PathBuf,
-    reconciler: Profile,
-    max: u64,
-    out: PathBuf,
-}
-
-fn parse_explore(args: &[String]) -> Result<ExploreArgs, String> {
-    let (mut path, mut rec, mut max, mut out) = (None, None, 200u64, None);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut value = |flag: &str| flag_value(&mut it, flag);
-        match a.as_str() {
-            "--reconciler" => rec = Some(value("--reconciler")?),
-            "--max" => {
-                max = value("--max")?
-                    .parse()
-                    .map_err(|_| "--max: expected a number".to_string())?
-            }
-            "--out" => out = Some(PathBuf::from(value("--out")?)),
-            f if f.starts_with('-') => return Err(format!("unknown flag {f:?}")),
-            p => path = Some(PathBuf::from(p)),
-        }
-    }
-    let (Some(path), Some(rec)) = (path, rec) else {
-        return Err("explore needs a scenario and --reconciler".into());
-    };
-    let out = out.unwrap_or_else(|| {
-        let stem = path.file_stem().map(|s| s.to_string_lossy().to_string());
-        PathBuf::from(format!("explore-{}", stem.unwrap_or_default()))
-    });
-    Ok(ExploreArgs {
-        reconciler: reconciler(&rec)?,
-        path,
-        max,
-        out,
-    })
-}
-
-/// Minimize one finding, write it as `OUT/INVARIANT-CAUSE.yaml`, and print where.
+/// Minimize one finding, write it as `OUT/INVARIANT-CAUSE.yaml` with its picture beside it,
+/// and print where.
 fn write_finding(
-    a: &ExploreArgs,
+    (a, out): (&ExploreArgs, &Path),
     s: &Scenario,
     ex: &Exploration,
     (invariant, cause): (&str, &str),
@@ -652,36 +927,44 @@ fn write_finding(
         &violated,
         &dir,
     );
-    let file = a.out.join(format!("{invariant}-{cause}.yaml"));
-    std::fs::create_dir_all(&a.out)
+    let file = out.join(format!("{invariant}-{cause}.yaml"));
+    std::fs::create_dir_all(out)
         .and_then(|_| std::fs::write(&file, scenario::spec_yaml(&spec)))
         .map_err(|e| format!("{}: {e}", file.display()))?;
+    let svg = write_picture_beside(&file, &a.reconciler)?;
     say!(
-        "{invariant} via {cause}: {} perturbations (at {}), first {}; minimized to {} of {} steps: lws-sim run {}",
+        "{invariant} via {cause}: {} perturbations (at {}), first {}; minimized to {} of {} steps: lws-sim run {} (picture: {})",
         points.len(),
         case_list(&points),
         f.perturbation.yaml(),
         keep.len() + 1,
         s.steps.len() + 1,
-        file.display()
+        file.display(),
+        svg.display()
     );
     Ok(())
 }
 
-fn cmd_explore(args: &[String]) -> ExitCode {
-    let a = match parse_explore(args) {
-        Ok(a) => a,
-        Err(m) => return usage_error(&m),
-    };
+fn cmd_explore(a: ExploreArgs) -> ExitCode {
+    let out = a.out.clone().unwrap_or_else(|| {
+        let stem = a.path.file_stem().map(|s| s.to_string_lossy().to_string());
+        PathBuf::from(format!("explore-{}", stem.unwrap_or_default()))
+    });
     let s = match Scenario::load(&a.path) {
         Ok(s) => s,
         Err(e) => return input_error(e),
     };
     let started = Instant::now();
-    let ex = match explore::explore(&s, &a.reconciler, a.max) {
+    let pb = progress(0, true, "explore");
+    let mut tick = |done: usize, total: usize| {
+        pb.set_length(total as u64);
+        pb.set_position(done as u64);
+    };
+    let ex = match explore::explore_with_progress(&s, &a.reconciler, a.max, &mut tick) {
         Ok(x) => x,
         Err(e) => return input_error(e.0),
     };
+    pb.finish_and_clear();
     let base: Vec<String> = ex.reference.violated().into_iter().collect();
     say!(
         "{} [{}]: reference run broke {:?}; tried {} perturbations ({} controller writes, {} watch events, {} reconciles) in {:.1}s; {} broke something new",
@@ -696,7 +979,7 @@ fn cmd_explore(args: &[String]) -> ExitCode {
         ex.findings.len()
     );
     for ((invariant, cause), f) in ex.distinct() {
-        if let Err(e) = write_finding(&a, &s, &ex, (&invariant, cause), f) {
+        if let Err(e) = write_finding((&a, &out), &s, &ex, (&invariant, cause), f) {
             return input_error(e);
         }
     }
@@ -704,23 +987,28 @@ fn cmd_explore(args: &[String]) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    // `lws-sim fuzz --help` asks for help, not for a flag named --help.
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        say!("{USAGE}");
-        return ExitCode::SUCCESS;
+    // `serve` has its own parser (serve/mod.rs): dispatched before clap.
+    if std::env::args().nth(1).as_deref() == Some("serve") {
+        let rest: Vec<String> = std::env::args().skip(2).collect();
+        return lws_sim::serve::cli(&rest);
     }
-    match args.first().map(String::as_str) {
-        Some("run") => cmd_run(&args[1..]),
-        Some("serve") => lws_sim::serve::cli(&args[1..]),
-        Some("check") => cmd_check(&args[1..]),
-        Some("fuzz") => cmd_fuzz(&args[1..]),
-        Some("explore") => cmd_explore(&args[1..]),
-        Some("help") | Some("--help") | Some("-h") => {
-            say!("{}", help_text());
+    let cli = Cli::command().after_long_help(profiles_and_flags());
+    let cli = match cli.try_get_matches() {
+        Ok(m) => <Cli as clap::FromArgMatches>::from_arg_matches(&m).unwrap_or_else(|e| e.exit()),
+        // Help and version print and exit 0; usage errors exit 2 (clap's codes).
+        Err(e) => e.exit(),
+    };
+    match cli.command {
+        Command::Run(a) => cmd_run(a),
+        Command::Check(a) => cmd_check(a),
+        Command::Fuzz(a) => cmd_fuzz(a),
+        Command::Explore(a) => cmd_explore(a),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "lws-sim", &mut script);
+            // A closed pipe ends output quietly, as `say!` does.
+            let _ = std::io::stdout().lock().write_all(&script);
             ExitCode::SUCCESS
         }
-        Some(other) => usage_error(&format!("unknown command {other:?}")),
-        None => usage_error("no command given"),
     }
 }

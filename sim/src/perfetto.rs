@@ -25,6 +25,56 @@ pub struct Slice {
     pub detail: String,
 }
 
+/// The controller actors as the trace names them: the two controllers' own writes, and `lws`,
+/// the field manager their server-side applies carry (upstream `fieldOwner`, "lws").
+pub const CONTROLLER_ACTORS: [&str; 3] = ["lws-controller", "pod-controller", "lws"];
+
+/// Reconciles as the trace shows them. The controller model keeps no start and end times, so a
+/// slice is a burst of one controller actor's writes: consecutive writes at most `gap_ms`
+/// apart (a reconcile issues its writes one after another, each after the API latency), from
+/// the first to the last. Approximate: two reconciles back to back make one slice, and a
+/// reconcile that only reads leaves none.
+pub fn write_bursts(entries: &[TraceEntry], actors: &[&str], gap_ms: u64) -> Vec<Slice> {
+    let mut open: BTreeMap<&str, (u64, u64, Vec<String>)> = BTreeMap::new();
+    let mut out = Vec::new();
+    let close = |actor: &str, (t0, t1, writes): (u64, u64, Vec<String>), out: &mut Vec<Slice>| {
+        out.push(Slice {
+            actor: actor.to_string(),
+            name: format!(
+                "{} write{}",
+                writes.len(),
+                if writes.len() == 1 { "" } else { "s" }
+            ),
+            start_ms: t0,
+            end_ms: t1,
+            detail: writes.join(", "),
+        });
+    };
+    for e in entries
+        .iter()
+        .filter(|e| actors.contains(&e.actor.as_str()))
+    {
+        let what = format!("{} {} {}", e.verb, e.kind, e.name);
+        let actor = actors.iter().find(|a| **a == e.actor).expect("filtered");
+        match open.get_mut(actor) {
+            Some((_, t1, writes)) if e.at_ms <= t1.saturating_add(gap_ms) => {
+                *t1 = e.at_ms;
+                writes.push(what);
+            }
+            _ => {
+                if let Some(done) = open.insert(actor, (e.at_ms, e.at_ms, vec![what])) {
+                    close(actor, done, &mut out);
+                }
+            }
+        }
+    }
+    for (actor, burst) in open {
+        close(actor, burst, &mut out);
+    }
+    out.sort_by(|a, b| (a.start_ms, &a.actor).cmp(&(b.start_ms, &b.actor)));
+    out
+}
+
 const PID: u32 = 1;
 const VIOLATIONS: &str = "violations";
 const FAULTS: &str = "faults";
@@ -112,7 +162,7 @@ pub fn render(entries: &[TraceEntry], slices: &[Slice], tl: &Timeline, title: &s
 fn counters(events: &mut Vec<Value>, name: &str, points: &[(u64, i32)]) {
     for &(at, n) in points {
         events.push(json!({
-            "name": name, "ph": "C", "pid": PID, "ts": us(at), "args": {"value": n},
+            "name": name, "ph": "C", "pid": PID, "tid": 0, "ts": us(at), "args": {"value": n},
         }));
     }
 }
@@ -132,6 +182,30 @@ mod tests {
             rv: 7,
             detail: String::new(),
         }
+    }
+
+    #[test]
+    fn write_bursts_split_at_gaps_per_actor() {
+        let entries = [
+            entry(10, "lws-controller", "create"),
+            entry(15, "lws", "apply"),
+            entry(20, "lws-controller", "update"),
+            entry(100, "lws-controller", "update"),
+            entry(101, "kubelet", "update-status"),
+        ];
+        let s = write_bursts(&entries, &CONTROLLER_ACTORS, 30);
+        let got: Vec<(&str, u64, u64, &str)> = s
+            .iter()
+            .map(|s| (s.actor.as_str(), s.start_ms, s.end_ms, s.name.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("lws-controller", 10, 20, "2 writes"),
+                ("lws", 15, 15, "1 write"),
+                ("lws-controller", 100, 100, "1 write"),
+            ]
+        );
     }
 
     #[test]

@@ -151,15 +151,19 @@ impl Timeline {
         }
     }
 
-    /// Intervals (t0, t1) where fewer groups were available than the floor.
+    /// Intervals (t0, t1) where fewer groups were available than the floor, from the first
+    /// time the floor was reached on (a group set being brought up is not owed availability,
+    /// as the availability check in `invariants/groups.rs` arms only once the LWS has been up).
     pub fn below_floor(&self) -> Vec<(u64, u64)> {
         let mut out: Vec<(u64, u64)> = Vec::new();
+        let mut armed = false;
         for (i, &(t, n)) in self.available.iter().enumerate() {
+            armed |= n >= self.floor;
             let t1 = self
                 .available
                 .get(i + 1)
                 .map_or(self.end_ms, |&(next, _)| next);
-            if n < self.floor && t1 > t {
+            if armed && n < self.floor && t1 > t {
                 match out.last_mut() {
                     Some((_, end)) if *end == t => *end = t1,
                     _ => out.push((t, t1)),
@@ -291,39 +295,87 @@ impl Timeline {
     }
 
     fn draw_faults(&self, s: &mut String, axis: &Axis, height: f64) {
+        let mut lanes = Lanes::new(2);
         for (at, label) in &self.faults {
             let x = axis.x(*at);
             let _ = write!(
                 s,
-                r##"<g class="fault" data-fault="{l}" data-t0="{at}"><line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}" stroke="#1565c0" stroke-width="1"/><path d="M{x:.1} {TOP} l-4 -7 h8 z" fill="#1565c0"/><title>{l} at {}</title></g>"##,
+                r##"<g class="fault" data-fault="{l}" data-t0="{at}"><line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}" stroke="#1565c0" stroke-width="1"/><path d="M{x:.1} {TOP} l-4 -7 h8 z" fill="#1565c0"/>"##,
                 height - BOTTOM,
-                fmt_ms(*at),
                 l = esc(label),
             );
+            if let Some(lane) = lanes.place(x + 6.0, label) {
+                let _ = write!(
+                    s,
+                    r##"<text x="{:.1}" y="{:.1}" fill="#1565c0">{}</text>"##,
+                    x + 6.0,
+                    TOP - 2.0 - 12.0 * lane as f64,
+                    esc(label)
+                );
+            }
+            let _ = write!(s, "<title>{} at {}</title></g>", esc(label), fmt_ms(*at));
         }
     }
 
+    /// A thin red line per violation, a dot on the axis, and the invariant's name where it
+    /// fits (up to three lanes; the rest keep their name in the tooltip and `data-invariant`).
     fn draw_violations(&self, s: &mut String, axis: &Axis, height: f64) {
+        let mut lanes = Lanes::new(3);
         for (at, inv, msg) in &self.violations {
             let x = axis.x(*at);
             let _ = write!(
                 s,
-                r##"<g class="violation" data-invariant="{i}" data-t0="{at}"><line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}" stroke="#c62828" stroke-width="2"/><circle cx="{x:.1}" cy="{:.1}" r="5" fill="#c62828"/><text x="{:.1}" y="{:.1}" fill="#c62828">{i}</text><title>{}</title></g>"##,
+                r##"<g class="violation" data-invariant="{i}" data-t0="{at}"><line x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{:.1}" stroke="#c62828" stroke-width="1.2" stroke-opacity="0.8"/><circle cx="{x:.1}" cy="{:.1}" r="4" fill="#c62828"/>"##,
                 height - BOTTOM,
                 height - BOTTOM,
-                x + 6.0,
-                height - BOTTOM - 4.0,
-                esc(msg),
                 i = esc(inv),
             );
+            if let Some(lane) = lanes.place(x + 5.0, inv) {
+                let _ = write!(
+                    s,
+                    r##"<text x="{:.1}" y="{:.1}" fill="#c62828" stroke="#fff" stroke-width="3" paint-order="stroke">{}</text>"##,
+                    x + 5.0,
+                    height - BOTTOM - 6.0 - 12.0 * lane as f64,
+                    esc(inv)
+                );
+            }
+            let _ = write!(
+                s,
+                "<title>{} at {}: {}</title></g>",
+                esc(inv),
+                fmt_ms(*at),
+                esc(msg)
+            );
         }
+    }
+}
+
+/// Rows of text labels that must not overlap: a label goes in the first lane whose last label
+/// ends left of it.
+struct Lanes {
+    ends: Vec<f64>,
+}
+
+impl Lanes {
+    fn new(n: usize) -> Lanes {
+        Lanes {
+            ends: vec![f64::MIN; n],
+        }
+    }
+
+    /// The lane for a label starting at `x`, if one has room (about 6.2 px per character at
+    /// the picture's 11 px font).
+    fn place(&mut self, x: f64, label: &str) -> Option<usize> {
+        let lane = self.ends.iter().position(|&end| x >= end + 4.0)?;
+        self.ends[lane] = x + 6.2 * label.chars().count() as f64;
+        Some(lane)
     }
 }
 
 const WIDTH: f64 = 1200.0;
 const LEFT: f64 = 80.0;
 const RIGHT: f64 = 16.0;
-const TOP: f64 = 30.0;
+const TOP: f64 = 46.0;
 const STRIP: f64 = 50.0;
 const GAP: f64 = 10.0;
 const ROW: f64 = 16.0;
@@ -336,31 +388,47 @@ const DEFS: &str = r##"<defs><pattern id="unready" width="6" height="6" patternU
 const LEGEND_OPEN: &str = r#"<g class="legend">"#;
 
 fn legend(s: &mut String) {
+    let swatch = |c: &str| format!(r#"<rect width="12" height="10" y="-9" fill="{c}"/>"#);
     let items = [
-        (Rev::Old.colour(), "old revision"),
-        (Rev::New.colour(), "new revision"),
-        (Rev::Mixed.colour(), "mixed (leader and workers differ)"),
+        (swatch(Rev::Old.colour()), "older revision"),
+        (swatch(Rev::New.colour()), "current revision"),
+        (swatch(Rev::Mixed.colour()), "mixed (leader and workers differ)"),
+        (
+            format!(
+                r#"{}<rect width="12" height="10" y="-9" fill="url(#unready)"/>"#,
+                swatch("#888")
+            ),
+            "not ready",
+        ),
+        (
+            r##"<rect width="12" height="10" y="-9" fill="none" stroke="#000" stroke-dasharray="2 2"/>"##.to_string(),
+            "terminating",
+        ),
+        (
+            r##"<rect width="12" height="10" y="-9" fill="#555" fill-opacity="0.25"/>"##.to_string(),
+            "controller down",
+        ),
+        (
+            r##"<rect width="12" height="10" y="-9" fill="#e53935" fill-opacity="0.25"/>"##.to_string(),
+            "below the floor",
+        ),
+        (
+            r##"<path d="M6 -9 v10" stroke="#1565c0"/>"##.to_string(),
+            "fault or step",
+        ),
+        (
+            r##"<path d="M6 -9 v10" stroke="#c62828" stroke-width="1.5"/>"##.to_string(),
+            "violation",
+        ),
     ];
     let mut x = 0.0;
-    for (c, label) in items {
+    for (mark, label) in items {
         let _ = write!(
             s,
-            r#"<rect x="{x}" y="-9" width="12" height="10" fill="{c}"/><text x="{}" y="0">{label}</text>"#,
-            x + 16.0
+            r#"<g transform="translate({x:.1},0)">{mark}<text x="16" y="0">{label}</text></g>"#
         );
-        x += 40.0 + 6.5 * label.len() as f64;
+        x += 28.0 + 6.2 * label.len() as f64;
     }
-    let _ = write!(
-        s,
-        r##"<rect x="{x}" y="-9" width="12" height="10" fill="#888"/><rect x="{x}" y="-9" width="12" height="10" fill="url(#unready)"/><text x="{}" y="0">not ready</text>"##,
-        x + 16.0
-    );
-    x += 100.0;
-    let _ = write!(
-        s,
-        r##"<rect x="{x}" y="-9" width="12" height="10" fill="none" stroke="#000" stroke-dasharray="2 2"/><text x="{}" y="0">terminating</text>"##,
-        x + 16.0
-    );
 }
 
 fn group_span(s: &mut String, axis: &Axis, y: f64, t0: u64, t1: u64, st: GroupState) {
@@ -571,7 +639,7 @@ mod tests {
     }
 
     #[test]
-    fn below_floor_merges_adjacent_intervals_and_ends_at_the_run_end() {
+    fn below_floor_merges_adjacent_intervals_ends_at_the_run_end_and_skips_bring_up() {
         let mut tl = Timeline {
             end_ms: 100,
             floor: 3,
@@ -581,7 +649,11 @@ mod tests {
         tl.available(10, 2);
         tl.available(20, 4);
         tl.available(50, 1);
-        assert_eq!(tl.below_floor(), vec![(0, 20), (50, 100)]);
+        tl.available(60, 2);
+        tl.available(70, 3);
+        tl.available(80, 2);
+        // Bringing the groups up (0..20) is not below the floor; 50..70 is one interval.
+        assert_eq!(tl.below_floor(), vec![(50, 70), (80, 100)]);
     }
 
     #[test]

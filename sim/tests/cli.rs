@@ -164,18 +164,212 @@ fn bad_flags_and_reconcilers_exit_2() {
 
 #[test]
 fn help_anywhere_prints_the_usage_and_exits_0() {
-    for args in [
-        &["--help"][..],
-        &["fuzz", "--help"],
-        &["run", "x.yaml", "-h"],
+    // clap's help: the command's own usage line (run's is clap's generated one).
+    for (args, usage) in [
+        (&["--help"][..], "lws-sim fuzz --reconciler SPEC"),
+        (&["fuzz", "--help"], "lws-sim fuzz --reconciler SPEC"),
+        (&["run", "x.yaml", "-h"], "lws-sim run"),
+        (&["help", "check"], "lws-sim check"),
     ] {
         let (code, out, _) = run(args);
         assert_eq!(code, 0, "{args:?}");
+        assert!(out.contains(usage), "{args:?}: {out}");
+    }
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_suggestion() {
+    let (code, _, err) = run(&["chek", "x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("check"), "{err}");
+    let (code, _, err) = run(&[
+        "fuzz",
+        "--reconciler",
+        "v0.4.1",
+        "--cases",
+        "1",
+        "--tim",
+        "1s",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--time"), "{err}");
+    // --cases or --time, not both and not neither.
+    assert_eq!(run(&["fuzz", "--reconciler", "v0.4.1"]).0, 2);
+    let both = [
+        "fuzz",
+        "--reconciler",
+        "v0.4.1",
+        "--cases",
+        "1",
+        "--time",
+        "1s",
+    ];
+    assert_eq!(run(&both).0, 2);
+    let (code, _, err) = run(&["fuzz", "--reconciler", "v0.4.1", "--time", "soon"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--time"), "{err}");
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    for (shell, needle) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef lws-sim"),
+        ("fish", "complete -c lws-sim"),
+    ] {
+        let (code, out, err) = run(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        assert!(out.contains(needle), "{shell}: {out}");
+        assert!(out.contains("explore"), "{shell}");
+    }
+    assert_eq!(run(&["completions", "tcsh"]).0, 2);
+}
+
+#[test]
+fn jobs_are_capped_at_the_machine_and_never_overflow() {
+    let dir = scratch("jobs");
+    let out = dir.join("out");
+    let (code, stdout, err) = run(&[
+        "fuzz",
+        "--reconciler",
+        "all-fixed",
+        "--cases",
+        "2",
+        "--jobs",
+        "18446744073709551615",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(code == 0 || code == 1, "{stdout}{err}");
+    assert!(err.contains("capped at"), "{err}");
+    assert!(stdout.contains("2 cases"), "{stdout}");
+    assert_eq!(
+        run(&[
+            "fuzz",
+            "--reconciler",
+            "v0.4.1",
+            "--cases",
+            "1",
+            "--jobs",
+            "0"
+        ])
+        .0,
+        2
+    );
+    let too_big = [
+        "fuzz",
+        "--reconciler",
+        "v0.4.1",
+        "--cases",
+        "1",
+        "--jobs",
+        "18446744073709551616",
+    ];
+    assert_eq!(run(&too_big).0, 2);
+}
+
+#[test]
+fn shards_are_validated_and_the_last_shard_index_does_not_wrap() {
+    for bad in ["1/1", "0/0", "3", "a/b", "0/18446744073709551616", "-1/2"] {
+        let (code, _, err) = run(&[
+            "fuzz",
+            "--reconciler",
+            "v0.4.1",
+            "--cases",
+            "1",
+            "--shard",
+            bad,
+        ]);
+        assert_eq!(code, 2, "{bad}: {err}");
+    }
+    // Shard 0 of u64::MAX holds indices 0 and u64::MAX only: asked for 3 cases, it runs 2 (a
+    // wrapping index would land in another shard).
+    let dir = scratch("shard");
+    let out = dir.join("out");
+    let (code, stdout, err) = run(&[
+        "fuzz",
+        "--reconciler",
+        "all-fixed",
+        "--cases",
+        "3",
+        "--shard",
+        "0/18446744073709551615",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(code == 0 || code == 1, "{stdout}{err}");
+    assert!(stdout.starts_with("2 cases"), "{stdout}");
+}
+
+#[test]
+fn output_files_are_created_before_the_run() {
+    let dir = scratch("outputs");
+    let s = scenario(&dir, "ok.yaml", OK);
+    for flag in ["--trace", "--timeline", "--perfetto"] {
+        let bad = dir.join("no-such-dir").join("f");
+        let (code, out, err) = run(&["run", s.to_str().unwrap(), flag, bad.to_str().unwrap()]);
+        assert_eq!(code, 2, "{flag}: {out}{err}");
+        assert!(out.is_empty(), "{flag}: ran before failing: {out}");
+        assert!(err.contains("no-such-dir"), "{flag}: {err}");
+    }
+    let two = [
+        "run",
+        s.to_str().unwrap(),
+        s.to_str().unwrap(),
+        "--timeline",
+        "x.svg",
+    ];
+    assert_eq!(run(&two).0, 2);
+}
+
+#[test]
+fn check_reads_fuzz_output_directories_and_prints_json() {
+    let dir = scratch("check-out");
+    // A fuzz --out directory: case subdirectories, each a scenario.yaml and its manifests.
+    let case = dir.join("out").join("availability-case-3");
+    std::fs::create_dir_all(case.join("manifests")).unwrap();
+    std::fs::write(case.join("manifests/lws.yaml"), LWS).unwrap();
+    std::fs::write(case.join("lws.yaml"), LWS).unwrap();
+    scenario(&case, "scenario.yaml", OK);
+    let out_dir = dir.join("out");
+    let (code, out, err) = run(&["check", out_dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 of 1 expectations met"), "{out}");
+    assert!(out.contains("availability-case-3"), "{out}");
+    // The case directory itself: its scenario.yaml, not its manifests.
+    let (code, out, err) = run(&["check", case.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!((v["met"].as_u64(), v["total"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(v["results"][0]["ok"], true);
+    assert_eq!(v["results"][0]["reconciler"], "v0.4.1");
+}
+
+#[test]
+fn the_check_table_fits_100_columns_and_footnotes_long_specs() {
+    let dir = scratch("check-wide");
+    let long = "v0.4.1,worker-sts-ready=available,restart-check=ownership";
+    let body = OK.replace(
+        "v0.4.1: holds",
+        &format!("v0.4.1: holds\n  {long}: {{violates: [availability, groupConsistency, updateOrder, partitionBudget]}}"),
+    );
+    scenario(
+        &dir,
+        "a-scenario-with-a-rather-long-name-indeed-longer-than-most.yaml",
+        &body,
+    );
+    let (code, out, _) = run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    for line in out.lines() {
         assert!(
-            out.contains("lws-sim fuzz --reconciler SPEC"),
-            "{args:?}: {out}"
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
         );
     }
+    assert!(out.contains("v0.4.1 [1]"), "{out}");
+    assert!(out.contains(&format!("[1] {long}")), "{out}");
+    assert!(out.contains("1 of 2 expectations met"), "{out}");
 }
 
 #[test]

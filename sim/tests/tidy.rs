@@ -262,7 +262,12 @@ fn only_the_cli_and_the_scenario_loader_touch_files() {
     let bad = offenders(
         "src",
         &["std::fs", "File::", "read_to_string"],
-        &["main.rs", "scenario/load.rs", "serve/mod.rs", "serve/record.rs"],
+        &[
+            "main.rs",
+            "scenario/load.rs",
+            "serve/mod.rs",
+            "serve/record.rs",
+        ],
     );
     assert!(
         bad.is_empty(),

@@ -355,6 +355,18 @@ pub struct RunReport {
     pub controller_reconciles: u64,
     /// Watch events delivered to the controller's caches.
     pub controller_events: u64,
+    /// The run as change points for a picture, when [`RunOptions::timeline`] asked for it.
+    pub timeline: Option<crate::timeline::Timeline>,
+}
+
+/// How to run a scenario, beyond the reconciler.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Overrides the file's seed (default 1).
+    pub seed: Option<u64>,
+    /// Record the run's change points into [`RunReport::timeline`]. Observation only: the
+    /// trace, and so its hash, is the same either way.
+    pub timeline: bool,
 }
 
 impl RunReport {
@@ -970,7 +982,23 @@ fn controller_config(s: &Scenario, profile: &Profile) -> ControllerConfig {
 
 /// Run a scenario against a parsed reconciler; `seed` overrides the file's (default 1).
 pub fn run_with(s: &Scenario, profile: &Profile, seed: Option<u64>) -> Result<RunReport, RunError> {
-    run_limited(s, profile, seed, EVENT_COUNT_MAX)
+    run_with_options(
+        s,
+        profile,
+        RunOptions {
+            seed,
+            timeline: false,
+        },
+    )
+}
+
+/// Run a scenario against a parsed reconciler, with options.
+pub fn run_with_options(
+    s: &Scenario,
+    profile: &Profile,
+    opts: RunOptions,
+) -> Result<RunReport, RunError> {
+    run_limited_with(s, profile, opts, EVENT_COUNT_MAX)
 }
 
 /// `run_with` with the event cap `event_max` instead of `EVENT_COUNT_MAX` (tests lower it).
@@ -980,11 +1008,27 @@ pub fn run_limited(
     seed: Option<u64>,
     event_max: u64,
 ) -> Result<RunReport, RunError> {
-    let seed = seed.or(s.spec.seed).unwrap_or(1);
+    let opts = RunOptions {
+        seed,
+        timeline: false,
+    };
+    run_limited_with(s, profile, opts, event_max)
+}
+
+fn run_limited_with(
+    s: &Scenario,
+    profile: &Profile,
+    opts: RunOptions,
+    event_max: u64,
+) -> Result<RunReport, RunError> {
+    let seed = opts.seed.or(s.spec.seed).unwrap_or(1);
     let mut world = World::new(seed, s.cluster_config().map_err(RunError)?);
     world.install_controller(controller_config(s, profile));
     let mut runner = Runner::new(s, profile, world);
     runner.event_max = event_max;
+    if opts.timeline {
+        runner.checker.record_timeline();
+    }
     match runner.run_all(s) {
         Ok(()) => runner.checker.finish(&runner.world.api),
         // The limit is the verdict: nothing after it is judged.
@@ -1044,8 +1088,18 @@ impl Runner {
 
     fn report(self, s: &Scenario, profile: &Profile, seed: u64) -> RunReport {
         let Runner {
-            mut world, checker, ..
+            mut world,
+            mut checker,
+            ..
         } = self;
+        let timeline = checker.take_timeline().map(|mut tl| {
+            tl.end_ms = world.now_ms;
+            tl.annotate(&world.api.trace.entries);
+            for v in &checker.violations {
+                tl.violation(v.at_ms, v.invariant.as_str(), &v.message);
+            }
+            tl
+        });
         let controller_log = world
             .controller
             .as_mut()
@@ -1072,6 +1126,7 @@ impl Runner {
             controller_writes,
             controller_reconciles,
             controller_events,
+            timeline,
         }
     }
 }
