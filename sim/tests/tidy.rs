@@ -166,12 +166,41 @@ fn import_graph() -> std::collections::BTreeMap<String, std::collections::BTreeS
                 .collect();
             paths.push(path);
         }
+        // `super::sibling`: a module of the same folder. A child's use of its own parent (the
+        // folder's `mod.rs`) is the folder's plumbing, not an edge between files.
+        let parent: Vec<&str> = module.split("::").collect();
+        let parent = &parent[..parent.len() - 1];
+        let mut siblings = Vec::new();
+        for stmt in code.split("use super::").skip(1) {
+            let tree: String = stmt
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect();
+            siblings.extend(expand_use(&tree));
+        }
+        for rest in code.split("super::").skip(1) {
+            let path: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            siblings.push(path);
+        }
+        let parent_module = parent.join("::");
+        let sibling_deps = siblings.iter().filter_map(|p| {
+            let mut segs: Vec<&str> = parent.to_vec();
+            segs.extend(p.split("::").filter(|s| !s.is_empty()));
+            module_of(&segs, &modules).filter(|m| *m != parent_module)
+        });
         let deps: BTreeSet<String> = paths
             .iter()
             .filter_map(|p| {
                 let segs: Vec<&str> = p.split("::").filter(|s| !s.is_empty()).collect();
                 module_of(&segs, &modules)
             })
+            .chain(sibling_deps)
             .filter(|m| m != module)
             .collect();
         graph.insert(module.clone(), deps);
@@ -249,6 +278,10 @@ fn the_simulator_modules_import_each_other_without_a_cycle() {
     // actors, so no actor may import `world`.
     let graph = import_graph();
     assert!(graph["world"].contains("actors::kubelet"), "{graph:?}");
+    assert!(
+        graph["scenario::targets"].contains("scenario::limits"),
+        "`super::` imports are edges too: {graph:?}"
+    );
     if let Some(cycle) = find_cycle(&graph) {
         panic!("import cycle in sim/src: {}", cycle.join(" -> "));
     }

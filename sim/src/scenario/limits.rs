@@ -2,20 +2,16 @@
 //! never panics, hangs or blows up on a value that is merely large: every check here names the
 //! file, the line (where the file is known) and the field.
 //!
-//! Fault targets are checked against the pods and nodes that can ever exist in the scenario's
-//! world, decided from its manifests alone. A pod that can exist but is absent when the fault
-//! fires (not yet created, or deleted) stays a traced skip at run time: faults are timing-dependent.
+//! This file holds the limits and the checks of single values and manifests; `targets.rs` the
+//! checks that need the whole scenario (steps, fault targets).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_saphyr::Spanned;
 
-use super::manifest::{LoadError, Manifest};
-use super::spec::{ScenarioSpec, StepSpec};
-use super::step::{NodeSel, Step};
 use crate::api::STATEFULSET_REPLICAS_MAX;
 use crate::time::{fmt_ms, HORIZON_MS};
 
@@ -110,13 +106,13 @@ pub fn is_dns_label(s: &str) -> bool {
     is_dns_subdomain(s) && s.len() <= 63 && !s.contains('.')
 }
 
-fn name_error(what: &str, v: &str) -> String {
+pub(super) fn name_error(what: &str, v: &str) -> String {
     format!(
         "{what}: {v:?} is not a valid name (DNS-1123: lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)"
     )
 }
 
-fn check_name(what: &str, v: &str) -> Result<(), String> {
+pub(super) fn check_name(what: &str, v: &str) -> Result<(), String> {
     if is_dns_subdomain(v) {
         Ok(())
     } else {
@@ -124,7 +120,7 @@ fn check_name(what: &str, v: &str) -> Result<(), String> {
     }
 }
 
-fn check_namespace(what: &str, v: &Option<String>) -> Result<(), String> {
+pub(super) fn check_namespace(what: &str, v: &Option<String>) -> Result<(), String> {
     match v {
         Some(n) if !is_dns_label(n) => Err(format!(
             "{what} {n:?} is not a valid namespace (DNS-1123 label: lowercase letters, digits and '-', at most 63 characters)"
@@ -133,7 +129,7 @@ fn check_namespace(what: &str, v: &Option<String>) -> Result<(), String> {
     }
 }
 
-fn check_grace(what: &str, g: i64) -> Result<(), String> {
+pub(super) fn check_grace(what: &str, g: i64) -> Result<(), String> {
     if (0..=GRACE_SECONDS_MAX).contains(&g) {
         Ok(())
     } else {
@@ -224,279 +220,6 @@ fn lws_size(v: &Value) -> Result<(), (String, String)> {
             field.into(),
             format!("{field}: {r} groups of {s} pods is more than {LWS_PODS_MAX} pods (the simulator's limit on replicas * size)"),
         ));
-    }
-    Ok(())
-}
-
-/// The LWSs and bare pods a scenario can ever have: faults may only aim at these.
-#[derive(Default)]
-struct Population {
-    /// (namespace, name) -> (max replicas, max size) over every version applied or scaled to.
-    lws: BTreeMap<(String, String), (i64, i64)>,
-    pods: BTreeSet<(String, String)>,
-    replacements: usize,
-}
-
-fn ns_of(m: &Option<String>) -> String {
-    m.clone().unwrap_or_else(|| "default".into())
-}
-
-impl Population {
-    fn add(&mut self, m: &Manifest) {
-        match m {
-            Manifest::LeaderWorkerSet(l) => {
-                let key = (ns_of(&l.metadata.namespace), m.name());
-                let r = i64::from(l.spec.replicas.unwrap_or(1));
-                let s = i64::from(l.spec.leader_worker_template.size.unwrap_or(1));
-                self.grow(key, r, s);
-            }
-            Manifest::Pod(p) => {
-                self.pods.insert((ns_of(&p.metadata.namespace), m.name()));
-            }
-            _ => {}
-        }
-    }
-
-    fn grow(&mut self, key: (String, String), r: i64, s: i64) {
-        let e = self.lws.entry(key).or_insert((0, 0));
-        *e = (e.0.max(r), e.1.max(s));
-    }
-
-    fn of(manifests: &[(String, Vec<Manifest>)], steps: &[Step]) -> Population {
-        let mut p = Population::default();
-        manifests.iter().flat_map(|(_, m)| m).for_each(|m| p.add(m));
-        for s in steps {
-            match s {
-                Step::Apply { objects, .. } => objects.iter().for_each(|m| p.add(m)),
-                Step::Scale {
-                    namespace,
-                    lws,
-                    replicas,
-                } => p.grow((namespace.clone(), lws.clone()), i64::from(*replicas), 0),
-                Step::Patch {
-                    kind,
-                    namespace,
-                    name,
-                    merge,
-                } if kind.as_str() == "LeaderWorkerSet" => {
-                    let n = |ptr: &str| merge.pointer(ptr).and_then(Value::as_i64).unwrap_or(0);
-                    let (r, s) = (n("/spec/replicas"), n("/spec/leaderWorkerTemplate/size"));
-                    p.grow((namespace.clone(), name.clone()), r, s);
-                }
-                Step::DrainNode { replace: true, .. } => p.replacements += 1,
-                _ => {}
-            }
-        }
-        p
-    }
-
-    /// Can a pod of this name ever exist in `namespace`?
-    fn pod_can_exist(&self, namespace: &str, pod: &str) -> bool {
-        if self
-            .pods
-            .contains(&(namespace.to_string(), pod.to_string()))
-        {
-            return true;
-        }
-        let index = |s: &str| s.parse::<i64>().ok().filter(|n| n.to_string() == s);
-        self.lws.iter().any(|((ns, name), &(r, size))| {
-            let Some(rest) = pod
-                .strip_prefix(name.as_str())
-                .and_then(|r| r.strip_prefix('-'))
-            else {
-                return false;
-            };
-            if ns != namespace {
-                return false;
-            }
-            let mut parts = rest.split('-');
-            let g = parts.next().and_then(index);
-            let w = parts.next().map(index);
-            let ok_group = g.is_some_and(|g| g < r);
-            match (w, parts.next()) {
-                (None, None) => ok_group,
-                (Some(Some(w)), None) => ok_group && (1..size).contains(&w),
-                _ => false,
-            }
-        })
-    }
-
-    fn pod_choices(&self, namespace: &str) -> String {
-        let mut out: Vec<String> = self
-            .lws
-            .iter()
-            .filter(|((ns, _), _)| ns == namespace)
-            .map(|((_, n), (r, s))| {
-                format!("{n}-<g> and {n}-<g>-<w> with 0 <= g < {r}, 1 <= w < {s}")
-            })
-            .collect();
-        out.extend(
-            self.pods
-                .iter()
-                .filter(|(ns, _)| ns == namespace)
-                .map(|(_, n)| n.clone()),
-        );
-        if out.is_empty() {
-            return format!("none: no LeaderWorkerSet or Pod manifest in namespace {namespace:?}");
-        }
-        out.join("; ")
-    }
-}
-
-/// One step's fields, checked; `Err` is (field under the step, message).
-fn check_step(
-    spec: &StepSpec,
-    step: &Step,
-    pop: &Population,
-    nodes: u32,
-) -> Result<(), (String, String)> {
-    let key = spec.key();
-    let f = |field: &str| format!("{key}.{field}");
-    let at_least_one = |field: &str, n: Option<u64>| match n {
-        Some(0) => Err((
-            f(field),
-            format!("{}: must be at least 1 (1 = the next)", f(field)),
-        )),
-        _ => Ok(()),
-    };
-    match spec {
-        StepSpec::KillController(k) => at_least_one("afterWrites", k.after_writes)?,
-        StepSpec::Resync(r) => at_least_one("afterReconciles", r.after_reconciles)?,
-        StepSpec::HoldWatchEvent(h) => at_least_one("nth", Some(h.nth))?,
-        StepSpec::StaleRead(s) => at_least_one("atReconcile", Some(s.at_reconcile))?,
-        StepSpec::Scale(s) => {
-            check_namespace(&f("namespace"), &s.namespace).map_err(|m| (f("namespace"), m))?;
-            check_name(&f("lws"), &s.lws).map_err(|m| (f("lws"), m))?;
-            let r = i64::from(s.replicas);
-            if !(0..=LWS_REPLICAS_MAX).contains(&r) {
-                return Err((f("replicas"), format!("{}: {r} is out of range: a LeaderWorkerSet has 0..={LWS_REPLICAS_MAX} groups (the simulator's limit)", f("replicas"))));
-            }
-            let key = (ns_of(&s.namespace), s.lws.clone());
-            let size = pop.lws.get(&key).map_or(1, |e| e.1.max(1));
-            if r * size > LWS_PODS_MAX {
-                return Err((f("replicas"), format!("{}: {r} groups of {size} pods is more than {LWS_PODS_MAX} pods (the simulator's limit)", f("replicas"))));
-            }
-        }
-        StepSpec::Patch(o) | StepSpec::Delete(o) | StepSpec::Check(o) => {
-            check_namespace(&f("namespace"), &o.namespace).map_err(|m| (f("namespace"), m))?;
-            check_name(&f("name"), &o.name).map_err(|m| (f("name"), m))?;
-        }
-        StepSpec::DeletePod(d) => {
-            if let Some(g) = d.grace_period_seconds {
-                check_grace(&f("gracePeriodSeconds"), g)
-                    .map_err(|m| (f("gracePeriodSeconds"), m))?;
-            }
-        }
-        _ => {}
-    }
-    check_target(key, step, pop, nodes)
-}
-
-/// A fault's pod or node must be one the scenario can ever have.
-fn check_target(
-    key: &str,
-    step: &Step,
-    pop: &Population,
-    nodes: u32,
-) -> Result<(), (String, String)> {
-    let pod = |field: &str, ns: &str, pod: &str| {
-        let field = format!("{key}.{field}");
-        check_name(&field, pod).map_err(|m| (field.clone(), m))?;
-        check_namespace(&format!("{key}.namespace"), &Some(ns.to_string()))
-            .map_err(|m| (format!("{key}.namespace"), m))?;
-        if pop.pod_can_exist(ns, pod) {
-            return Ok(());
-        }
-        Err((field.clone(), format!(
-            "{field}: no pod {pod:?} can exist in namespace {ns:?} in this scenario; valid pods: {}",
-            pop.pod_choices(ns)
-        )))
-    };
-    let node = |sel: &NodeSel| match sel {
-        NodeSel::NodeOf { namespace, pod: p } => pod("nodeOf", namespace, p),
-        NodeSel::Node(n) => {
-            let field = format!("{key}.node");
-            check_name(&field, n).map_err(|m| (field.clone(), m))?;
-            let index = |s: &str| s.parse::<u64>().ok().filter(|i| i.to_string() == s);
-            let ok = match n.strip_prefix("node-r") {
-                Some(k) => index(k).is_some_and(|k| k < pop.replacements as u64),
-                None => n
-                    .strip_prefix("node-")
-                    .and_then(index)
-                    .is_some_and(|i| i < u64::from(nodes)),
-            };
-            if ok {
-                return Ok(());
-            }
-            let repl = match pop.replacements {
-                0 => String::new(),
-                r => format!(", or a replacement node node-r0..node-r{}", r - 1),
-            };
-            Err((field.clone(), format!(
-                "{field}: no node {n:?} can exist in this scenario; valid nodes: node-0..node-{}{repl}",
-                nodes.saturating_sub(1)
-            )))
-        }
-    };
-    match step {
-        Step::CrashContainer { namespace, pod: p } => pod("pod", namespace, p),
-        Step::DeletePod {
-            namespace, pod: p, ..
-        } => pod("pod", namespace, p),
-        Step::DrainNode { node: sel, .. }
-        | Step::FailNode(sel)
-        | Step::Cordon(sel)
-        | Step::Uncordon(sel) => node(sel),
-        _ => Ok(()),
-    }
-}
-
-/// Every scenario-level limit and cross-check: node count, steps, the sum of waits, names and
-/// fault targets.
-pub fn check_scenario(
-    file: &str,
-    lines: &SpecLines,
-    spec: &ScenarioSpec,
-    manifests: &[(String, Vec<Manifest>)],
-    steps: &[Step],
-) -> Result<(), LoadError> {
-    let at = |line: Option<usize>, message: String| LoadError {
-        file: file.into(),
-        line,
-        message,
-    };
-    let nodes = spec.cluster.nodes.as_ref().and_then(|n| n.count);
-    if let Some(n) = nodes.filter(|n| *n > NODE_COUNT_MAX) {
-        return Err(at(
-            lines.nodes,
-            format!("cluster.nodes.count: {n} is above the limit of {NODE_COUNT_MAX} nodes"),
-        ));
-    }
-    if steps.len() > STEP_COUNT_MAX {
-        return Err(at(
-            None,
-            format!(
-                "steps: {} steps, above the limit of {STEP_COUNT_MAX}",
-                steps.len()
-            ),
-        ));
-    }
-    let nodes = nodes.unwrap_or(crate::world::ClusterConfig::default().node_count);
-    let pop = Population::of(manifests, steps);
-    let mut waited: u64 = 0;
-    for (i, (s, step)) in spec.steps.iter().zip(steps).enumerate() {
-        if let StepSpec::Wait(d) = s {
-            waited = waited.saturating_add(d.0);
-            if waited > HORIZON_MS {
-                return Err(at(lines.step(i), format!(
-                    "steps[{i}].wait: the waits so far add up to {}, past the simulated horizon ({})",
-                    fmt_ms(waited),
-                    fmt_ms(HORIZON_MS)
-                )));
-            }
-        }
-        check_step(s, step, &pop, nodes)
-            .map_err(|(_, m)| at(lines.step(i), format!("steps[{i}].{m}")))?;
     }
     Ok(())
 }

@@ -5,8 +5,6 @@
 //! re-encoded: a key that vanished was unknown (a typo like `imagee:`), and is reported with
 //! its path and line, as `kubectl apply --validate=strict` would.
 
-use std::fmt;
-
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -48,22 +46,7 @@ impl Manifest {
     }
 }
 
-/// A load error: which file, which line, what.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LoadError {
-    pub file: String,
-    pub line: Option<usize>,
-    pub message: String,
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{}: {}", self.file, l, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
-        }
-    }
-}
+pub use super::error::LoadError;
 
 /// Split into documents at `---` lines, keeping each document's first line number (1-based).
 fn documents(text: &str) -> Vec<(usize, String)> {

@@ -2,11 +2,13 @@
 //! by fuzz and explore), run it against a reconciler in the world with the invariants checked
 //! after every event, and judge the run against the file's `expect`.
 
+mod error;
 pub mod limits;
 mod load;
 pub mod manifest;
 pub mod spec;
 mod step;
+mod targets;
 mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -222,7 +224,7 @@ impl Scenario {
             })?;
             steps.push(step);
         }
-        limits::check_scenario(&file, &lines, &spec, &manifests, &steps)?;
+        targets::check_scenario(&file, &lines, &spec, &manifests, &steps)?;
         let invariants = selected_invariants(&file, lines.invariants, &spec.invariants)?;
         let expect = expectations(&file, &lines, &spec.expect)?;
         let reconciler = match &spec.controller.reconciler {

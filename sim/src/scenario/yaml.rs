@@ -1,7 +1,7 @@
 //! YAML parser errors in our words: file, line and the field at the error's position, with the
 //! parser's own wording (Rust type names, its option names) replaced by the file format's.
 
-use super::manifest::LoadError;
+use super::error::LoadError;
 
 /// The YAML parser's options for scenario and manifest files: its budget raised so that a
 /// scenario of `limits::STEP_COUNT_MAX` steps loads, while alias expansion ("billion laughs")
