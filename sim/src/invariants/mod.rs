@@ -138,6 +138,9 @@ pub struct Checker {
     sts_cursor: usize,
     trace_cursor: usize,
     lws_generation: Option<i64>,
+    /// Whether the watched LWS has been written since its spec last changed: a write that does
+    /// not bump the generation is a status write, so the status describes the current spec.
+    status_current: bool,
     /// Last seen generation per StatefulSet of this LWS, to tell spec changes from status writes.
     sts_generations: BTreeMap<String, Option<i64>>,
     model: Model,
@@ -173,6 +176,7 @@ impl Checker {
             sts_cursor: 0,
             trace_cursor: 0,
             lws_generation: None,
+            status_current: true,
             sts_generations: BTreeMap::new(),
             model: Model::new(),
             groups: GroupChecks::default(),
@@ -234,6 +238,12 @@ impl Checker {
     /// left.
     pub fn rollout_complete_groups(&self) -> bool {
         self.model.rollout_complete()
+    }
+
+    /// The watched LWS's status was written after its last spec change (a rollout is only
+    /// complete once the status describes the new spec).
+    pub fn status_current(&self) -> bool {
+        self.status_current
     }
 
     /// Why the rollout is not complete, in words (for convergence and timeout reports).
@@ -354,6 +364,7 @@ impl Checker {
                 continue;
             }
             // Status writes do not change the spec: skip them without hashing templates.
+            self.status_current = l.metadata.generation == self.lws_generation;
             if l.metadata.generation != self.lws_generation {
                 self.lws_generation = l.metadata.generation;
                 let before = self.model.replicas;

@@ -688,6 +688,13 @@ impl Runner {
         propagation: Option<Propagation>,
     ) -> Result<(), Halt> {
         let now = self.world.now_ms;
+        if kind == KindId::Node {
+            // A deleted Node's pods are lost (PodGC deletes them): to the checker, a fault on
+            // them, as `failNode` is.
+            let pods = self.pods_on(name);
+            self.checker
+                .on_fault(&FaultEffect::NodeFailed { pods }, now);
+        }
         let opts = DeleteOptions {
             propagation,
             ..Default::default()
@@ -899,9 +906,10 @@ fn lws_available(w: &World) -> bool {
 }
 
 /// Rollout complete: every group on the latest revision and ready, no surge group, and the
-/// status says Available with counts equal to `replicas`.
+/// status, written since the spec last changed, says Available with counts equal to `replicas`.
 pub fn rollout_complete(w: &World, c: &Checker) -> bool {
     c.rollout_complete_groups()
+        && c.status_current()
         && lws_available(w)
         && w.api
             .list::<LeaderWorkerSet>(None, &crate::api::Selector::everything())

@@ -110,6 +110,16 @@ fn ns(n: &Option<String>) -> String {
     n.clone().unwrap_or_else(|| "default".into())
 }
 
+/// The namespace a step addresses `kind` in: none for a cluster-scoped kind (a Node), whatever
+/// the step says, as kubectl ignores `--namespace` for those.
+fn ns_of_kind(kind: KindId, n: &Option<String>) -> String {
+    if kind.namespaced() {
+        ns(n)
+    } else {
+        String::new()
+    }
+}
+
 pub(super) fn kind_of(file: &str, kind: &str) -> Result<KindId, LoadError> {
     KindId::parse(kind).ok_or_else(|| {
         let all: Vec<&str> = KindId::ALL.iter().map(|k| k.as_str()).collect();
@@ -126,9 +136,10 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
         .pattern
         .clone()
         .ok_or_else(|| err(ctx, format!("{step}: `match` is required")))?;
+    let kind = kind_of(ctx, &r.kind)?;
     Ok(ObjectMatch {
-        kind: kind_of(ctx, &r.kind)?,
-        namespace: ns(&r.namespace),
+        kind,
+        namespace: ns_of_kind(kind, &r.namespace),
         name: r.name.clone(),
         pattern,
     })
@@ -170,9 +181,10 @@ fn patch(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
         .merge
         .clone()
         .ok_or_else(|| err(ctx, "patch: `merge` is required"))?;
+    let kind = kind_of(ctx, &p.kind)?;
     Ok(Step::Patch {
-        kind: kind_of(ctx, &p.kind)?,
-        namespace: ns(&p.namespace),
+        kind,
+        namespace: ns_of_kind(kind, &p.namespace),
         name: p.name.clone(),
         merge,
     })
@@ -188,9 +200,10 @@ fn delete(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
             )
         })?),
     };
+    let kind = kind_of(ctx, &p.kind)?;
     Ok(Step::Delete {
-        kind: kind_of(ctx, &p.kind)?,
-        namespace: ns(&p.namespace),
+        kind,
+        namespace: ns_of_kind(kind, &p.namespace),
         name: p.name.clone(),
         propagation,
     })
