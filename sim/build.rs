@@ -57,7 +57,12 @@ fn ident(s: &str) -> String {
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
     let mut files: Vec<std::path::PathBuf> = Vec::new();
-    for dir in [root.clone(), root.join("zoo"), root.join("defects")] {
+    for dir in [
+        root.clone(),
+        root.join("zoo"),
+        root.join("defects"),
+        root.join("conformance"),
+    ] {
         println!("cargo:rerun-if-changed={}", dir.display());
         if let Ok(d) = std::fs::read_dir(&dir) {
             files.extend(d.filter_map(|e| e.ok().map(|e| e.path())));

@@ -427,6 +427,28 @@ pub struct Runner {
     doing: String,
     /// The step running, as `file:line: steps[i]`, for rejections it meets.
     step_at: Option<String>,
+    /// The rejection the running step's `expectError` asks for, and whether it came.
+    expecting: Option<ExpectedError>,
+}
+
+/// An `expectError`: the code and message substring a write must be rejected with.
+struct ExpectedError {
+    code: u16,
+    message: String,
+    met: bool,
+}
+
+impl ExpectedError {
+    fn matches(&self, e: &crate::api::ApiError) -> bool {
+        e.code == self.code && e.to_string().contains(&self.message)
+    }
+
+    fn text(&self) -> String {
+        match self.message.is_empty() {
+            true => format!("{}", self.code),
+            false => format!("{} containing {:?}", self.code, self.message),
+        }
+    }
 }
 
 impl Runner {
@@ -439,6 +461,7 @@ impl Runner {
             event_max: EVENT_COUNT_MAX,
             doing: "the controller was starting".into(),
             step_at: None,
+            expecting: None,
         }
     }
 
@@ -580,6 +603,16 @@ impl Runner {
             let t = self.world.now_ms + 1_000;
             self.advance_to(t)?;
         };
+        if let (Err(e), Some(x)) = (&r, self.expecting.as_mut()) {
+            if x.matches(e) {
+                x.met = true;
+                let what = format!("{} {}: rejected as expected: {e}", m.kind(), m.name());
+                self.world
+                    .api
+                    .trace_external("step", "expectError", "", "", what);
+                return Ok(());
+            }
+        }
         r.map_err(|e| {
             let what = format!("{} {:?} was rejected: {e}", m.kind(), m.name());
             Halt::Bad(RunError(match &self.step_at {
@@ -647,7 +680,35 @@ impl Runner {
                 grace_period_seconds,
             } => self.delete_pod(namespace, pod, *grace_period_seconds, now),
             Step::Fault(f) => self.fire(Event::Fault(f.clone())),
+            Step::Rejected {
+                step,
+                code,
+                message,
+            } => self.rejected(step, *code, message),
         }
+    }
+
+    /// A write with `expectError`: run it; success is a `check` violation naming the step.
+    fn rejected(&mut self, step: &Step, code: u16, message: &str) -> Result<(), Halt> {
+        self.expecting = Some(ExpectedError {
+            code,
+            message: message.to_string(),
+            met: false,
+        });
+        let r = self.run_step(step);
+        let x = self.expecting.take().expect("set above");
+        if r.is_ok() && !x.met {
+            let at = self.step_at.clone().unwrap_or_default();
+            self.checker.external(
+                &self.world.api,
+                invariants::CHECK,
+                format!(
+                    "{at}: expected a rejection with {}, but the write succeeded",
+                    x.text()
+                ),
+            );
+        }
+        r
     }
 
     /// `kubectl patch --type merge`.
@@ -660,7 +721,7 @@ impl Runner {
     ) -> Result<(), Halt> {
         let now = self.world.now_ms;
         let r = with_kind!(kind, K => self.world.api.merge_patch::<K>("kubectl", namespace, name, merge).map(|_| ()));
-        self.kubectl_result(r.map_err(|e| format!("patch {kind} {name} failed: {e}")));
+        self.kubectl_result(r, || format!("patch {kind} {name} failed"));
         self.advance_to(now)
     }
 
@@ -672,10 +733,7 @@ impl Runner {
             .world
             .api
             .merge_patch::<LeaderWorkerSet>("kubectl", namespace, lws, &patch);
-        self.kubectl_result(
-            r.map(|_| ())
-                .map_err(|e| format!("scale {lws} failed: {e}")),
-        );
+        self.kubectl_result(r.map(|_| ()), || format!("scale {lws} failed"));
         self.advance_to(now)
     }
 
@@ -700,7 +758,7 @@ impl Runner {
             ..Default::default()
         };
         let r = with_kind!(kind, K => self.world.api.delete::<K>("kubectl", namespace, name, &opts).map(|_| ()));
-        self.kubectl_result(r.map_err(|e| format!("delete {kind} {name} failed: {e}")));
+        self.kubectl_result(r, || format!("delete {kind} {name} failed"));
         self.advance_to(now)
     }
 
@@ -721,9 +779,26 @@ impl Runner {
         self.advance_to(now)
     }
 
-    /// A kubectl command that failed is a `check` violation, not a scenario error.
-    fn kubectl_result(&mut self, r: Result<(), String>) {
-        if let Err(message) = r {
+    /// A kubectl command that failed is a `check` violation, not a scenario error, unless the
+    /// step's `expectError` asked for this rejection.
+    fn kubectl_result(
+        &mut self,
+        r: Result<(), crate::api::ApiError>,
+        what: impl FnOnce() -> String,
+    ) {
+        if let Err(e) = r {
+            if let Some(x) = self.expecting.as_mut().filter(|x| x.matches(&e)) {
+                x.met = true;
+                let what = format!("{}: rejected as expected: {e}", what());
+                self.world
+                    .api
+                    .trace_external("step", "expectError", "", "", what);
+                return;
+            }
+            let mut message = format!("{}: {e}", what());
+            if let Some(x) = &self.expecting {
+                message.push_str(&format!(" (expected a rejection with {})", x.text()));
+            }
             let message = match &self.step_at {
                 Some(at) => format!("{at}: {message}"),
                 None => message,

@@ -273,6 +273,17 @@ pub struct StaleSpec {
     pub at_reconcile: u64,
 }
 
+/// `expectError` beside `apply`, `patch` or `scale`: the write must be rejected with this HTTP
+/// status code and a message containing `message` (upstream's webhook tests,
+/// test/integration/webhooks/leaderworkerset_test.go at v0.4.1:187-213).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExpectErrorSpec {
+    pub code: u16,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
 /// One step: the step and fault vocabulary. In YAML a map with exactly one action key (the
 /// variant's camelCase name), plus `timeout` beside `waitFor`. A step the runner must resolve
 /// or account for is a variant here, its key in `StepMap`, and its handler in
@@ -304,6 +315,11 @@ pub enum StepSpec {
     CrashContainer(PodRef),
     DeletePod(DeletePodSpec),
     Fault(ClusterFault),
+    /// An `apply`, `patch` or `scale` with `expectError` beside it.
+    Rejected {
+        step: Box<StepSpec>,
+        error: ExpectErrorSpec,
+    },
 }
 
 impl StepSpec {
@@ -328,6 +344,7 @@ impl StepSpec {
             StepSpec::CrashContainer(_) => "crashContainer",
             StepSpec::DeletePod(_) => "deletePod",
             StepSpec::Fault(f) => f.key(),
+            StepSpec::Rejected { step, .. } => step.key(),
         }
     }
 }
@@ -351,6 +368,8 @@ struct StepMap {
     wait_for: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     timeout: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    expect_error: Option<ExpectErrorSpec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     check: Option<ObjectRef>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -408,6 +427,7 @@ const STEP_KEYS: &[&str] = &[
     "wait",
     "waitFor",
     "timeout",
+    "expectError",
     "check",
     "killController",
     "resync",
@@ -426,6 +446,7 @@ impl TryFrom<StepMap> for StepSpec {
 
     fn try_from(m: StepMap) -> Result<Self, String> {
         let timeout = m.timeout;
+        let expect_error = m.expect_error;
         let mut found: Vec<StepSpec> = [
             m.apply.map(StepSpec::Apply),
             m.patch.map(StepSpec::Patch),
@@ -461,7 +482,21 @@ impl TryFrom<StepMap> for StepSpec {
         if timeout.is_some() && !matches!(step, StepSpec::WaitFor { .. }) {
             return Err("`timeout` belongs to `waitFor`".into());
         }
-        Ok(step)
+        match expect_error {
+            None => Ok(step),
+            Some(error)
+                if matches!(
+                    step,
+                    StepSpec::Apply(_) | StepSpec::Patch(_) | StepSpec::Scale(_)
+                ) =>
+            {
+                Ok(StepSpec::Rejected {
+                    step: Box::new(step),
+                    error,
+                })
+            }
+            Some(_) => Err("`expectError` belongs to `apply`, `patch` or `scale`".into()),
+        }
     }
 }
 
@@ -493,6 +528,10 @@ impl From<StepSpec> for StepMap {
                 if let Ok(serde_json::Value::Object(o)) = serde_json::to_value(&f) {
                     m.faults.extend(o);
                 }
+            }
+            StepSpec::Rejected { step, error } => {
+                m = StepMap::from(*step);
+                m.expect_error = Some(error);
             }
         }
         m

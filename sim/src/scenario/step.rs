@@ -104,6 +104,13 @@ pub enum Step {
     },
     /// A fault the world injects on its own (`fault.rs`).
     Fault(ClusterFault),
+    /// A write (`apply`, `patch`, `scale`) that must be rejected with `code` and a message
+    /// containing `message`.
+    Rejected {
+        step: Box<Step>,
+        code: u16,
+        message: String,
+    },
 }
 
 fn ns(n: &Option<String>) -> String {
@@ -278,6 +285,11 @@ impl Step {
             },
             StepSpec::DeletePod(p) => delete_pod(p),
             StepSpec::Fault(f) => Step::Fault(f.clone()),
+            StepSpec::Rejected { step, error } => Step::Rejected {
+                step: Box::new(Step::resolve(ctx, step, files)?),
+                code: error.code,
+                message: error.message.clone(),
+            },
         })
     }
 

@@ -57,6 +57,10 @@ impl Population {
         let mut p = Population::default();
         manifests.iter().flat_map(|(_, m)| m).for_each(|m| p.add(m));
         for s in steps {
+            let s = match s {
+                Step::Rejected { step, .. } => step.as_ref(),
+                s => s,
+            };
             match s {
                 Step::Apply { objects, .. } => objects.iter().for_each(|m| p.add(m)),
                 Step::Scale {
@@ -150,6 +154,11 @@ fn check_step(
         )),
         _ => Ok(()),
     };
+    if let (StepSpec::Rejected { step: inner, .. }, Step::Rejected { step: resolved, .. }) =
+        (spec, step)
+    {
+        return check_step(inner, resolved, pop, nodes);
+    }
     match spec {
         StepSpec::KillController(k) => at_least_one("afterWrites", k.after_writes)?,
         StepSpec::Resync(r) => at_least_one("afterReconciles", r.after_reconciles)?,
