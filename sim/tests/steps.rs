@@ -51,6 +51,29 @@ fn wait_for_an_object_and_check_it() {
         "{}",
         v[0].1
     );
+    // The report names the first field that differs, not a cut of the whole object.
+    assert!(
+        v[0].1.ends_with(": .spec.replicas: expected 5, found 4"),
+        "{}",
+        v[0].1
+    );
+}
+
+#[test]
+fn a_mismatch_names_the_first_differing_field_path() {
+    use serde_json::json;
+    let obj = json!({"status": {"conditions": [{"type": "Available", "status": "False"}]}});
+    let want = json!({"status": {"conditions": [{"type": "Available", "status": "True"}]}});
+    assert_eq!(
+        scenario::first_mismatch(&want, &obj, "").as_deref(),
+        Some(".status.conditions[0].status: expected \"True\", found \"False\"")
+    );
+    let absent = json!({"spec": {"partition": 1}});
+    assert_eq!(
+        scenario::first_mismatch(&absent, &obj, "").as_deref(),
+        Some(".spec: expected {\"partition\":1}, the field is absent")
+    );
+    assert_eq!(scenario::first_mismatch(&obj, &obj, ""), None);
 }
 
 #[test]

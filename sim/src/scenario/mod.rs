@@ -829,14 +829,15 @@ impl Runner {
 
     fn check(&mut self, m: &ObjectMatch) {
         if let Err(obj) = m.matching(&self.world.api) {
-            let got = obj
-                .map(|o| o.to_string())
-                .unwrap_or_else(|| "not found".into());
-            let got: String = got.chars().take(300).collect();
+            let why = match obj {
+                None => "not found".to_string(),
+                Some(o) => first_mismatch(&m.pattern, &o, "")
+                    .unwrap_or_else(|| "no field differs (a number compared as a float)".into()),
+            };
             self.checker.external(
                 &self.world.api,
                 invariants::CHECK,
-                format!("{} {} does not match {}: {got}", m.kind, m.name, m.pattern),
+                format!("{} {} does not match {}: {why}", m.kind, m.name, m.pattern),
             );
         }
     }
@@ -954,6 +955,35 @@ fn object_json(api: &ApiServer, kind: KindId, ns: &str, name: &str) -> Option<Va
 
 /// Subset match: every key of the pattern matches; scalars equal; arrays element-wise, same
 /// length.
+/// Where `obj` first fails `subset_match(pattern, obj)`: the field path (`.status.conditions[1]
+/// .status`), what the pattern wants there and what the object has.
+pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String> {
+    match (pattern, obj) {
+        (Value::Object(p), Value::Object(o)) => p.iter().find_map(|(k, v)| {
+            let at = format!("{path}.{k}");
+            match o.get(k) {
+                None => Some(format!("{at}: expected {v}, the field is absent")),
+                Some(x) => first_mismatch(v, x, &at),
+            }
+        }),
+        (Value::Array(p), Value::Array(o)) if p.len() != o.len() => Some(format!(
+            "{path}: expected a list of {} items, found {}: {obj}",
+            p.len(),
+            o.len()
+        )),
+        (Value::Array(p), Value::Array(o)) => p
+            .iter()
+            .zip(o)
+            .enumerate()
+            .find_map(|(i, (a, b))| first_mismatch(a, b, &format!("{path}[{i}]"))),
+        _ if subset_match(pattern, obj) => None,
+        _ => Some(format!(
+            "{}: expected {pattern}, found {obj}",
+            if path.is_empty() { "." } else { path }
+        )),
+    }
+}
+
 pub fn subset_match(pattern: &Value, obj: &Value) -> bool {
     match (pattern, obj) {
         (Value::Object(p), Value::Object(o)) => p
