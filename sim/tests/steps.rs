@@ -66,7 +66,7 @@ fn a_mismatch_names_the_first_differing_field_path() {
     let want = json!({"status": {"conditions": [{"type": "Available", "status": "True"}]}});
     assert_eq!(
         scenario::first_mismatch(&want, &obj, "").as_deref(),
-        Some(".status.conditions[0].status: expected \"True\", found \"False\"")
+        Some(".status.conditions[type=\"Available\"].status: expected \"True\", found \"False\"")
     );
     let absent = json!({"spec": {"partition": 1}});
     assert_eq!(
@@ -74,6 +74,36 @@ fn a_mismatch_names_the_first_differing_field_path() {
         Some(".spec: expected {\"partition\":1}, the field is absent")
     );
     assert_eq!(scenario::first_mismatch(&obj, &obj, ""), None);
+}
+
+#[test]
+fn lists_keyed_by_type_or_name_match_by_key_in_any_order() {
+    use serde_json::json;
+    let obj = json!({"conditions": [
+        {"type": "Progressing", "status": "False"},
+        {"type": "Available", "status": "True"},
+    ]});
+    assert!(scenario::subset_match(
+        &json!({"conditions": [{"type": "Available", "status": "True"}]}),
+        &obj
+    ));
+    let wrong = json!({"conditions": [{"type": "Available", "status": "False"}]});
+    assert!(!scenario::subset_match(&wrong, &obj));
+    assert_eq!(
+        scenario::first_mismatch(&wrong, &obj, "").as_deref(),
+        Some(".conditions[type=\"Available\"].status: expected \"False\", found \"True\"")
+    );
+    let missing = json!({"conditions": [{"type": "UpgradeInProgress"}]});
+    assert!(!scenario::subset_match(&missing, &obj));
+    // A list without keys still matches whole and in order.
+    assert!(!scenario::subset_match(
+        &json!({"a": [2, 1]}),
+        &json!({"a": [1, 2]})
+    ));
+    assert!(scenario::subset_match(
+        &json!({"a": [1, 2]}),
+        &json!({"a": [1, 2]})
+    ));
 }
 
 #[test]

@@ -955,6 +955,21 @@ fn object_json(api: &ApiServer, kind: KindId, ns: &str, name: &str) -> Option<Va
 
 /// Subset match: every key of the pattern matches; scalars equal; arrays element-wise, same
 /// length.
+/// The key a pattern list is matched by, as Kubernetes merges such lists: `type` when every
+/// item is an object with one (conditions), else `name` (containers, env, ports). Such a list
+/// matches when each of its items matches the object's item with the same key, in any order,
+/// other items ignored; any other list must match whole and in order.
+fn list_key(items: &[Value]) -> Option<&'static str> {
+    ["type", "name"]
+        .into_iter()
+        .find(|k| !items.is_empty() && items.iter().all(|i| i.get(k).is_some()))
+}
+
+/// The item of `list` whose `key` is `value`.
+fn keyed<'a>(list: &'a [Value], key: &str, value: &Value) -> Option<&'a Value> {
+    list.iter().find(|x| x.get(key) == Some(value))
+}
+
 /// Where `obj` first fails `subset_match(pattern, obj)`: the field path (`.status.conditions[1]
 /// .status`), what the pattern wants there and what the object has.
 pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String> {
@@ -966,6 +981,16 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
                 Some(x) => first_mismatch(v, x, &at),
             }
         }),
+        (Value::Array(p), Value::Array(o)) if list_key(p).is_some() => {
+            let key = list_key(p)?;
+            p.iter().find_map(|item| {
+                let at = format!("{path}[{key}={}]", item[key]);
+                match keyed(o, key, &item[key]) {
+                    None => Some(format!("{at}: expected {item}, no such item")),
+                    Some(x) => first_mismatch(item, x, &at),
+                }
+            })
+        }
         (Value::Array(p), Value::Array(o)) if p.len() != o.len() => Some(format!(
             "{path}: expected a list of {} items, found {}: {obj}",
             p.len(),
@@ -989,9 +1014,12 @@ pub fn subset_match(pattern: &Value, obj: &Value) -> bool {
         (Value::Object(p), Value::Object(o)) => p
             .iter()
             .all(|(k, v)| o.get(k).is_some_and(|x| subset_match(v, x))),
-        (Value::Array(p), Value::Array(o)) => {
-            p.len() == o.len() && p.iter().zip(o).all(|(a, b)| subset_match(a, b))
-        }
+        (Value::Array(p), Value::Array(o)) => match list_key(p) {
+            Some(key) => p
+                .iter()
+                .all(|item| keyed(o, key, &item[key]).is_some_and(|x| subset_match(item, x))),
+            None => p.len() == o.len() && p.iter().zip(o).all(|(a, b)| subset_match(a, b)),
+        },
         (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
         (a, b) => a == b,
     }
