@@ -189,3 +189,34 @@ fn every_shipped_scenario_round_trips_through_its_spec() {
         assert_eq!(a.trace_hash, b.trace_hash, "{}", f.display());
     }
 }
+
+#[test]
+fn absent_checks_that_an_object_is_gone() {
+    let s = scenario(
+        "  - waitFor: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 4}}}
+    timeout: 10m
+  - check: {kind: Service, name: vllm-nope, absent: true}
+  - delete: {kind: LeaderWorkerSet, name: vllm}
+  - waitFor: {kind: StatefulSet, name: vllm, absent: true}
+    timeout: 5m
+  - check: {kind: LeaderWorkerSet, name: vllm, absent: true}
+  - check: {kind: Node, name: node-0, absent: true}
+",
+    )
+    .unwrap();
+    let r = scenario::run(&s, None, None).unwrap_or_else(|e| panic!("{}", e.0));
+    let v: Vec<(&str, &str)> = r
+        .violations
+        .iter()
+        .map(|v| (v.invariant.as_str(), v.message.as_str()))
+        .collect();
+    assert_eq!(
+        v,
+        [(
+            invariants::CHECK.as_str(),
+            "Node node-0 exists; the step wants it absent"
+        )]
+    );
+    let both = scenario("  - check: {kind: Pod, name: vllm-0, absent: true, match: {}}\n");
+    assert!(both.unwrap_err().contains("exclude each other"));
+}

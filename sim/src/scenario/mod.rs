@@ -815,7 +815,7 @@ impl Runner {
         let what = match target {
             WaitTarget::Available => "the LeaderWorkerSet to be Available".to_string(),
             WaitTarget::RolloutComplete => "the rollout to complete".to_string(),
-            WaitTarget::Object(m) => format!("{} {} to match {}", m.kind, m.name, m.pattern),
+            WaitTarget::Object(m) => format!("{} {} {}", m.kind, m.name, m.wanted()),
         };
         let msg = format!(
             "waited {} for {what}; state: {}",
@@ -829,16 +829,18 @@ impl Runner {
 
     fn check(&mut self, m: &ObjectMatch) {
         if let Err(obj) = m.matching(&self.world.api) {
-            let why = match obj {
-                None => "not found".to_string(),
-                Some(o) => first_mismatch(&m.pattern, &o, "")
-                    .unwrap_or_else(|| "no field differs (a number compared as a float)".into()),
+            let message = match (&m.pattern, obj) {
+                (Some(p), None) => format!("{} {} does not match {p}: not found", m.kind, m.name),
+                (Some(p), Some(o)) => {
+                    let why = first_mismatch(p, &o, "").unwrap_or_else(|| {
+                        "no field differs (a number compared as a float)".into()
+                    });
+                    format!("{} {} does not match {p}: {why}", m.kind, m.name)
+                }
+                (None, _) => format!("{} {} exists; the step wants it absent", m.kind, m.name),
             };
-            self.checker.external(
-                &self.world.api,
-                invariants::CHECK,
-                format!("{} {} does not match {}: {why}", m.kind, m.name, m.pattern),
-            );
+            self.checker
+                .external(&self.world.api, invariants::CHECK, message);
         }
     }
 

@@ -214,6 +214,9 @@ pub struct ObjectRef {
     pub pattern: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub propagation: Option<String>,
+    /// `check`/`waitFor`: the object must not exist (instead of a `match`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub absent: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]

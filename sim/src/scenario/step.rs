@@ -26,15 +26,27 @@ pub struct ObjectMatch {
     pub kind: KindId,
     pub namespace: String,
     pub name: String,
-    pub pattern: Value,
+    /// What the object must match; `None`: the object must be absent.
+    pub pattern: Option<Value>,
 }
 
 impl ObjectMatch {
-    /// Ok when the object exists and matches; otherwise the object as found, if at all.
+    /// Ok when the object exists and matches (or, for `absent`, does not exist); otherwise
+    /// the object as found, if at all.
     pub(super) fn matching(&self, api: &ApiServer) -> Result<(), Option<Value>> {
-        match super::object_json(api, self.kind, &self.namespace, &self.name) {
-            Some(o) if super::subset_match(&self.pattern, &o) => Ok(()),
-            other => Err(other),
+        let found = super::object_json(api, self.kind, &self.namespace, &self.name);
+        match (&self.pattern, found) {
+            (None, None) => Ok(()),
+            (Some(p), Some(o)) if super::subset_match(p, &o) => Ok(()),
+            (_, other) => Err(other),
+        }
+    }
+
+    /// What the step asks for, in words.
+    pub fn wanted(&self) -> String {
+        match &self.pattern {
+            Some(p) => format!("to match {p}"),
+            None => "to be absent".into(),
         }
     }
 }
@@ -139,10 +151,17 @@ pub(super) fn kind_of(file: &str, kind: &str) -> Result<KindId, LoadError> {
 
 /// The `{kind, name, namespace, match}` of a `waitFor` or `check` step.
 fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, LoadError> {
-    let pattern = r
-        .pattern
-        .clone()
-        .ok_or_else(|| err(ctx, format!("{step}: `match` is required")))?;
+    let pattern = match (&r.pattern, r.absent) {
+        (Some(p), false) => Some(p.clone()),
+        (None, true) => None,
+        (Some(_), true) => {
+            return Err(err(
+                ctx,
+                format!("{step}: `match` and `absent` exclude each other"),
+            ))
+        }
+        (None, false) => return Err(err(ctx, format!("{step}: `match` is required"))),
+    };
     let kind = kind_of(ctx, &r.kind)?;
     Ok(ObjectMatch {
         kind,
