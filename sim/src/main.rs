@@ -21,6 +21,7 @@ use lws_sim::fuzz::{self, Campaign};
 use lws_sim::perfetto;
 use lws_sim::scenario::spec::Expectation;
 use lws_sim::scenario::{self, RunOptions, RunReport, Scenario, ScenarioFiles};
+use lws_sim::sweep::{self, Param, Sweep};
 
 const USAGE: &str = "\
 lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
@@ -29,6 +30,8 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
                 [--shard I/N] [--out DIR] [--save-all]
        lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
+       lws-sim sweep SCENARIO --reconciler SPEC --vary PATH=LO..HI [--vary PATH=LO..HI]
+                [--steps N] [--seeds K] [--jobs J] [--json]
        lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
                 [--speed X | --paused] [--record FILE] [--insecure-bind]
        lws-sim completions bash|zsh|fish
@@ -106,6 +109,16 @@ enum Command {
     /// an invariant the reference run kept is reported; one scenario (and its timeline SVG)
     /// per (invariant, cause) is written to --out.
     Explore(ExploreArgs),
+    /// Run a scenario over a grid of one or two timing parameters, many seeds per point
+    ///
+    /// Each grid point sets the --vary fields in the scenario's `cluster`/`controller`; a range
+    /// field (podStartup, podTermination, watchLag, gcLag, apiLatency, restartDelay) is set to
+    /// the narrow range POINT-10%..POINT+10%. Grids are log-spaced when HI/LO > 10, linear
+    /// otherwise. Every point runs the same seeds: the file's seed (default 1) and the next
+    /// K-1. Prints per point the fraction of seeds breaking each invariant, the least
+    /// availability any seed saw and the fraction that completed the rollout. The result does
+    /// not depend on --jobs. Exit 0 even when runs break invariants; 2 on bad input.
+    Sweep(SweepArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     ///
     /// e.g. `lws-sim completions bash > ~/.local/share/bash-completion/completions/lws-sim`.
@@ -198,6 +211,38 @@ struct ExploreArgs {
     /// Where findings go (default explore-<scenario name>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// The scenario to sweep.
+    #[arg(value_name = "SCENARIO")]
+    path: PathBuf,
+    /// Reconciler SPEC (default: the scenario's `controller.reconciler`).
+    #[arg(long, value_name = "SPEC", value_parser = reconciler)]
+    reconciler: Option<Profile>,
+    /// A field and its range, e.g. cluster.gcLag=1ms..1s, controller.apiLatency=2ms..200ms,
+    /// cluster.podStartup=5s..60s, controller.syncPeriod=1m..10h, cluster.nodes.count=4..8
+    /// (once or twice).
+    #[arg(long, value_name = "PATH=LO..HI", required = true, value_parser = vary)]
+    vary: Vec<Param>,
+    /// Grid points per parameter.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    steps: u32,
+    /// Seeds per grid point.
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    seeds: u64,
+    /// Worker threads, at most the machine's available parallelism.
+    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
+    /// One JSON object on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A `--vary` value.
+fn vary(v: &str) -> Result<Param, String> {
+    Param::parse(v)
 }
 
 /// Print a line to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
@@ -986,6 +1031,101 @@ fn cmd_explore(a: ExploreArgs) -> ExitCode {
     ExitCode::from(u8::from(!ex.findings.is_empty()))
 }
 
+/// Run a sweep's tasks over `jobs` threads; `Sweep::collect` puts them back in order, so
+/// `--jobs` never changes the result.
+fn run_sweep(
+    sw: &Sweep,
+    jobs: usize,
+    pb: &ProgressBar,
+) -> Result<Vec<sweep::PointResult>, scenario::RunError> {
+    let (scenarios, tasks) = sw.tasks()?;
+    let done = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..jobs)
+            .map(|j| {
+                let mine: Vec<sweep::Task> = tasks.iter().copied().skip(j).step_by(jobs).collect();
+                let scenarios = &scenarios;
+                s.spawn(move || {
+                    mine.into_iter()
+                        .map(|t| {
+                            let o = sw.run_task(scenarios, t);
+                            pb.inc(1);
+                            o.map(|o| (t, o))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("sweep worker"))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    Ok(sw.collect(done))
+}
+
+fn cmd_sweep(a: SweepArgs) -> ExitCode {
+    if a.vary.len() > 2 {
+        return usage_error("--vary takes one or two parameters");
+    }
+    if a.vary.len() == 2 && a.vary[0].path == a.vary[1].path {
+        return usage_error("the two --vary parameters name the same field");
+    }
+    let s = match Scenario::load(&a.path) {
+        Ok(s) => s,
+        Err(e) => return input_error(e),
+    };
+    let profile = match &a.reconciler {
+        Some(p) => p.clone(),
+        None => match s.reconciler(None) {
+            Ok(p) => p,
+            Err(e) => return input_error(e),
+        },
+    };
+    let jobs = capped_jobs(a.jobs);
+    let sw = Sweep {
+        scenario: s,
+        profile,
+        params: a.vary.clone(),
+        steps: a.steps,
+        seeds: a.seeds,
+    };
+    let total = sw.points().len() as u64 * a.seeds;
+    let pb = progress(total, !a.json, "sweep");
+    let started = Instant::now();
+    let results = match run_sweep(&sw, jobs, &pb) {
+        Ok(r) => r,
+        Err(e) => return input_error(e.0),
+    };
+    pb.finish_and_clear();
+    if a.json {
+        say!(
+            "{}",
+            serde_json::json!({
+                "scenario": sw.scenario.spec.name,
+                "reconciler": sw.profile.name,
+                "seeds": sw.seed_list(),
+                "points": results.iter().map(|r| r.json(&sw.params)).collect::<Vec<_>>(),
+            })
+        );
+    } else {
+        let seeds = sw.seed_list();
+        say!(
+            "{} [{}]: {} points x {} seeds (seeds {}..={}), {:.1}s",
+            a.path.display(),
+            sw.profile.name,
+            results.len(),
+            a.seeds,
+            seeds[0],
+            seeds[seeds.len() - 1],
+            started.elapsed().as_secs_f64()
+        );
+        for line in sweep::table(&sw.params, &results) {
+            say!("{line}");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     // `serve` has its own parser (serve/mod.rs): dispatched before clap.
     if std::env::args().nth(1).as_deref() == Some("serve") {
@@ -1003,6 +1143,7 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd_check(a),
         Command::Fuzz(a) => cmd_fuzz(a),
         Command::Explore(a) => cmd_explore(a),
+        Command::Sweep(a) => cmd_sweep(a),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "lws-sim", &mut script);
