@@ -26,7 +26,7 @@ use lws_sim::sweep::{self, Param, Sweep};
 const USAGE: &str = "\
 lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
                 [--timeline FILE.svg] [--perfetto FILE.json]
-       lws-sim check PATH... [--json]
+       lws-sim check PATH... [--seeds N] [--json]
        lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
                 [--shard I/N] [--out DIR] [--save-all]
        lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
@@ -159,6 +159,12 @@ struct CheckArgs {
     /// Scenario files or directories.
     #[arg(value_name = "PATH", required = true)]
     paths: Vec<PathBuf>,
+    /// Judge each expectation over N seeds: the file's seed (default 1) and the next N-1. An
+    /// expectation `{violates: [...], in: 30%..70%}` is met if the fraction of seeds breaking
+    /// exactly those lies in the range (the others holding); `holds` or `violates` must be met
+    /// by every seed, and the seeds that disagree are listed.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    seeds: Option<u64>,
     /// One JSON object on stdout instead of the table.
     #[arg(long)]
     json: bool,
@@ -535,17 +541,60 @@ struct CheckRow {
     path: PathBuf,
     name: String,
     reconciler: String,
-    expected: Vec<String>,
+    expected: Expectation,
     got: Vec<String>,
     ok: bool,
+    /// With `--seeds`: the verdict over the seeds, and each seed's outcome.
+    seeds: Option<(sweep::SeedsVerdict, SeedRuns)>,
 }
+
+/// Each seed and the invariants it broke.
+type SeedRuns = Vec<(u64, Vec<String>)>;
 
 impl CheckRow {
     fn json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "scenario": self.name, "path": self.path, "reconciler": self.reconciler,
-            "expected": self.expected, "got": self.got, "ok": self.ok,
-        })
+            "expected": self.expected.invariants(), "got": self.got, "ok": self.ok,
+        });
+        if let Expectation::Rate(_, lo, hi) = &self.expected {
+            v["rate"] = serde_json::json!([lo, hi]);
+        }
+        if let Some((verdict, runs)) = &self.seeds {
+            v["observed"] = verdict.observed.clone().into();
+            v["disagreeing_seeds"] = verdict.disagreeing.clone().into();
+            v["matching"] = verdict.matching.into();
+            v["seeds"] = runs
+                .iter()
+                .map(|(seed, got)| serde_json::json!({"seed": seed, "violated": got}))
+                .collect::<Vec<_>>()
+                .into();
+        }
+        v
+    }
+
+    /// The expected column: `holds`, the invariants, and a rate's range.
+    fn expected_text(&self) -> String {
+        let list = verdict_list(self.expected.invariants());
+        match &self.expected {
+            Expectation::Rate(_, lo, hi) => format!("{list} in {lo}%..{hi}%"),
+            _ => list,
+        }
+    }
+
+    /// The result column.
+    fn result_text(&self) -> String {
+        match (&self.seeds, self.ok) {
+            (Some((v, _)), true) => format!("ok: {}", v.observed),
+            (Some((v, _)), false) if v.disagreeing.is_empty() => format!("FAILED: {}", v.observed),
+            (Some((v, _)), false) => format!(
+                "FAILED: {}; seeds disagreeing: {}",
+                v.observed,
+                case_list(&v.disagreeing)
+            ),
+            (None, true) => "ok".to_string(),
+            (None, false) => format!("FAILED (got {})", verdict_list(&self.got)),
+        }
     }
 }
 
@@ -559,22 +608,36 @@ fn check_name(f: &Path) -> String {
     }
 }
 
-/// Run `s` against every reconciler in its `expect`.
-fn check_scenario(f: &Path, s: &Scenario) -> Result<Vec<CheckRow>, String> {
+/// Run `s` against every reconciler in its `expect`, once or (`--seeds N`) at N seeds.
+fn check_scenario(f: &Path, s: &Scenario, seeds: Option<u64>) -> Result<Vec<CheckRow>, String> {
     let mut rows = Vec::new();
     for (profile, expected) in &s.expect {
-        let report = scenario::run_with(s, profile, None).map_err(|e| e.0)?;
-        let ok = scenario::judge(&report, expected).is_ok();
+        let (got, ok, over_seeds) = match seeds {
+            None => {
+                let report = scenario::run_with(s, profile, None).map_err(|e| e.0)?;
+                let ok = scenario::judge(&report, expected).is_ok();
+                (report.violated().into_iter().collect(), ok, None)
+            }
+            Some(n) => {
+                let seeds = sweep::seeds_of(s, n);
+                let runs = sweep::outcomes(s, profile, &seeds).map_err(|e| e.0)?;
+                let verdict = sweep::judge_seeds(expected, &runs);
+                let runs: Vec<(u64, Vec<String>)> = runs
+                    .into_iter()
+                    .map(|(seed, g)| (seed, g.into_iter().collect()))
+                    .collect();
+                let got = runs[0].1.clone();
+                (got, verdict.ok, Some((verdict, runs)))
+            }
+        };
         rows.push(CheckRow {
             path: f.to_path_buf(),
             name: check_name(f),
             reconciler: profile.name.clone(),
-            expected: match expected {
-                Expectation::Holds => Vec::new(),
-                Expectation::Violates(v) => v.clone(),
-            },
-            got: report.violated().into_iter().collect(),
+            expected: expected.clone(),
+            got,
             ok,
+            seeds: over_seeds,
         });
     }
     Ok(rows)
@@ -593,7 +656,7 @@ fn cmd_check(a: CheckArgs) -> ExitCode {
             Ok(s) => s,
             Err(e) => return input_error(e),
         };
-        match check_scenario(f, &s) {
+        match check_scenario(f, &s, a.seeds) {
             Ok(r) => rows.extend(r),
             Err(e) => return input_error(e),
         }
@@ -614,11 +677,13 @@ fn cmd_check(a: CheckArgs) -> ExitCode {
             say!("{line}");
         }
         say!(
-            "{} of {} expectations met ({} scenario{}{})",
+            "{} of {} expectations met ({} scenario{}{}{})",
             rows.len() - failed,
             rows.len(),
             files.len(),
             if files.len() == 1 { "" } else { "s" },
+            a.seeds
+                .map_or(String::new(), |n| format!(", {n} seeds each")),
             if failed > 0 {
                 format!(", {failed} FAILED")
             } else {
@@ -691,12 +756,7 @@ fn check_table(rows: &[CheckRow]) -> Vec<String> {
             let base = r.reconciler.split(',').next().unwrap_or_default();
             format!("{base} [{n}]")
         };
-        let result = if r.ok {
-            "ok".to_string()
-        } else {
-            format!("FAILED (got {})", verdict_list(&r.got))
-        };
-        cells.push([r.name.clone(), rec, verdict_list(&r.expected), result]);
+        cells.push([r.name.clone(), rec, r.expected_text(), r.result_text()]);
     }
     let natural = |c: usize| cells.iter().map(|r| r[c].len()).max().unwrap_or(0);
     let w0 = natural(0).min(36);

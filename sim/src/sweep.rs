@@ -7,12 +7,14 @@
 //! deterministic as `lws-sim run`, and runs are collected in (point, seed) order, so `--jobs`
 //! never changes the result.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use lws::profile::Profile;
 
 use crate::invariants;
-use crate::scenario::spec::{parse_duration, within_horizon, Duration, Range, ScenarioSpec};
+use crate::scenario::spec::{
+    parse_duration, within_horizon, Duration, Expectation, Range, ScenarioSpec,
+};
 use crate::scenario::{self, RunError, RunOptions, RunReport, Scenario};
 
 /// What kind of value a field holds.
@@ -394,5 +396,105 @@ pub fn table(params: &[Param], results: &[PointResult]) -> Vec<String> {
                 .collect();
             cells.join("  ")
         })
+        .collect()
+}
+
+/// The seeds `check --seeds N` runs: the file's seed (default 1) and the next `n - 1`, so
+/// `1..=N` for a file without one; the same seeds a sweep runs at each point.
+pub fn seeds_of(s: &Scenario, n: u64) -> Vec<u64> {
+    let base = s.spec.seed.unwrap_or(1);
+    (0..n).map(|i| base.wrapping_add(i)).collect()
+}
+
+/// One expectation judged over many seeds (`check --seeds`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeedsVerdict {
+    pub ok: bool,
+    /// `holds in all 10`, `violates a,b in all 10`, or each outcome's share:
+    /// `violates a in 4/10 (40%), holds in 6/10 (60%)`.
+    pub observed: String,
+    /// Seeds whose outcome the expectation does not allow (a flip, for `holds`/`violates`).
+    pub disagreeing: Vec<u64>,
+    /// Seeds that broke exactly the expected set (for `holds`, seeds that held).
+    pub matching: usize,
+}
+
+fn outcome_text(v: &BTreeSet<String>) -> String {
+    if v.is_empty() {
+        "holds".into()
+    } else {
+        format!(
+            "violates {}",
+            v.iter().cloned().collect::<Vec<_>>().join(",")
+        )
+    }
+}
+
+/// Judge `expected` over `(seed, invariants broken)` per seed. `holds` and `violates` must be
+/// met by every seed; a rate by every seed holding or breaking exactly its set, with the
+/// fraction breaking it in the range.
+pub fn judge_seeds(expected: &Expectation, outcomes: &[(u64, BTreeSet<String>)]) -> SeedsVerdict {
+    let want: BTreeSet<String> = expected.invariants().iter().cloned().collect();
+    let n = outcomes.len();
+    let matching = outcomes.iter().filter(|(_, g)| *g == want).count();
+    let allowed = |g: &BTreeSet<String>| match expected {
+        Expectation::Rate(..) => g.is_empty() || *g == want,
+        _ => *g == want,
+    };
+    let disagreeing: Vec<u64> = outcomes
+        .iter()
+        .filter(|(_, g)| !allowed(g))
+        .map(|(s, _)| *s)
+        .collect();
+    let in_range = match expected {
+        Expectation::Rate(_, lo, hi) => {
+            let pct = matching * 100;
+            pct >= *lo as usize * n && pct <= *hi as usize * n
+        }
+        _ => true,
+    };
+    let mut by: BTreeMap<BTreeSet<String>, usize> = BTreeMap::new();
+    for (_, g) in outcomes {
+        *by.entry(g.clone()).or_default() += 1;
+    }
+    let observed = match by.len() {
+        1 => {
+            let only = by.keys().next().expect("one outcome");
+            format!("{} in all {n}", outcome_text(only))
+        }
+        _ => {
+            let mut shares: Vec<(&BTreeSet<String>, usize)> =
+                by.iter().map(|(g, c)| (g, *c)).collect();
+            shares.sort_by_key(|s| std::cmp::Reverse(s.1));
+            shares
+                .iter()
+                .map(|(g, c)| {
+                    format!(
+                        "{} in {c}/{n} ({:.0}%)",
+                        outcome_text(g),
+                        *c as f64 * 100.0 / n.max(1) as f64
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    SeedsVerdict {
+        ok: n > 0 && disagreeing.is_empty() && in_range,
+        observed,
+        disagreeing,
+        matching,
+    }
+}
+
+/// Run `s` under `profile` at each of `seeds`: the invariants each broke.
+pub fn outcomes(
+    s: &Scenario,
+    profile: &Profile,
+    seeds: &[u64],
+) -> Result<Vec<(u64, BTreeSet<String>)>, RunError> {
+    seeds
+        .iter()
+        .map(|&seed| scenario::run_with(s, profile, Some(seed)).map(|r| (seed, r.violated())))
         .collect()
 }

@@ -120,3 +120,73 @@ fn the_command_prints_the_same_json_for_any_jobs() {
     assert_eq!(v["points"][0]["point"]["cluster.gcLag"]["text"], "1ms");
     assert_eq!(v["points"][1]["point"]["cluster.gcLag"]["text"], "1s");
 }
+
+/// A copy of workaround-ondelete-recreate with other expectations, in a scratch directory.
+fn rate_scenario(expect: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lws-sim-seeds-{}", std::process::id()));
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    std::fs::create_dir_all(dir.join("manifests")).unwrap();
+    for m in ["vllm-lws-recreate.yaml", "vllm-lws-v2-recreate.yaml"] {
+        std::fs::copy(src.join("manifests").join(m), dir.join("manifests").join(m)).unwrap();
+    }
+    let text = std::fs::read_to_string(scenario_path()).unwrap();
+    let head = text.split("\nexpect:\n").next().unwrap();
+    let p = dir.join("rates.yaml");
+    std::fs::write(&p, format!("{head}\nexpect:\n{expect}")).unwrap();
+    p
+}
+
+#[test]
+fn check_seeds_judges_rates_and_lists_seeds_that_flip() {
+    let p = rate_scenario(
+        "  v0.3.0,worker-update-strategy=OnDelete: {violates: [convergence, groupConsistency, timeout], in: 50%..100%}\n  v0.3.0: {violates: [availability, groupConsistency, groupRestart, updateOrder]}\n",
+    );
+    let s = Scenario::load(&p).unwrap();
+    assert_eq!(sweep::seeds_of(&s, 3), vec![1, 2, 3]);
+    let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args(["check", p.to_str().unwrap(), "--seeds", "3", "--json"])
+        .output()
+        .unwrap();
+    // Seed 2 of v0.3.0 also breaks partitionBudget: `violates` without a rate fails there.
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["results"].as_array().unwrap();
+    let row = |r: &str| rows.iter().find(|x| x["reconciler"] == r).unwrap();
+    let rate = row(RECONCILER);
+    assert_eq!(rate["ok"], true);
+    assert_eq!(rate["rate"], serde_json::json!([50, 100]));
+    assert_eq!(rate["matching"], 3);
+    let flip = row("v0.3.0");
+    assert_eq!(flip["ok"], false);
+    assert_eq!(flip["disagreeing_seeds"], serde_json::json!([2]));
+    // Each seed's outcome is that of `lws-sim run --seed`.
+    for (i, seed) in [1u64, 2, 3].into_iter().enumerate() {
+        let r = scenario::run_with(&s, &Profile::parse("v0.3.0").unwrap(), Some(seed)).unwrap();
+        let got: Vec<String> = r.violated().into_iter().collect();
+        assert_eq!(flip["seeds"][i]["violated"], serde_json::json!(got));
+    }
+}
+
+#[test]
+fn a_rate_outside_its_range_fails_and_one_run_meets_either_outcome() {
+    use lws_sim::scenario::spec::{parse_rate, Expectation};
+    assert_eq!(parse_rate("30%..70%"), Ok((30, 70)));
+    assert!(parse_rate("70%..30%").is_err());
+    assert!(parse_rate("0%..101%").is_err());
+    let want: std::collections::BTreeSet<String> = ["availability".to_string()].into();
+    let runs = vec![
+        (1, want.clone()),
+        (2, Default::default()),
+        (3, Default::default()),
+    ];
+    let e = Expectation::Rate(vec!["availability".into()], 30, 40);
+    let v = sweep::judge_seeds(&e, &runs);
+    assert!(v.ok, "{v:?}");
+    assert_eq!(v.matching, 1);
+    let e = Expectation::Rate(vec!["availability".into()], 50, 100);
+    assert!(!sweep::judge_seeds(&e, &runs).ok);
+    let e = Expectation::Holds;
+    let v = sweep::judge_seeds(&e, &runs);
+    assert_eq!((v.ok, v.disagreeing.clone()), (false, vec![1]));
+    assert!(v.observed.contains("holds in 2/3"), "{}", v.observed);
+}
