@@ -190,3 +190,11 @@ fn a_rate_outside_its_range_fails_and_one_run_meets_either_outcome() {
     assert_eq!((v.ok, v.disagreeing.clone()), (false, vec![1]));
     assert!(v.observed.contains("holds in 2/3"), "{}", v.observed);
 }
+
+#[test]
+fn a_grid_value_past_a_load_limit_is_bad_input() {
+    let mut sw = two_points();
+    sw.params = vec![Param::parse("cluster.nodes.count=8..100000").unwrap()];
+    let e = sw.tasks().expect_err("past the node limit");
+    assert!(e.0.contains("cluster.nodes.count"), "{}", e.0);
+}
