@@ -21,14 +21,17 @@ use lws_sim::fuzz::{self, Campaign};
 use lws_sim::perfetto;
 use lws_sim::scenario::spec::Expectation;
 use lws_sim::scenario::{self, RunOptions, RunReport, Scenario, ScenarioFiles};
+use lws_sim::sweep::{self, Param, Sweep};
 
 const USAGE: &str = "\
 lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
                 [--timeline FILE.svg] [--perfetto FILE.json]
-       lws-sim check PATH... [--json]
+       lws-sim check PATH... [--seeds N] [--json]
        lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
                 [--shard I/N] [--out DIR] [--save-all]
        lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
+       lws-sim sweep SCENARIO --reconciler SPEC --vary PATH=LO..HI [--vary PATH=LO..HI]
+                [--steps N] [--seeds K] [--jobs J] [--json]
        lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
                 [--speed X | --paused] [--record FILE] [--insecure-bind]
        lws-sim completions bash|zsh|fish
@@ -106,6 +109,16 @@ enum Command {
     /// an invariant the reference run kept is reported; one scenario (and its timeline SVG)
     /// per (invariant, cause) is written to --out.
     Explore(ExploreArgs),
+    /// Run a scenario over a grid of one or two timing parameters, many seeds per point
+    ///
+    /// Each grid point sets the --vary fields in the scenario's `cluster`/`controller`; a range
+    /// field (podStartup, podTermination, watchLag, gcLag, apiLatency, restartDelay) is set to
+    /// the narrow range POINT-10%..POINT+10%. Grids are log-spaced when HI/LO > 10, linear
+    /// otherwise. Every point runs the same seeds: the file's seed (default 1) and the next
+    /// K-1. Prints per point the fraction of seeds breaking each invariant, the least
+    /// availability any seed saw and the fraction that completed the rollout. The result does
+    /// not depend on --jobs. Exit 0 even when runs break invariants; 2 on bad input.
+    Sweep(SweepArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     ///
     /// e.g. `lws-sim completions bash > ~/.local/share/bash-completion/completions/lws-sim`.
@@ -146,6 +159,12 @@ struct CheckArgs {
     /// Scenario files or directories.
     #[arg(value_name = "PATH", required = true)]
     paths: Vec<PathBuf>,
+    /// Judge each expectation over N seeds: the file's seed (default 1) and the next N-1. An
+    /// expectation `{violates: [...], in: 30%..70%}` is met if the fraction of seeds breaking
+    /// exactly those lies in the range (the others holding); `holds` or `violates` must be met
+    /// by every seed, and the seeds that disagree are listed.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    seeds: Option<u64>,
     /// One JSON object on stdout instead of the table.
     #[arg(long)]
     json: bool,
@@ -198,6 +217,38 @@ struct ExploreArgs {
     /// Where findings go (default explore-<scenario name>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct SweepArgs {
+    /// The scenario to sweep.
+    #[arg(value_name = "SCENARIO")]
+    path: PathBuf,
+    /// Reconciler SPEC (default: the scenario's `controller.reconciler`).
+    #[arg(long, value_name = "SPEC", value_parser = reconciler)]
+    reconciler: Option<Profile>,
+    /// A field and its range, e.g. cluster.gcLag=1ms..1s, controller.apiLatency=2ms..200ms,
+    /// cluster.podStartup=5s..60s, controller.syncPeriod=1m..10h, cluster.nodes.count=4..8
+    /// (once or twice).
+    #[arg(long, value_name = "PATH=LO..HI", required = true, value_parser = vary)]
+    vary: Vec<Param>,
+    /// Grid points per parameter.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    steps: u32,
+    /// Seeds per grid point.
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    seeds: u64,
+    /// Worker threads, at most the machine's available parallelism.
+    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
+    /// One JSON object on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A `--vary` value.
+fn vary(v: &str) -> Result<Param, String> {
+    Param::parse(v)
 }
 
 /// Print a line to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
@@ -490,17 +541,60 @@ struct CheckRow {
     path: PathBuf,
     name: String,
     reconciler: String,
-    expected: Vec<String>,
+    expected: Expectation,
     got: Vec<String>,
     ok: bool,
+    /// With `--seeds`: the verdict over the seeds, and each seed's outcome.
+    seeds: Option<(sweep::SeedsVerdict, SeedRuns)>,
 }
+
+/// Each seed and the invariants it broke.
+type SeedRuns = Vec<(u64, Vec<String>)>;
 
 impl CheckRow {
     fn json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "scenario": self.name, "path": self.path, "reconciler": self.reconciler,
-            "expected": self.expected, "got": self.got, "ok": self.ok,
-        })
+            "expected": self.expected.invariants(), "got": self.got, "ok": self.ok,
+        });
+        if let Expectation::Rate(_, lo, hi) = &self.expected {
+            v["rate"] = serde_json::json!([lo, hi]);
+        }
+        if let Some((verdict, runs)) = &self.seeds {
+            v["observed"] = verdict.observed.clone().into();
+            v["disagreeing_seeds"] = verdict.disagreeing.clone().into();
+            v["matching"] = verdict.matching.into();
+            v["seeds"] = runs
+                .iter()
+                .map(|(seed, got)| serde_json::json!({"seed": seed, "violated": got}))
+                .collect::<Vec<_>>()
+                .into();
+        }
+        v
+    }
+
+    /// The expected column: `holds`, the invariants, and a rate's range.
+    fn expected_text(&self) -> String {
+        let list = verdict_list(self.expected.invariants());
+        match &self.expected {
+            Expectation::Rate(_, lo, hi) => format!("{list} in {lo}%..{hi}%"),
+            _ => list,
+        }
+    }
+
+    /// The result column.
+    fn result_text(&self) -> String {
+        match (&self.seeds, self.ok) {
+            (Some((v, _)), true) => format!("ok: {}", v.observed),
+            (Some((v, _)), false) if v.disagreeing.is_empty() => format!("FAILED: {}", v.observed),
+            (Some((v, _)), false) => format!(
+                "FAILED: {}; seeds disagreeing: {}",
+                v.observed,
+                case_list(&v.disagreeing)
+            ),
+            (None, true) => "ok".to_string(),
+            (None, false) => format!("FAILED (got {})", verdict_list(&self.got)),
+        }
     }
 }
 
@@ -514,22 +608,36 @@ fn check_name(f: &Path) -> String {
     }
 }
 
-/// Run `s` against every reconciler in its `expect`.
-fn check_scenario(f: &Path, s: &Scenario) -> Result<Vec<CheckRow>, String> {
+/// Run `s` against every reconciler in its `expect`, once or (`--seeds N`) at N seeds.
+fn check_scenario(f: &Path, s: &Scenario, seeds: Option<u64>) -> Result<Vec<CheckRow>, String> {
     let mut rows = Vec::new();
     for (profile, expected) in &s.expect {
-        let report = scenario::run_with(s, profile, None).map_err(|e| e.0)?;
-        let ok = scenario::judge(&report, expected).is_ok();
+        let (got, ok, over_seeds) = match seeds {
+            None => {
+                let report = scenario::run_with(s, profile, None).map_err(|e| e.0)?;
+                let ok = scenario::judge(&report, expected).is_ok();
+                (report.violated().into_iter().collect(), ok, None)
+            }
+            Some(n) => {
+                let seeds = sweep::seeds_of(s, n);
+                let runs = sweep::outcomes(s, profile, &seeds).map_err(|e| e.0)?;
+                let verdict = sweep::judge_seeds(expected, &runs);
+                let runs: Vec<(u64, Vec<String>)> = runs
+                    .into_iter()
+                    .map(|(seed, g)| (seed, g.into_iter().collect()))
+                    .collect();
+                let got = runs[0].1.clone();
+                (got, verdict.ok, Some((verdict, runs)))
+            }
+        };
         rows.push(CheckRow {
             path: f.to_path_buf(),
             name: check_name(f),
             reconciler: profile.name.clone(),
-            expected: match expected {
-                Expectation::Holds => Vec::new(),
-                Expectation::Violates(v) => v.clone(),
-            },
-            got: report.violated().into_iter().collect(),
+            expected: expected.clone(),
+            got,
             ok,
+            seeds: over_seeds,
         });
     }
     Ok(rows)
@@ -548,7 +656,7 @@ fn cmd_check(a: CheckArgs) -> ExitCode {
             Ok(s) => s,
             Err(e) => return input_error(e),
         };
-        match check_scenario(f, &s) {
+        match check_scenario(f, &s, a.seeds) {
             Ok(r) => rows.extend(r),
             Err(e) => return input_error(e),
         }
@@ -569,11 +677,13 @@ fn cmd_check(a: CheckArgs) -> ExitCode {
             say!("{line}");
         }
         say!(
-            "{} of {} expectations met ({} scenario{}{})",
+            "{} of {} expectations met ({} scenario{}{}{})",
             rows.len() - failed,
             rows.len(),
             files.len(),
             if files.len() == 1 { "" } else { "s" },
+            a.seeds
+                .map_or(String::new(), |n| format!(", {n} seeds each")),
             if failed > 0 {
                 format!(", {failed} FAILED")
             } else {
@@ -646,12 +756,7 @@ fn check_table(rows: &[CheckRow]) -> Vec<String> {
             let base = r.reconciler.split(',').next().unwrap_or_default();
             format!("{base} [{n}]")
         };
-        let result = if r.ok {
-            "ok".to_string()
-        } else {
-            format!("FAILED (got {})", verdict_list(&r.got))
-        };
-        cells.push([r.name.clone(), rec, verdict_list(&r.expected), result]);
+        cells.push([r.name.clone(), rec, r.expected_text(), r.result_text()]);
     }
     let natural = |c: usize| cells.iter().map(|r| r[c].len()).max().unwrap_or(0);
     let w0 = natural(0).min(36);
@@ -986,6 +1091,101 @@ fn cmd_explore(a: ExploreArgs) -> ExitCode {
     ExitCode::from(u8::from(!ex.findings.is_empty()))
 }
 
+/// Run a sweep's tasks over `jobs` threads; `Sweep::collect` puts them back in order, so
+/// `--jobs` never changes the result.
+fn run_sweep(
+    sw: &Sweep,
+    jobs: usize,
+    pb: &ProgressBar,
+) -> Result<Vec<sweep::PointResult>, scenario::RunError> {
+    let (scenarios, tasks) = sw.tasks()?;
+    let done = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..jobs)
+            .map(|j| {
+                let mine: Vec<sweep::Task> = tasks.iter().copied().skip(j).step_by(jobs).collect();
+                let scenarios = &scenarios;
+                s.spawn(move || {
+                    mine.into_iter()
+                        .map(|t| {
+                            let o = sw.run_task(scenarios, t);
+                            pb.inc(1);
+                            o.map(|o| (t, o))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("sweep worker"))
+            .collect::<Result<Vec<_>, _>>()
+    })?;
+    Ok(sw.collect(done))
+}
+
+fn cmd_sweep(a: SweepArgs) -> ExitCode {
+    if a.vary.len() > 2 {
+        return usage_error("--vary takes one or two parameters");
+    }
+    if a.vary.len() == 2 && a.vary[0].path == a.vary[1].path {
+        return usage_error("the two --vary parameters name the same field");
+    }
+    let s = match Scenario::load(&a.path) {
+        Ok(s) => s,
+        Err(e) => return input_error(e),
+    };
+    let profile = match &a.reconciler {
+        Some(p) => p.clone(),
+        None => match s.reconciler(None) {
+            Ok(p) => p,
+            Err(e) => return input_error(e),
+        },
+    };
+    let jobs = capped_jobs(a.jobs);
+    let sw = Sweep {
+        scenario: s,
+        profile,
+        params: a.vary.clone(),
+        steps: a.steps,
+        seeds: a.seeds,
+    };
+    let total = sw.points().len() as u64 * a.seeds;
+    let pb = progress(total, !a.json, "sweep");
+    let started = Instant::now();
+    let results = match run_sweep(&sw, jobs, &pb) {
+        Ok(r) => r,
+        Err(e) => return input_error(e.0),
+    };
+    pb.finish_and_clear();
+    if a.json {
+        say!(
+            "{}",
+            serde_json::json!({
+                "scenario": sw.scenario.spec.name,
+                "reconciler": sw.profile.name,
+                "seeds": sw.seed_list(),
+                "points": results.iter().map(|r| r.json(&sw.params)).collect::<Vec<_>>(),
+            })
+        );
+    } else {
+        let seeds = sw.seed_list();
+        say!(
+            "{} [{}]: {} points x {} seeds (seeds {}..={}), {:.1}s",
+            a.path.display(),
+            sw.profile.name,
+            results.len(),
+            a.seeds,
+            seeds[0],
+            seeds[seeds.len() - 1],
+            started.elapsed().as_secs_f64()
+        );
+        for line in sweep::table(&sw.params, &results) {
+            say!("{line}");
+        }
+    }
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     // `serve` has its own parser (serve/mod.rs): dispatched before clap.
     if std::env::args().nth(1).as_deref() == Some("serve") {
@@ -1003,6 +1203,7 @@ fn main() -> ExitCode {
         Command::Check(a) => cmd_check(a),
         Command::Fuzz(a) => cmd_fuzz(a),
         Command::Explore(a) => cmd_explore(a),
+        Command::Sweep(a) => cmd_sweep(a),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "lws-sim", &mut script);

@@ -150,7 +150,8 @@ fn expectations(
         let line = lines.expect.get(reconciler).copied();
         let profile = Profile::parse(reconciler)
             .map_err(|m| err_at(file, line, format!("expect.{reconciler}: {m}")))?;
-        if let Expectation::Violates(v) = e {
+        {
+            let v = e.invariants();
             let known = |n: &String| InvariantId::parse(n).is_some();
             if let Some(n) = v.iter().find(|n| !known(n)) {
                 let valid: Vec<&str> = InvariantId::ALL.iter().map(|i| i.as_str()).collect();
@@ -1279,11 +1280,13 @@ impl Runner {
 /// Does a run meet its expectation? `Err` says how it did not.
 pub fn judge(report: &RunReport, expected: &Expectation) -> Result<(), String> {
     let got = report.violated();
-    let want: BTreeSet<String> = match expected {
-        Expectation::Holds => BTreeSet::new(),
-        Expectation::Violates(v) => v.iter().cloned().collect(),
+    let want: BTreeSet<String> = expected.invariants().iter().cloned().collect();
+    // One run of a rate: holds, or breaks exactly the set, as the range allows.
+    let met = match expected {
+        Expectation::Rate(_, lo, hi) => (got.is_empty() && *lo == 0) || (got == want && *hi > 0),
+        _ => got == want,
     };
-    if got == want {
+    if met {
         return Ok(());
     }
     let mut msg = format!(

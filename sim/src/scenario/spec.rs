@@ -143,17 +143,49 @@ pub enum InvariantSelection {
     List(Vec<String>),
 }
 
-/// `holds`, or `{violates: [...]}` with the exact set of invariants that must break.
+/// `holds`, or `{violates: [...]}` with the exact set of invariants that must break, or
+/// `{violates: [...], in: 30%..70%}`: over `check --seeds N`, the fraction of seeds that break
+/// exactly that set lies in the range (inclusive) and every other seed holds (README,
+/// "Verdicts over many seeds"). A single run meets a rate if it holds or breaks exactly that
+/// set (only one of the two when the range is `0%..0%` or `100%..100%`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expectation {
     Holds,
     Violates(Vec<String>),
+    /// The invariants, and the range of the fraction of seeds, in whole percent.
+    Rate(Vec<String>, u32, u32),
+}
+
+impl Expectation {
+    /// The invariants this expects to break (none for `holds`).
+    pub fn invariants(&self) -> &[String] {
+        match self {
+            Expectation::Holds => &[],
+            Expectation::Violates(v) | Expectation::Rate(v, ..) => v,
+        }
+    }
 }
 
 #[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct Violates {
     violates: Vec<String>,
+    #[serde(default, rename = "in", skip_serializing_if = "Option::is_none")]
+    rate: Option<String>,
+}
+
+/// `30%..70%`: whole percentages, low to high, at most 100.
+pub fn parse_rate(s: &str) -> Result<(u32, u32), String> {
+    let pct = |p: &str| {
+        p.trim()
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<u32>().ok())
+            .filter(|n| *n <= 100)
+    };
+    s.split_once("..")
+        .and_then(|(a, b)| Some((pct(a)?, pct(b)?)))
+        .filter(|(a, b)| a <= b)
+        .ok_or_else(|| format!("expected a rate LO%..HI% with 0 <= LO <= HI <= 100, got {s:?}"))
 }
 
 impl<'de> Deserialize<'de> for Expectation {
@@ -161,14 +193,22 @@ impl<'de> Deserialize<'de> for Expectation {
         let v = Value::deserialize(d)?;
         let wrong = |v: &Value| {
             de::Error::custom(format!(
-                "expected `holds` or `{{violates: [...]}}` (a list of invariant names), got {v}"
+                "expected `holds`, `{{violates: [...]}}` (a list of invariant names) or \
+                 `{{violates: [...], in: LO%..HI%}}`, got {v}"
             ))
         };
         match &v {
             Value::String(s) if s == "holds" => Ok(Expectation::Holds),
-            Value::Object(_) => serde_json::from_value::<Violates>(v.clone())
-                .map(|x| Expectation::Violates(x.violates))
-                .map_err(|_| wrong(&v)),
+            Value::Object(_) => {
+                let x = serde_json::from_value::<Violates>(v.clone()).map_err(|_| wrong(&v))?;
+                match x.rate {
+                    None => Ok(Expectation::Violates(x.violates)),
+                    Some(r) => {
+                        let (lo, hi) = parse_rate(&r).map_err(de::Error::custom)?;
+                        Ok(Expectation::Rate(x.violates, lo, hi))
+                    }
+                }
+            }
             _ => Err(wrong(&v)),
         }
     }
@@ -180,6 +220,12 @@ impl Serialize for Expectation {
             Expectation::Holds => s.serialize_str("holds"),
             Expectation::Violates(v) => Violates {
                 violates: v.clone(),
+                rate: None,
+            }
+            .serialize(s),
+            Expectation::Rate(v, lo, hi) => Violates {
+                violates: v.clone(),
+                rate: Some(format!("{lo}%..{hi}%")),
             }
             .serialize(s),
         }
