@@ -276,7 +276,7 @@ impl Sweep {
         }
         // The limits a file with these values would meet at load (README, "Limits").
         let file = s.path.display().to_string();
-        scenario::limits::check_scenario(&file, &s.lines, &s.spec, &s.manifests, &s.steps)
+        scenario::targets::check_scenario(&file, &s.lines, &s.spec, &s.manifests, &s.steps)
             .map_err(|e| e.to_string())?;
         s.cluster_config()?;
         Ok(s)

@@ -8,7 +8,7 @@ mod load;
 pub mod manifest;
 pub mod spec;
 mod step;
-mod targets;
+pub mod targets;
 mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
