@@ -115,6 +115,11 @@ impl<K: Kind> Informer<K> {
         let old = self.cache.insert(key.clone(), o.clone());
         self.remember(&key, old.clone());
         if let Some(old) = &old {
+            // Most changes (status, resourceVersion) keep labels and owner: the indexes stay.
+            let (om, nm) = (old.meta(), o.meta());
+            if om.labels == nm.labels && owner_of(&**old) == owner_of(&*o) {
+                return Some(old.clone());
+            }
             self.unindex(&key, old);
         }
         for pair in labels_of(&*o) {
