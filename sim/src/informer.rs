@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::api::{ApiServer, EventType, Key, Kind, Selector, Shared};
+use crate::api::{ApiServer, EventType, Key, KeyRef, Kind, Selector, Shared};
 
 /// One change delivered to a consumer. `old` is the cached object before the change.
 #[derive(Debug)]
@@ -230,10 +230,10 @@ impl<K: Kind> Informer<K> {
     /// older than that is the time travel of an HA apiserver after a restart, not a lag.
     /// Deletions are: a deleted object is served as it last was.
     pub fn stale_get(&self, namespace: &str, name: &str) -> Option<&Shared<K>> {
-        let key = (namespace.to_string(), name.to_string());
-        match self.previous.as_ref().and_then(|p| p.get(&key)) {
+        let key: &dyn KeyRef = &(namespace, name);
+        match self.previous.as_ref().and_then(|p| p.get(key)) {
             Some(Some(previous)) => Some(previous),
-            _ => self.cache.get(&key),
+            _ => self.cache.get(key),
         }
     }
 
@@ -259,7 +259,7 @@ impl<K: Kind> Informer<K> {
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<&Shared<K>> {
-        self.cache.get(&(namespace.to_string(), name.to_string()))
+        self.cache.get(&(namespace, name) as &dyn KeyRef)
     }
 
     /// Objects in `namespace` matching `selector`, in key order. An equality selector is served
@@ -268,7 +268,7 @@ impl<K: Kind> Informer<K> {
         let candidates = selector.equalities().and_then(|pairs| {
             pairs
                 .iter()
-                .map(|(k, v)| self.by_label.get(&(k.to_string(), v.to_string())))
+                .map(|pair| self.by_label.get(pair as &dyn KeyRef))
                 .min_by_key(|s| s.map_or(0, BTreeSet::len))
         });
         match candidates {

@@ -160,6 +160,50 @@ kind!(ControllerRevision, ControllerRevision, revisions, status: false, generati
 /// `(namespace, name)`; the namespace is empty for cluster-scoped kinds.
 pub type Key = (String, String);
 
+/// A key as borrowed parts, so a map keyed by `Key` can be searched by `(&str, &str)` without
+/// building two `String`s (`map.get(&(ns, name) as &dyn KeyRef)`): same order as `Key`'s.
+pub trait KeyRef {
+    fn parts(&self) -> (&str, &str);
+}
+
+impl KeyRef for Key {
+    fn parts(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
+impl KeyRef for (&str, &str) {
+    fn parts(&self) -> (&str, &str) {
+        (self.0, self.1)
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn KeyRef + 'a> for Key {
+    fn borrow(&self) -> &(dyn KeyRef + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn KeyRef + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn KeyRef + '_ {}
+
+impl PartialOrd for dyn KeyRef + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn KeyRef + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
+
 pub fn key_of<K: Kind>(obj: &K) -> Key {
     let m = obj.meta();
     (

@@ -29,7 +29,7 @@ use crate::time::{after, secs_to_ms, to_time};
 use crate::trace::{Trace, TraceEntry};
 pub use defaults::STATEFULSET_REPLICAS_MAX;
 pub(crate) use kinds::with_kind;
-pub use kinds::{key_of, Key, Kind, KindId, Shared};
+pub use kinds::{key_of, Key, KeyRef, Kind, KindId, Shared};
 use patch::FieldPath;
 pub use selector::Selector;
 
@@ -352,10 +352,9 @@ impl ApiServer {
     // ---- reads -------------------------------------------------------------------------------
 
     pub fn get<K: Kind>(&self, namespace: &str, name: &str) -> ApiResult<Shared<K>> {
-        let key = (namespace.to_string(), name.to_string());
         K::store(self)
             .objects
-            .get(&key)
+            .get(&(namespace, name) as &dyn KeyRef)
             .cloned()
             .ok_or_else(|| not_found(K::ID, name))
     }
@@ -363,7 +362,7 @@ impl ApiServer {
     pub fn try_get<K: Kind>(&self, namespace: &str, name: &str) -> Option<Shared<K>> {
         K::store(self)
             .objects
-            .get(&(namespace.to_string(), name.to_string()))
+            .get(&(namespace, name) as &dyn KeyRef)
             .cloned()
     }
 
