@@ -11,6 +11,7 @@ mod eviction;
 pub mod kinds;
 pub mod patch;
 pub mod selector;
+pub mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -32,6 +33,7 @@ pub(crate) use kinds::with_kind;
 pub use kinds::{key_of, Key, KeyRef, Kind, KindId, Shared};
 use patch::FieldPath;
 pub use selector::Selector;
+pub use watch::{Cursor, Expired, WatchLog};
 
 /// The `reason` of a failed call (`metav1.StatusReason`): the same enum the reconcilers see.
 pub use lws::client::Reason;
@@ -180,7 +182,7 @@ struct LastApply<K> {
 /// One kind's objects, watch log and field managers.
 pub struct Store<K> {
     objects: BTreeMap<Key, Shared<K>>,
-    log: Vec<WatchEvent<K>>,
+    log: WatchLog<WatchEvent<K>>,
     managed: BTreeMap<Key, BTreeMap<String, BTreeSet<FieldPath>>>,
     /// The last configuration each object was applied with. Re-applying it to an untouched
     /// object is a no-op, recognised without the JSON round trip (the result is the same; only
@@ -193,7 +195,7 @@ impl<K> Default for Store<K> {
     fn default() -> Self {
         Store {
             objects: BTreeMap::new(),
-            log: Vec::new(),
+            log: WatchLog::default(),
             managed: BTreeMap::new(),
             last_applied: BTreeMap::new(),
             hooks: Hooks::default(),
@@ -202,7 +204,8 @@ impl<K> Default for Store<K> {
 }
 
 impl<K> Store<K> {
-    pub fn log(&self) -> &[WatchEvent<K>] {
+    /// The watch log, by absolute position; entries every reader passed are compacted away.
+    pub fn log(&self) -> &WatchLog<WatchEvent<K>> {
         &self.log
     }
 
@@ -216,6 +219,10 @@ impl<K> Store<K> {
 
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Shared<K>)> {
         self.objects.iter()
+    }
+
+    pub fn get_key(&self, key: &Key) -> Option<&Shared<K>> {
+        self.objects.get(key)
     }
 }
 
@@ -264,7 +271,7 @@ pub struct ApiServer {
     pub nodes: Store<Node>,
     pub leases: Store<Lease>,
     pub pdbs: Store<PodDisruptionBudget>,
-    meta_log: Vec<MetaEvent>,
+    meta_log: WatchLog<MetaEvent>,
     injected: Vec<InjectedError>,
 }
 
@@ -284,7 +291,7 @@ impl ApiServer {
             nodes: Store::default(),
             leases: Store::default(),
             pdbs: Store::default(),
-            meta_log: Vec::new(),
+            meta_log: WatchLog::default(),
             injected: Vec::new(),
         }
     }
@@ -298,6 +305,34 @@ impl ApiServer {
             now_ms
         );
         self.now_ms = now_ms;
+        self.compact();
+    }
+
+    /// Keep at most `window` entries of each watch log behind its end for readers that do not
+    /// keep up (default `watch::WINDOW_MAX`); tests shrink it to reach the `Expired` path.
+    pub fn set_watch_window(&mut self, window: usize) {
+        self.lws.log.set_window(window);
+        self.statefulsets.log.set_window(window);
+        self.revisions.log.set_window(window);
+        self.pods.log.set_window(window);
+        self.services.log.set_window(window);
+        self.nodes.log.set_window(window);
+        self.leases.log.set_window(window);
+        self.pdbs.log.set_window(window);
+        self.meta_log.set_window(window);
+    }
+
+    /// Compact every watch log (between events, so no reader is mid-read).
+    fn compact(&mut self) {
+        self.lws.log.compact();
+        self.statefulsets.log.compact();
+        self.revisions.log.compact();
+        self.pods.log.compact();
+        self.services.log.compact();
+        self.nodes.log.compact();
+        self.leases.log.compact();
+        self.pdbs.log.compact();
+        self.meta_log.compact();
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -309,7 +344,7 @@ impl ApiServer {
         self.rv
     }
 
-    pub fn meta_log(&self) -> &[MetaEvent] {
+    pub fn meta_log(&self) -> &WatchLog<MetaEvent> {
         &self.meta_log
     }
 
