@@ -522,9 +522,16 @@ impl ApiServer {
             _ => {}
         }
         let new = if status_only {
-            let mut new = (*old).clone();
-            new.copy_status(&obj);
-            new
+            if obj.same_but_status(&old) {
+                // The body is the stored object with a new status: take it, not a copy.
+                let mut new = obj;
+                new.meta_mut().resource_version = old.meta().resource_version.clone();
+                new
+            } else {
+                let mut new = (*old).clone();
+                new.copy_status(&obj);
+                new
+            }
         } else {
             let mut new = obj;
             new.copy_status(&old);
@@ -705,10 +712,9 @@ impl ApiServer {
         if !(K::has_status() && last.status_free && sole_manager && no_hooks) {
             return None;
         }
-        let mut probe = (**current).clone();
-        probe.copy_status(&last.result);
-        probe.meta_mut().resource_version = last.result.meta().resource_version.clone();
-        (probe == *last.result).then(|| current.clone())
+        current
+            .same_but_status(&last.result)
+            .then(|| current.clone())
     }
 
     /// After a successful apply: the field managers, and the intent for `reapplied`.
