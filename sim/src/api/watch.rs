@@ -11,8 +11,7 @@
 //! see an expiry, so compaction changes no trace.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
-use std::ops::Index;
+use std::ops::{Index, RangeFrom};
 use std::rc::{Rc, Weak};
 
 /// Entries kept behind the end for a reader that does not keep up, before they are dropped
@@ -48,7 +47,9 @@ impl Cursor {
 pub struct WatchLog<T> {
     /// Absolute index of `entries[0]`.
     base: usize,
-    entries: VecDeque<T>,
+    /// Kept entries, oldest first: a `Vec`, so a suffix is a slice (`log[at..]`); the front is
+    /// dropped only when at least half of it can go (amortised O(1) per entry).
+    entries: Vec<T>,
     readers: RefCell<Vec<Weak<Cell<usize>>>>,
     /// `WINDOW_MAX` unless a test shrinks it.
     window: usize,
@@ -58,7 +59,7 @@ impl<T> Default for WatchLog<T> {
     fn default() -> Self {
         WatchLog {
             base: 0,
-            entries: VecDeque::new(),
+            entries: Vec::new(),
             readers: RefCell::new(Vec::new()),
             window: WINDOW_MAX,
         }
@@ -92,7 +93,12 @@ impl<T> WatchLog<T> {
     }
 
     pub fn last(&self) -> Option<&T> {
-        self.entries.back()
+        self.entries.last()
+    }
+
+    /// `<[T]>::partition_point` over the kept entries, as an absolute position.
+    pub fn partition_point(&self, pred: impl FnMut(&T) -> bool) -> usize {
+        self.base + self.entries.partition_point(pred)
     }
 
     /// The kept entries, oldest first.
@@ -126,7 +132,7 @@ impl<T> WatchLog<T> {
     }
 
     pub(crate) fn push(&mut self, entry: T) {
-        self.entries.push_back(entry);
+        self.entries.push(entry);
     }
 
     /// Drop the entries every live reader has passed, and any more than `WINDOW_MAX` behind
@@ -145,10 +151,26 @@ impl<T> WatchLog<T> {
             .min()
             .unwrap_or(end);
         let upto = slowest.max(end.saturating_sub(self.window)).min(end);
-        if upto > self.base {
-            self.entries.drain(..upto - self.base);
+        let drop = upto.saturating_sub(self.base);
+        if drop > 0 && drop * 2 >= self.entries.len() {
+            self.entries.drain(..drop);
             self.base = upto;
         }
+    }
+}
+
+/// `log[at..]`: the kept entries from absolute position `at` (panics if `at` was compacted).
+impl<T> Index<RangeFrom<usize>> for WatchLog<T> {
+    type Output = [T];
+
+    fn index(&self, r: RangeFrom<usize>) -> &[T] {
+        let from = r.start.checked_sub(self.base).unwrap_or_else(|| {
+            panic!(
+                "watch log entries from {} compacted (oldest {})",
+                r.start, self.base
+            )
+        });
+        &self.entries[from..]
     }
 }
 
@@ -177,32 +199,25 @@ mod tests {
     #[test]
     fn compaction_keeps_what_the_slowest_reader_has_not_read() {
         let mut log = log_of(10, 8);
-        let (slow, fast) = (log.reader(3), log.reader(9));
+        let (slow, fast) = (log.reader(6), log.reader(9));
         log.compact();
         assert_eq!(
             (log.first_index(), log.len()),
-            (3, 10),
+            (6, 10),
             "positions stay absolute"
         );
-        assert_eq!(log.get(3), Some(&3));
-        assert_eq!(log.get(2), None);
-        slow.set(7);
-        log.compact();
-        assert_eq!(
-            log.first_index(),
-            3,
-            "compaction waits for a window's worth"
-        );
+        assert_eq!(log.get(6), Some(&6));
+        assert_eq!(log.get(5), None);
+        assert_eq!(log[8], 8);
+        assert_eq!(&log[8..], &[8, 9]);
+        assert_eq!(log.partition_point(|&e| e < 7), 7);
         for i in 10..14 {
             log.push(i);
         }
         log.compact();
-        assert_eq!(log.first_index(), 7);
+        assert_eq!(log.first_index(), 6, "the slow reader holds its entries");
         drop(slow);
         fast.set(12);
-        for i in 14..18 {
-            log.push(i);
-        }
         log.compact();
         assert_eq!(
             log.first_index(),
@@ -210,6 +225,17 @@ mod tests {
             "a dropped reader no longer holds entries"
         );
         assert_eq!(log.read(fast.get()), Ok(Some(&12)));
+    }
+
+    #[test]
+    fn compaction_waits_until_half_the_kept_entries_can_go() {
+        let mut log = log_of(10, 8);
+        let r = log.reader(3);
+        log.compact();
+        assert_eq!(log.first_index(), 0, "3 of 10: not yet");
+        r.set(5);
+        log.compact();
+        assert_eq!(log.first_index(), 5);
     }
 
     #[test]
