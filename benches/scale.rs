@@ -52,7 +52,32 @@ fn timed_run(s: &Scenario) -> (Duration, Duration, u64) {
     (total, inside.get(), report.events)
 }
 
+/// `LWS_SIM_SCALE_SIZES=16,128,512`: one timed run per size, no criterion samples (a quick
+/// per-event reading at sizes of one's choice).
+fn timed_only() -> bool {
+    let Ok(sizes) = std::env::var("LWS_SIM_SCALE_SIZES") else {
+        return false;
+    };
+    for n in sizes
+        .split(',')
+        .filter_map(|s| s.trim().parse::<u32>().ok())
+    {
+        let (total, inside, events) = timed_run(&scenario(n));
+        eprintln!(
+            "scale groups={n} (single run): events={events} wall={:.3}s reconcilers={:.3}s ({:.0}%) simulator={:.1}us/event",
+            total.as_secs_f64(),
+            inside.as_secs_f64(),
+            100.0 * inside.as_secs_f64() / total.as_secs_f64(),
+            (total - inside).as_secs_f64() * 1e6 / events as f64
+        );
+    }
+    true
+}
+
 fn scale(c: &mut Criterion) {
+    if timed_only() {
+        return;
+    }
     let sizes: &[u32] = if common::measuring() {
         &[16, 128]
     } else {

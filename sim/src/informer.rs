@@ -7,7 +7,9 @@
 //! namespace; the result is the same, only our cost differs.)
 //!
 //! Simplification (docs/fidelity.md): the initial list is consistent (WatchList, client-go
-//! v0.35+), the lag is fixed per informer, and watch history never expires (no 410 relists).
+//! v0.35+) and the lag is fixed per informer. An informer whose cursor the server's log
+//! compaction passed (`410 Gone`, `api::watch`) relists, as client-go's reflector does: its
+//! cache is replaced by the server's current objects, and its handlers get the difference.
 //!
 //! Two perturbations serve `lws-sim explore` (Sieve's patterns): an event can be *held back*
 //! until the next event of the same object, so the consumer never observes that intermediate
@@ -16,7 +18,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::api::{ApiServer, EventType, Key, Kind, Selector, Shared};
+use crate::api::{ApiServer, Cursor, EventType, Expired, Key, KeyRef, Kind, Selector, Shared};
 
 /// One change delivered to a consumer. `old` is the cached object before the change.
 #[derive(Debug)]
@@ -31,17 +33,26 @@ pub struct Delta<K> {
 pub const HOLD_MAX_MS: u64 = 30_000;
 
 pub struct Informer<K> {
-    cursor: usize,
+    cursor: Cursor,
     lag_ms: u64,
     cache: BTreeMap<Key, Shared<K>>,
     by_label: BTreeMap<(String, String), BTreeSet<Key>>,
     by_owner: BTreeMap<String, BTreeSet<Key>>,
     last_rv: u64,
-    /// A held-back event: its object, its watch-log index and when it is delivered anyway.
-    held: Option<(Key, usize, u64)>,
+    /// A held-back event: its object's key, the event, and when it is delivered anyway.
+    held: Option<Held<K>>,
+    /// Relists after falling behind the server's log compaction.
+    relists: u64,
     /// Each object's version before its latest change (`None`: it did not exist), kept only
     /// when stale reads may be asked for.
     previous: Option<BTreeMap<Key, Option<Shared<K>>>>,
+}
+
+struct Held<K> {
+    key: Key,
+    ty: EventType,
+    obj: Shared<K>,
+    due_ms: u64,
 }
 
 fn labels_of<K: Kind>(o: &K) -> impl Iterator<Item = (String, String)> + '_ {
@@ -66,13 +77,14 @@ impl<K: Kind> Informer<K> {
     pub fn start(api: &ApiServer, lag_ms: u64) -> Informer<K> {
         let store = K::store(api);
         let mut inf = Informer {
-            cursor: store.log().len(),
+            cursor: store.log().reader(store.log().len()),
             lag_ms,
             cache: BTreeMap::new(),
             by_label: BTreeMap::new(),
             by_owner: BTreeMap::new(),
             last_rv: api.resource_version(),
             held: None,
+            relists: 0,
             previous: None,
         };
         for (k, v) in store.iter() {
@@ -115,6 +127,11 @@ impl<K: Kind> Informer<K> {
         let old = self.cache.insert(key.clone(), o.clone());
         self.remember(&key, old.clone());
         if let Some(old) = &old {
+            // Most changes (status, resourceVersion) keep labels and owner: the indexes stay.
+            let (om, nm) = (old.meta(), o.meta());
+            if om.labels == nm.labels && owner_of(&**old) == owner_of(&*o) {
+                return Some(old.clone());
+            }
             self.unindex(&key, old);
         }
         for pair in labels_of(&*o) {
@@ -150,12 +167,59 @@ impl<K: Kind> Informer<K> {
 
     /// When the next undelivered event becomes visible to this consumer.
     pub fn next_due_ms(&self, api: &ApiServer) -> Option<u64> {
-        let next = K::store(api)
-            .log()
-            .get(self.cursor)
-            .map(|e| e.at_ms.saturating_add(self.lag_ms));
-        let held = self.held.as_ref().map(|h| h.2);
+        let next = match K::store(api).log().read(self.cursor.get()) {
+            Ok(e) => e.map(|e| e.at_ms.saturating_add(self.lag_ms)),
+            Err(Expired) => Some(api.now_ms()),
+        };
+        let held = self.held.as_ref().map(|h| h.due_ms);
         next.into_iter().chain(held).min()
+    }
+
+    /// How many times this informer relisted after an `Expired` watch.
+    pub fn relists(&self) -> u64 {
+        self.relists
+    }
+
+    /// `410 Gone`: replace the cache by the server's current objects (the reflector's relist and
+    /// `Replace`), handing the handlers an update for each object still there, an add for each
+    /// new one and a delete for each one gone, in key order; a held event is dropped (the
+    /// list supersedes it).
+    fn relist(&mut self, api: &ApiServer) -> Vec<Delta<K>> {
+        self.relists += 1;
+        self.held = None;
+        let store = K::store(api);
+        self.cursor.set(store.log().len());
+        self.last_rv = api.resource_version();
+        let gone: Vec<Key> = self
+            .cache
+            .keys()
+            .filter(|k| store.get_key(k).is_none())
+            .cloned()
+            .collect();
+        let mut out = Vec::new();
+        for key in gone {
+            if let Some(old) = self.remove(&key) {
+                out.push(Delta {
+                    ty: EventType::Deleted,
+                    old: Some(old.clone()),
+                    obj: old,
+                });
+            }
+        }
+        for (key, obj) in store.iter() {
+            let old = self.insert(key.clone(), obj.clone());
+            let ty = if old.is_some() {
+                EventType::Modified
+            } else {
+                EventType::Added
+            };
+            out.push(Delta {
+                ty,
+                old,
+                obj: obj.clone(),
+            });
+        }
+        out
     }
 
     /// Deliver every event visible at `now_ms`, in resourceVersion order, updating the cache.
@@ -173,8 +237,11 @@ impl<K: Kind> Informer<K> {
         hold: &mut Option<u64>,
     ) -> Vec<Delta<K>> {
         let log = K::store(api).log();
+        if log.expired(self.cursor.get()) {
+            return self.relist(api);
+        }
         let mut out = Vec::new();
-        while let Some(e) = log.get(self.cursor) {
+        while let Some(e) = log.get(self.cursor.get()) {
             if e.at_ms.saturating_add(self.lag_ms) > now_ms {
                 break;
             }
@@ -185,28 +252,31 @@ impl<K: Kind> Informer<K> {
                 self.last_rv
             );
             self.last_rv = e.rv;
-            let index = self.cursor;
-            self.cursor += 1;
+            self.cursor.advance();
             let key = crate::api::key_of(&*e.obj);
             if let Some(n) = hold.as_mut() {
                 *n -= 1;
                 if *n == 0 {
                     *hold = None;
-                    self.held = Some((key, index, now_ms.saturating_add(HOLD_MAX_MS)));
+                    self.held = Some(Held {
+                        key,
+                        ty: e.ty,
+                        obj: e.obj.clone(),
+                        due_ms: now_ms.saturating_add(HOLD_MAX_MS),
+                    });
                     continue;
                 }
             }
-            if self.held.as_ref().is_some_and(|h| h.0 == key) {
+            if self.held.as_ref().is_some_and(|h| h.key == key) {
                 self.held = None;
             }
             out.push(self.apply(e.ty, key, e.obj.clone()));
         }
-        if let Some((key, index, due)) = self.held.take() {
-            if due <= now_ms {
-                let e = &log[index];
-                out.push(self.apply(e.ty, key, e.obj.clone()));
+        if let Some(h) = self.held.take() {
+            if h.due_ms <= now_ms {
+                out.push(self.apply(h.ty, h.key, h.obj));
             } else {
-                self.held = Some((key, index, due));
+                self.held = Some(h);
             }
         }
         out
@@ -225,10 +295,10 @@ impl<K: Kind> Informer<K> {
     /// older than that is the time travel of an HA apiserver after a restart, not a lag.
     /// Deletions are: a deleted object is served as it last was.
     pub fn stale_get(&self, namespace: &str, name: &str) -> Option<&Shared<K>> {
-        let key = (namespace.to_string(), name.to_string());
-        match self.previous.as_ref().and_then(|p| p.get(&key)) {
+        let key: &dyn KeyRef = &(namespace, name);
+        match self.previous.as_ref().and_then(|p| p.get(key)) {
             Some(Some(previous)) => Some(previous),
-            _ => self.cache.get(&key),
+            _ => self.cache.get(key),
         }
     }
 
@@ -254,7 +324,7 @@ impl<K: Kind> Informer<K> {
     }
 
     pub fn get(&self, namespace: &str, name: &str) -> Option<&Shared<K>> {
-        self.cache.get(&(namespace.to_string(), name.to_string()))
+        self.cache.get(&(namespace, name) as &dyn KeyRef)
     }
 
     /// Objects in `namespace` matching `selector`, in key order. An equality selector is served
@@ -263,7 +333,7 @@ impl<K: Kind> Informer<K> {
         let candidates = selector.equalities().and_then(|pairs| {
             pairs
                 .iter()
-                .map(|(k, v)| self.by_label.get(&(k.to_string(), v.to_string())))
+                .map(|pair| self.by_label.get(pair as &dyn KeyRef))
                 .min_by_key(|s| s.map_or(0, BTreeSet::len))
         });
         match candidates {
@@ -417,6 +487,59 @@ mod tests {
         assert!(inf.poll(&api, HOLD_MAX_MS - 1).is_empty());
         assert_eq!(inf.poll(&api, HOLD_MAX_MS).len(), 1);
         assert_eq!(app_of(&inf, "a").as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn an_informer_behind_the_compacted_log_relists() {
+        let mut api = ApiServer::new(1, FeatureGates::for_minor(29));
+        api.set_watch_window(4);
+        let mut inf = Informer::<Pod>::start(&api, 0);
+        let mut keeping_up = Informer::<Pod>::start(&api, 0);
+        api.create("t", pod("a", "x")).unwrap();
+        api.create("t", pod("b", "x")).unwrap();
+        inf.poll(&api, 0);
+        api.delete::<Pod>("t", "default", "a", &crate::api::DeleteOptions::default())
+            .unwrap();
+        for i in 0..6 {
+            relabel(&mut api, "b", &format!("v{i}"));
+        }
+        api.create("t", pod("c", "x")).unwrap();
+        assert_eq!(keeping_up.poll(&api, 0).len(), 10, "every event, in order");
+        api.set_now(1); // the kernel's clock tick compacts the logs
+        assert!(log_expired(&api, &inf));
+        assert_eq!(inf.next_due_ms(&api), Some(1), "due at once, to relist");
+        let d = inf.poll(&api, 1);
+        assert_eq!(inf.relists(), 1);
+        let seen: Vec<(EventType, String)> = d
+            .iter()
+            .map(|d| (d.ty, d.obj.metadata.name.clone().unwrap()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (EventType::Deleted, "a".to_string()),
+                (EventType::Modified, "b".to_string()),
+                (EventType::Added, "c".to_string()),
+            ]
+        );
+        assert_eq!(
+            app_of(&inf, "b").as_deref(),
+            Some("v5"),
+            "the current state"
+        );
+        assert!(inf.get("default", "a").is_none());
+        relabel(&mut api, "c", "y");
+        assert_eq!(inf.poll(&api, 1).len(), 1, "watching again from the list");
+        assert_eq!(keeping_up.poll(&api, 1).len(), 1);
+        assert_eq!(
+            keeping_up.relists(),
+            0,
+            "a reader that keeps up never relists"
+        );
+    }
+
+    fn log_expired(api: &ApiServer, inf: &Informer<Pod>) -> bool {
+        Pod::store(api).log().expired(inf.cursor.get())
     }
 
     #[test]

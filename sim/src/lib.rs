@@ -20,3 +20,9 @@ pub mod time;
 pub mod timeline;
 pub mod trace;
 pub mod world;
+
+/// mimalloc for every binary that links the simulator (CLI, tests, benches): a run is mostly
+/// small short-lived allocations (objects, keys, JSON values), about a quarter faster than
+/// glibc's allocator on `benches/fuzz.rs`. Allocation order never reaches the trace.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -71,6 +71,24 @@ pub struct Trace {
 const FNV64_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV64_PRIME: u64 = 0x0000_0100_0000_01b3;
 
+/// FNV-1a 64 as a `fmt::Write` sink.
+struct Fnv(u64);
+
+impl Fnv {
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(FNV64_PRIME);
+        }
+    }
+}
+
+impl std::fmt::Write for Fnv {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.bytes(s.as_bytes());
+        Ok(())
+    }
+}
+
 impl Default for Trace {
     fn default() -> Self {
         Trace {
@@ -81,10 +99,21 @@ impl Default for Trace {
 }
 
 impl Trace {
+    /// Append `entry`; the hash takes the bytes of `entry.line()` and a newline, fed in order
+    /// without building the line.
     pub fn push(&mut self, entry: TraceEntry) {
-        for b in entry.line().bytes().chain(std::iter::once(b'\n')) {
-            self.hash = (self.hash ^ u64::from(b)).wrapping_mul(FNV64_PRIME);
+        let mut h = Fnv(self.hash);
+        let e = &entry;
+        let _ = write!(
+            h,
+            "{} {} {} {} {}/{} rv={}",
+            e.at_ms, e.actor, e.verb, e.kind, e.namespace, e.name, e.rv
+        );
+        if !e.detail.is_empty() {
+            let _ = write!(h, " {}", e.detail);
         }
+        h.bytes(b"\n");
+        self.hash = h.0;
         self.entries.push(entry);
     }
 
@@ -110,5 +139,33 @@ impl Trace {
         (0..n)
             .find(|&i| self.entries[i] != other.entries[i])
             .or((self.entries.len() != other.entries.len()).then_some(n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_is_fnv_over_each_line_and_a_newline() {
+        let mut t = Trace::default();
+        let mut expected = FNV64_OFFSET;
+        for (i, detail) in ["", "gone", "error=Conflict"].into_iter().enumerate() {
+            let e = TraceEntry {
+                at_ms: 1_000 + i as u64,
+                actor: "a".into(),
+                verb: "update".into(),
+                kind: "Pod".into(),
+                namespace: "default".into(),
+                name: format!("p-{i}"),
+                rv: 7 * i as u64,
+                detail: detail.into(),
+            };
+            for b in e.line().bytes().chain(std::iter::once(b'\n')) {
+                expected = (expected ^ u64::from(b)).wrapping_mul(FNV64_PRIME);
+            }
+            t.push(e);
+            assert_eq!(t.hash(), expected);
+        }
     }
 }

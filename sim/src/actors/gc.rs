@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use serde_json::json;
 
 use crate::api::{
-    with_kind, ApiServer, DeleteOptions, EventType, Key, Kind, KindId, Propagation,
+    with_kind, ApiServer, Cursor, DeleteOptions, EventType, Key, Kind, KindId, Propagation,
     FINALIZER_FOREGROUND, FINALIZER_ORPHAN,
 };
 use crate::queue::WorkQueue;
@@ -28,7 +28,8 @@ struct GraphNode {
 }
 
 pub struct GarbageCollector {
-    cursor: usize,
+    /// Registered with the metadata log, so compaction keeps what the GC has not read.
+    cursor: Cursor,
     lag_ms: u64,
     nodes: BTreeMap<String, GraphNode>,
     dependents: BTreeMap<String, BTreeSet<String>>,
@@ -46,7 +47,7 @@ pub struct GarbageCollector {
 impl GarbageCollector {
     pub fn new(api: &ApiServer, lag_ms: u64) -> GarbageCollector {
         let mut gc = GarbageCollector {
-            cursor: 0,
+            cursor: api.meta_log().reader(0),
             lag_ms,
             nodes: BTreeMap::new(),
             dependents: BTreeMap::new(),
@@ -64,7 +65,7 @@ impl GarbageCollector {
     pub fn next_wakeup_ms(&self, api: &ApiServer) -> Option<u64> {
         let log = api
             .meta_log()
-            .get(self.cursor)
+            .get(self.cursor.get())
             .map(|e| e.at_ms.saturating_add(self.lag_ms));
         [log, self.retries.next_due_ms()]
             .into_iter()
@@ -82,11 +83,15 @@ impl GarbageCollector {
 
     fn poll(&mut self, api: &ApiServer, now_ms: u64) {
         let log = api.meta_log();
-        while let Some(e) = log.get(self.cursor) {
+        assert!(
+            !log.expired(self.cursor.get()),
+            "the GC fell behind the metadata log's compaction"
+        );
+        while let Some(e) = log.get(self.cursor.get()) {
             if e.at_ms.saturating_add(self.lag_ms) > now_ms {
                 break;
             }
-            self.cursor += 1;
+            self.cursor.advance();
             match e.ty {
                 EventType::Deleted => {
                     self.deleting_owners.remove(&e.uid);

@@ -6,6 +6,7 @@
 //! rate-limited retry, as upstream.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetStatus,
@@ -35,7 +36,10 @@ pub struct StatefulSetController {
     revisions: Informer<ControllerRevision>,
     queue: WorkQueue,
     /// Template hash per (set uid, generation): a template is hashed once, not every sync.
-    hashes: BTreeMap<String, (i64, String, Value)>,
+    hashes: BTreeMap<String, (i64, String, Arc<Value>)>,
+    /// Decoded templates of stored revisions by (name, resourceVersion): a revision is decoded
+    /// once, not on every sync of a rollout.
+    templates: BTreeMap<(String, String), Option<Arc<PodTemplateSpec>>>,
     /// Whether `MaxUnavailableStatefulSet` is on (cluster setting).
     max_unavailable_gate: bool,
     /// 1.37+: replace unavailable old pods first (see `FeatureGates`).
@@ -58,6 +62,7 @@ impl StatefulSetController {
             revisions: Informer::start(api, lags_ms[2]),
             queue,
             hashes: BTreeMap::new(),
+            templates: BTreeMap::new(),
             max_unavailable_gate: api.gates.max_unavailable_statefulset,
             unavailable_first: api.gates.statefulset_replaces_unavailable_first,
         }
@@ -457,18 +462,21 @@ impl StatefulSetController {
         let mut owned: Vec<Shared<ControllerRevision>> =
             self.revisions.owned_by(&uid).into_iter().cloned().collect();
         owned.sort_by_key(|r| (r.revision.unwrap_or(0), k8s::name(&r.metadata).to_string()));
-        let update = update_revision(api, set, &owned, name, data)?;
-        Ok((current_revision(set, &owned, &update), update))
+        let update = update_revision(api, set, &owned, name, &data)?;
+        Ok((
+            current_revision(set, &owned, &update, &mut self.templates),
+            update,
+        ))
     }
 
     /// `newRevision`'s name and data for the set's template, hashed once per generation.
-    fn new_revision(&mut self, set: &StatefulSet) -> (String, Value) {
+    fn new_revision(&mut self, set: &StatefulSet) -> (String, Arc<Value>) {
         let uid = k8s::uid(&set.metadata).to_string();
         let generation = set.metadata.generation.unwrap_or(0);
         match self.hashes.get(&uid) {
             Some((g, name, data)) if *g == generation => (name.clone(), data.clone()),
             _ => {
-                let data = revision_data(&set.spec.template);
+                let data = Arc::new(revision_data(&set.spec.template));
                 let collisions = set
                     .status
                     .as_ref()
@@ -592,7 +600,7 @@ fn complete_rolling_update(s: &SetSync, status: &mut StatefulSetStatus) {
 #[derive(Clone, Debug)]
 struct Revision {
     name: String,
-    template: Option<PodTemplateSpec>,
+    template: Option<Arc<PodTemplateSpec>>,
 }
 
 fn rev_name(r: &Revision) -> &str {
@@ -606,11 +614,11 @@ fn update_revision(
     set: &StatefulSet,
     owned: &[Shared<ControllerRevision>],
     name: String,
-    data: Value,
+    data: &Value,
 ) -> Result<Revision, ()> {
     let max_rev = owned.last().map(|r| r.revision.unwrap_or(0)).unwrap_or(0);
     let equal: Vec<&Shared<ControllerRevision>> =
-        owned.iter().filter(|r| r.data.0 == data).collect();
+        owned.iter().filter(|r| r.data.0 == *data).collect();
     Ok(match equal.last() {
         Some(last)
             if owned.last().map(|o| k8s::name(&o.metadata)) == Some(k8s::name(&last.metadata)) =>
@@ -646,7 +654,7 @@ fn create_revision(
     api: &mut ApiServer,
     set: &StatefulSet,
     name: &str,
-    data: Value,
+    data: &Value,
     revision: i64,
 ) -> Result<(), ()> {
     let ns = k8s::namespace(&set.metadata).to_string();
@@ -680,7 +688,7 @@ fn create_revision(
         Ok(_) => Ok(()),
         Err(e) if e.is(Reason::AlreadyExists) => {
             let existing = api.try_get::<ControllerRevision>(&ns, name).ok_or(())?;
-            if existing.data.0 != data {
+            if existing.data.0 != *data {
                 return Err(()); // hash collision: upstream bumps collisionCount
             }
             Ok(())
@@ -695,6 +703,7 @@ fn current_revision(
     set: &StatefulSet,
     owned: &[Shared<ControllerRevision>],
     update: &Revision,
+    templates: &mut BTreeMap<(String, String), Option<Arc<PodTemplateSpec>>>,
 ) -> Revision {
     let current_name = set
         .status
@@ -706,12 +715,21 @@ fn current_revision(
         .find(|r| k8s::name(&r.metadata) == current_name)
     {
         Some(r) if current_name != update.name => {
-            let template = r
-                .data
-                .0
-                .pointer("/spec/template")
-                .cloned()
-                .and_then(|t| serde_json::from_value(t).ok());
+            let rv = r.metadata.resource_version.clone().unwrap_or_default();
+            if templates.len() >= 64 {
+                templates.clear(); // bounded: only the revisions of live rollouts matter
+            }
+            let template = templates
+                .entry((current_name.clone(), rv))
+                .or_insert_with(|| {
+                    r.data
+                        .0
+                        .pointer("/spec/template")
+                        .cloned()
+                        .and_then(|t| serde_json::from_value(t).ok())
+                        .map(Arc::new)
+                })
+                .clone();
             Revision {
                 name: current_name,
                 template,
@@ -753,7 +771,7 @@ pub fn safe_encode(s: &str) -> String {
 
 /// `newVersionedStatefulSetPod`: the pod for one ordinal at one revision.
 fn new_pod(set: &StatefulSet, ordinal: i32, rev: &Revision) -> Pod {
-    let template = rev.template.as_ref().unwrap_or(&set.spec.template);
+    let template = rev.template.as_deref().unwrap_or(&set.spec.template);
     let name = format!("{}-{}", k8s::name(&set.metadata), ordinal);
     let tmeta = template.metadata.clone().unwrap_or_default();
     let mut labels = tmeta.labels.unwrap_or_default();

@@ -103,6 +103,10 @@ pub trait Kind: Clone + PartialEq + Serialize + DeserializeOwned + fmt::Debug + 
     fn spec_differs(_old: &Self, _new: &Self) -> bool {
         false
     }
+    /// Equal but for status and resourceVersion (always `false` for kinds without status).
+    fn same_but_status(&self, _other: &Self) -> bool {
+        false
+    }
     fn store(api: &ApiServer) -> &Store<Self>;
     fn store_mut(api: &mut ApiServer) -> &mut Store<Self>;
 }
@@ -132,6 +136,9 @@ macro_rules! kind {
             fn spec_differs(old: &Self, new: &Self) -> bool {
                 kind!(@spec $gen, old, new)
             }
+            fn same_but_status(&self, other: &Self) -> bool {
+                kind!(@same $status, self, other)
+            }
             fn store(api: &ApiServer) -> &Store<Self> {
                 &api.$field
             }
@@ -146,6 +153,46 @@ macro_rules! kind {
     (@clear false, $s:ident) => { let _ = $s; };
     (@spec true, $o:ident, $n:ident) => { $o.spec != $n.spec };
     (@spec false, $o:ident, $n:ident) => {{ let _ = ($o, $n); false }};
+    (@same true, $a:ident, $b:ident) => {
+        meta_eq_but_rv(&$a.metadata, &$b.metadata) && $a.spec == $b.spec
+    };
+    (@same false, $a:ident, $b:ident) => {{ let _ = ($a, $b); false }};
+}
+
+/// Two objects' metadata, equal but for `resourceVersion` (every field named, so a new
+/// `ObjectMeta` field is a compile error here, not a silent difference).
+fn meta_eq_but_rv(a: &ObjectMeta, b: &ObjectMeta) -> bool {
+    let ObjectMeta {
+        annotations,
+        creation_timestamp,
+        deletion_grace_period_seconds,
+        deletion_timestamp,
+        finalizers,
+        generate_name,
+        generation,
+        labels,
+        managed_fields,
+        name,
+        namespace,
+        owner_references,
+        resource_version: _,
+        self_link,
+        uid,
+    } = a;
+    *name == b.name
+        && *namespace == b.namespace
+        && *uid == b.uid
+        && *generation == b.generation
+        && *labels == b.labels
+        && *annotations == b.annotations
+        && *owner_references == b.owner_references
+        && *finalizers == b.finalizers
+        && *creation_timestamp == b.creation_timestamp
+        && *deletion_timestamp == b.deletion_timestamp
+        && *deletion_grace_period_seconds == b.deletion_grace_period_seconds
+        && *generate_name == b.generate_name
+        && *managed_fields == b.managed_fields
+        && *self_link == b.self_link
 }
 
 kind!(LeaderWorkerSet, LeaderWorkerSet, lws, status: true, generation: true);
@@ -159,6 +206,50 @@ kind!(ControllerRevision, ControllerRevision, revisions, status: false, generati
 
 /// `(namespace, name)`; the namespace is empty for cluster-scoped kinds.
 pub type Key = (String, String);
+
+/// A key as borrowed parts, so a map keyed by `Key` can be searched by `(&str, &str)` without
+/// building two `String`s (`map.get(&(ns, name) as &dyn KeyRef)`): same order as `Key`'s.
+pub trait KeyRef {
+    fn parts(&self) -> (&str, &str);
+}
+
+impl KeyRef for Key {
+    fn parts(&self) -> (&str, &str) {
+        (&self.0, &self.1)
+    }
+}
+
+impl KeyRef for (&str, &str) {
+    fn parts(&self) -> (&str, &str) {
+        (self.0, self.1)
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn KeyRef + 'a> for Key {
+    fn borrow(&self) -> &(dyn KeyRef + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn KeyRef + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn KeyRef + '_ {}
+
+impl PartialOrd for dyn KeyRef + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn KeyRef + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
 
 pub fn key_of<K: Kind>(obj: &K) -> Key {
     let m = obj.meta();

@@ -11,6 +11,7 @@ mod eviction;
 pub mod kinds;
 pub mod patch;
 pub mod selector;
+pub mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -29,9 +30,10 @@ use crate::time::{after, secs_to_ms, to_time};
 use crate::trace::{Trace, TraceEntry};
 pub use defaults::STATEFULSET_REPLICAS_MAX;
 pub(crate) use kinds::with_kind;
-pub use kinds::{key_of, Key, Kind, KindId, Shared};
+pub use kinds::{key_of, Key, KeyRef, Kind, KindId, Shared};
 use patch::FieldPath;
 pub use selector::Selector;
+pub use watch::{Cursor, Expired, WatchLog};
 
 /// The `reason` of a failed call (`metav1.StatusReason`): the same enum the reconcilers see.
 pub use lws::client::Reason;
@@ -168,15 +170,25 @@ impl<K> Default for Hooks<K> {
     }
 }
 
+/// A successful apply: who applied what, and the object it left.
+struct LastApply<K> {
+    manager: String,
+    force: bool,
+    result: Shared<K>,
+    intent: K,
+    /// No applied path is under `status`.
+    status_free: bool,
+}
+
 /// One kind's objects, watch log and field managers.
 pub struct Store<K> {
     objects: BTreeMap<Key, Shared<K>>,
-    log: Vec<WatchEvent<K>>,
+    log: WatchLog<WatchEvent<K>>,
     managed: BTreeMap<Key, BTreeMap<String, BTreeSet<FieldPath>>>,
-    /// The last configuration each object was applied with: (manager, force, resulting
-    /// resourceVersion, intent). Re-applying it to an untouched object is a no-op, recognised
-    /// without the JSON round trip (the result is the same; only our cost differs).
-    last_applied: BTreeMap<Key, (String, bool, String, K)>,
+    /// The last configuration each object was applied with. Re-applying it to an untouched
+    /// object is a no-op, recognised without the JSON round trip (the result is the same; only
+    /// our cost differs).
+    last_applied: BTreeMap<Key, LastApply<K>>,
     hooks: Hooks<K>,
 }
 
@@ -184,7 +196,7 @@ impl<K> Default for Store<K> {
     fn default() -> Self {
         Store {
             objects: BTreeMap::new(),
-            log: Vec::new(),
+            log: WatchLog::default(),
             managed: BTreeMap::new(),
             last_applied: BTreeMap::new(),
             hooks: Hooks::default(),
@@ -193,7 +205,8 @@ impl<K> Default for Store<K> {
 }
 
 impl<K> Store<K> {
-    pub fn log(&self) -> &[WatchEvent<K>] {
+    /// The watch log, by absolute position; entries every reader passed are compacted away.
+    pub fn log(&self) -> &WatchLog<WatchEvent<K>> {
         &self.log
     }
 
@@ -207,6 +220,10 @@ impl<K> Store<K> {
 
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Shared<K>)> {
         self.objects.iter()
+    }
+
+    pub fn get_key(&self, key: &Key) -> Option<&Shared<K>> {
+        self.objects.get(key)
     }
 }
 
@@ -255,7 +272,7 @@ pub struct ApiServer {
     pub nodes: Store<Node>,
     pub leases: Store<Lease>,
     pub pdbs: Store<PodDisruptionBudget>,
-    meta_log: Vec<MetaEvent>,
+    meta_log: WatchLog<MetaEvent>,
     injected: Vec<InjectedError>,
 }
 
@@ -275,7 +292,7 @@ impl ApiServer {
             nodes: Store::default(),
             leases: Store::default(),
             pdbs: Store::default(),
-            meta_log: Vec::new(),
+            meta_log: WatchLog::default(),
             injected: Vec::new(),
         }
     }
@@ -289,6 +306,34 @@ impl ApiServer {
             now_ms
         );
         self.now_ms = now_ms;
+        self.compact();
+    }
+
+    /// Keep at most `window` entries of each watch log behind its end for readers that do not
+    /// keep up (default `watch::WINDOW_MAX`); tests shrink it to reach the `Expired` path.
+    pub fn set_watch_window(&mut self, window: usize) {
+        self.lws.log.set_window(window);
+        self.statefulsets.log.set_window(window);
+        self.revisions.log.set_window(window);
+        self.pods.log.set_window(window);
+        self.services.log.set_window(window);
+        self.nodes.log.set_window(window);
+        self.leases.log.set_window(window);
+        self.pdbs.log.set_window(window);
+        self.meta_log.set_window(window);
+    }
+
+    /// Compact every watch log (between events, so no reader is mid-read).
+    fn compact(&mut self) {
+        self.lws.log.compact();
+        self.statefulsets.log.compact();
+        self.revisions.log.compact();
+        self.pods.log.compact();
+        self.services.log.compact();
+        self.nodes.log.compact();
+        self.leases.log.compact();
+        self.pdbs.log.compact();
+        self.meta_log.compact();
     }
 
     pub fn now_ms(&self) -> u64 {
@@ -300,7 +345,7 @@ impl ApiServer {
         self.rv
     }
 
-    pub fn meta_log(&self) -> &[MetaEvent] {
+    pub fn meta_log(&self) -> &WatchLog<MetaEvent> {
         &self.meta_log
     }
 
@@ -343,10 +388,9 @@ impl ApiServer {
     // ---- reads -------------------------------------------------------------------------------
 
     pub fn get<K: Kind>(&self, namespace: &str, name: &str) -> ApiResult<Shared<K>> {
-        let key = (namespace.to_string(), name.to_string());
         K::store(self)
             .objects
-            .get(&key)
+            .get(&(namespace, name) as &dyn KeyRef)
             .cloned()
             .ok_or_else(|| not_found(K::ID, name))
     }
@@ -354,7 +398,7 @@ impl ApiServer {
     pub fn try_get<K: Kind>(&self, namespace: &str, name: &str) -> Option<Shared<K>> {
         K::store(self)
             .objects
-            .get(&(namespace.to_string(), name.to_string()))
+            .get(&(namespace, name) as &dyn KeyRef)
             .cloned()
     }
 
@@ -479,9 +523,16 @@ impl ApiServer {
             _ => {}
         }
         let new = if status_only {
-            let mut new = (*old).clone();
-            new.copy_status(&obj);
-            new
+            if obj.same_but_status(&old) {
+                // The body is the stored object with a new status: take it, not a copy.
+                let mut new = obj;
+                new.meta_mut().resource_version = old.meta().resource_version.clone();
+                new
+            } else {
+                let mut new = (*old).clone();
+                new.copy_status(&obj);
+                new
+            }
         } else {
             let mut new = obj;
             new.copy_status(&old);
@@ -642,10 +693,29 @@ impl ApiServer {
         force: bool,
     ) -> Option<Shared<K>> {
         let store = K::store(self);
-        let (m, f, rv, last) = store.last_applied.get(key)?;
+        let last = store.last_applied.get(key)?;
         let current = store.objects.get(key)?;
-        let untouched = current.meta().resource_version.as_deref() == Some(rv.as_str());
-        (untouched && m == manager && *f == force && last == intent).then(|| current.clone())
+        if last.manager != manager || last.force != force || last.intent != *intent {
+            return None;
+        }
+        let untouched = current.meta().resource_version == last.result.meta().resource_version;
+        if untouched {
+            return Some(current.clone());
+        }
+        // Touched only in status since (a status write by another actor): with no webhooks, no
+        // status field in the intent and no other field manager, applying the same intent
+        // again finds nothing to change and no conflict, so the result is the stored object.
+        let sole_manager = store
+            .managed
+            .get(key)
+            .is_some_and(|m| m.len() == 1 && m.contains_key(manager));
+        let no_hooks = store.hooks.mutating.is_empty() && store.hooks.validating.is_empty();
+        if !(K::has_status() && last.status_free && sole_manager && no_hooks) {
+            return None;
+        }
+        current
+            .same_but_status(&last.result)
+            .then(|| current.clone())
     }
 
     /// After a successful apply: the field managers, and the intent for `reapplied`.
@@ -658,12 +728,23 @@ impl ApiServer {
         result: &Shared<K>,
         managers: BTreeMap<String, BTreeSet<FieldPath>>,
     ) {
+        let status_free = managers.get(manager).is_some_and(|paths| {
+            paths
+                .iter()
+                .all(|p| p.first().map(String::as_str) != Some("status"))
+        });
         let store = K::store_mut(self);
         store.managed.insert(key.clone(), managers);
-        let rv = result.meta().resource_version.clone().unwrap_or_default();
-        store
-            .last_applied
-            .insert(key, (manager.to_string(), force, rv, intent.clone()));
+        store.last_applied.insert(
+            key,
+            LastApply {
+                manager: manager.to_string(),
+                force,
+                result: result.clone(),
+                intent: intent.clone(),
+                status_free,
+            },
+        );
     }
 
     /// DELETE (kubernetes/apiserver `store.go` `Delete`, `updateForGracefulDeletionAndFinalizers`,
@@ -1024,21 +1105,21 @@ fn key_with_default_ns<K: Kind>(obj: &K) -> Key {
 /// Grace period for a pod delete: the request's, else the pod's own (default 30 s), forced to 0
 /// for unscheduled or terminal pods (pod strategy `CheckGracefulDelete`).
 fn pod_grace_seconds<K: Kind>(obj: &K, opts: &DeleteOptions) -> i64 {
-    let v = serde_json::to_value(obj).expect("objects serialize");
-    let node = v
-        .pointer("/spec/nodeName")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    let phase = v
-        .pointer("/status/phase")
-        .and_then(Value::as_str)
+    let Some(pod) = (obj as &dyn std::any::Any).downcast_ref::<Pod>() else {
+        return 0;
+    };
+    let spec = pod.spec.as_ref();
+    let node = spec.and_then(|s| s.node_name.as_deref()).unwrap_or("");
+    let phase = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.phase.as_deref())
         .unwrap_or("");
     if node.is_empty() || phase == "Succeeded" || phase == "Failed" {
         return 0;
     }
-    let own = v
-        .pointer("/spec/terminationGracePeriodSeconds")
-        .and_then(Value::as_i64)
+    let own = spec
+        .and_then(|s| s.termination_grace_period_seconds)
         .unwrap_or(30);
     opts.grace_period_seconds.unwrap_or(own).max(0)
 }

@@ -518,7 +518,8 @@ fn watch_log_is_in_resource_version_order_and_deleted_carries_last_state() {
         types,
         [EventType::Added, EventType::Modified, EventType::Deleted]
     );
-    assert!(log.windows(2).all(|w| w[0].rv < w[1].rv));
+    let rvs: Vec<u64> = log.iter().map(|e| e.rv).collect();
+    assert!(rvs.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(log[2].obj.metadata.labels.as_ref().unwrap()["a"], "b");
 }
 

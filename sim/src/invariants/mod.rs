@@ -19,7 +19,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lws::api::{keys, LeaderWorkerSet};
 use lws::k8s;
 
-use crate::api::{ApiServer, EventType, Kind};
+use crate::api::{ApiServer, Cursor, EventType, Kind};
 use crate::timeline::{GroupState, Rev, Timeline};
 
 mod groups;
@@ -136,6 +136,9 @@ pub struct Checker {
     lws_cursor: usize,
     pod_cursor: usize,
     sts_cursor: usize,
+    /// The three cursors above registered with their watch logs, so compaction keeps what the
+    /// checker has not read (`api::watch`).
+    readers: Option<[Cursor; 3]>,
     trace_cursor: usize,
     lws_generation: Option<i64>,
     /// Whether the watched LWS has been written since its spec last changed: a write that does
@@ -174,6 +177,7 @@ impl Checker {
             lws_cursor: 0,
             pod_cursor: 0,
             sts_cursor: 0,
+            readers: None,
             trace_cursor: 0,
             lws_generation: None,
             status_current: true,
@@ -322,6 +326,7 @@ impl Checker {
 
     /// Look at what changed since the last call and check the invariants it can affect.
     pub fn observe(&mut self, api: &ApiServer) {
+        self.sync_readers(api);
         let mut dirty = BTreeSet::new();
         self.observe_lws(api, &mut dirty);
         let Some(lws) = self.lws.take() else {
@@ -351,6 +356,26 @@ impl Checker {
         self.lws = Some(lws);
         if let Some(tl) = &mut self.timeline {
             record_groups(tl, &self.model, &dirty, now);
+        }
+    }
+
+    /// Tell the watch logs how far the checker has read (registering on the first call).
+    fn sync_readers(&mut self, api: &ApiServer) {
+        let logs = (
+            LeaderWorkerSet::store(api).log(),
+            Pod::store(api).log(),
+            StatefulSet::store(api).log(),
+        );
+        let at = [self.lws_cursor, self.pod_cursor, self.sts_cursor];
+        let readers = self
+            .readers
+            .get_or_insert_with(|| [logs.0.reader(0), logs.1.reader(0), logs.2.reader(0)]);
+        assert!(
+            !logs.0.expired(at[0]) && !logs.1.expired(at[1]) && !logs.2.expired(at[2]),
+            "the checker fell behind the watch logs' compaction"
+        );
+        for (r, at) in readers.iter().zip(at) {
+            r.set(at);
         }
     }
 

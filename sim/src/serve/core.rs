@@ -451,6 +451,7 @@ impl Core {
             cursor: api.resource_version(),
             last_bookmark_ms: api.now_ms(),
             headers_sent: false,
+            position: None,
             tx,
         };
         let initial = q.get("sendInitialEvents").is_some_and(|s| s == "true");

@@ -7,6 +7,7 @@
 //! stream. The core pushes with `try_send` only: a watcher whose buffer is full is closed, as the
 //! cacher closes an unresponsive watcher, and the client re-lists; the simulation never waits.
 
+use crate::api::watch::Cursor;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::mpsc::Sender;
@@ -32,6 +33,9 @@ pub struct Watcher {
     pub cursor: u64,
     pub last_bookmark_ms: u64,
     pub headers_sent: bool,
+    /// This watch's place in its kind's watch log, registered with the log so compaction keeps
+    /// what it has not sent yet (set at the first push).
+    pub position: Option<Cursor>,
     pub tx: Sender<String>,
 }
 
@@ -136,7 +140,23 @@ impl Watcher {
 
     fn pump_kind<K: Kind>(&mut self, api: &ApiServer) -> Outcome {
         let log = K::store(api).log();
-        let start = log.partition_point(|e| e.rv <= self.cursor);
+        let start = match &self.position {
+            Some(c) => c.get(),
+            None => {
+                let at = log.partition_point(|e| e.rv <= self.cursor);
+                self.position = Some(log.reader(at));
+                at
+            }
+        };
+        if log.expired(start) {
+            // Fell more than the log's window behind: 410, and the client relists.
+            let oldest = log.get(log.first_index()).map_or(0, |e| e.rv);
+            self.expired(self.cursor, oldest);
+            return Outcome::Closed;
+        }
+        if let Some(c) = &self.position {
+            c.set(log.len());
+        }
         for e in &log[start..] {
             self.cursor = e.rv;
             let obj = serde_json::to_value(&*e.obj).expect("stored objects serialize");
