@@ -160,5 +160,5 @@ pub trait Client {
         propagation: Option<Propagation>,
     ) -> Result<()>;
     /// `record.EventRecorder.Eventf`: not an API write the reconcilers depend on.
-    fn event(&self, object: &ObjectMeta, type_: &str, reason: &str, message: &str);
+    fn event<K: Resource>(&self, object: &K, type_: &str, reason: &str, message: &str);
 }

@@ -40,6 +40,9 @@ pub async fn reconcile<C: Client>(
         Err(e) if e.is_not_found() => return Ok(Action::done()),
         Err(e) => return Err(e),
     };
+    if ctx.flags.deleting_lws_returns && k8s::is_terminating(&lws.metadata) {
+        return Ok(Action::done());
+    }
     let hash = template_hash(&lws, ctx.flags.network_config);
     if ctx.flags.worker_template_from_revision {
         ensure_revision(c, &lws, &hash).await?;
@@ -349,7 +352,7 @@ async fn create_headless_service_if_missing<C: Client>(c: &C, lws: &LeaderWorker
     );
     c.create(svc).await.map(|_| ()).inspect_err(|e| {
         c.event(
-            &lws.metadata,
+            &*lws,
             "Warning",
             "FailedCreate",
             &format!("Failed to create headless service: {e}"),
@@ -431,7 +434,7 @@ async fn update_status<C: Client>(
                 summary.ready_non_burst,
                 lws.replicas()
             );
-            c.event(&lws.metadata, "Normal", &reason, &msg);
+            c.event(&**lws, "Normal", &reason, &msg);
         }
     }
     if status == before {

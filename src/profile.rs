@@ -120,6 +120,11 @@ pub struct Flags {
     /// `Shared` and part of the template hash; `LWS_GROUP_SIZE` env; LWS env values override the
     /// user's.
     pub network_config: bool,
+    /// B22 (PR #523, 75103b8; leaderworkerset_controller.go v0.10.0:118-120): the LWS
+    /// reconciler returns at once for an LWS being deleted.
+    /// Without it a foreground deletion never ends: the reconciler re-creates the leader
+    /// StatefulSet and headless Service the garbage collector deletes.
+    pub deleting_lws_returns: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,7 +177,7 @@ pub const LATEST: &str = "v0.10.0";
 /// `--reconciler all-fixed`: v0.4.1 with every known upstream fix and the proposed fixes for
 /// our findings Z01-Z03 (docs/bug-zoo.md). No release ships it; the campaigns of the bug zoo
 /// measured against it before v0.10.0 was ported.
-pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget";
+pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget,deleting-lws=return";
 
 /// The names `Profile::parse` accepts besides the releases, with what they stand for.
 pub const ALIASES: [(&str, &str); 2] = [("latest", LATEST), ("all-fixed", ALL_FIXED)];
@@ -320,6 +325,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.pod_delete_tombstones = i == 1,
     },
     FlagSpec {
+        name: "deleting-lws",
+        values: &["reconcile", "return"],
+        upstream: "B22, PR #523 (75103b8)",
+        at_v0_10_0: &["return"],
+        get: |f| usize::from(f.deleting_lws_returns),
+        set: |f, i| f.deleting_lws_returns = i == 1,
+    },
+    FlagSpec {
         name: "terminating-pods",
         values: &["ready", "not-ready"],
         upstream: "proposed fix for Z02 (not upstream)",
@@ -363,6 +376,7 @@ impl Flags {
             leader_max_unavailable_budget: false,
             restart_policy_default_recreate: false,
             network_config: false,
+            deleting_lws_returns: false,
         }
     }
 
@@ -391,6 +405,7 @@ impl Flags {
             partition: PartitionFormula::Hd,
             missing_worker_sts: MissingWorkerSts::Skip,
             leader_max_unavailable_budget: true,
+            deleting_lws_returns: true,
             ..Flags::v0_4_1()
         }
     }

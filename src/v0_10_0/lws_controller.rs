@@ -61,7 +61,7 @@ pub async fn reconcile<C: Client>(
             "Creating revision with key {} for updated LWS",
             get_revision_key(&revision.metadata)
         );
-        c.event(&lws.metadata, "Normal", "CreatingRevision", &msg);
+        c.event(&*lws, "Normal", "CreatingRevision", &msg);
     }
     let key = get_revision_key(&revision.metadata).to_string();
     let (partition, replicas) =
@@ -72,13 +72,13 @@ pub async fn reconcile<C: Client>(
             Some(_) => ("FailedUpdate", "update"),
         };
         let msg = format!("Failed to {verb} leader statefulset {}: {e}", lws.name());
-        c.event(&lws.metadata, "Warning", reason, &msg);
+        c.event(&*lws, "Warning", reason, &msg);
         return Err(e);
     }
     record_partition_event(c, &lws, leader_sts.as_deref(), lws_updated, partition);
     if let Err(e) = reconcile_headless_services(c, &lws).await {
         let msg = format!("Failed to create headless service for error: {e}");
-        c.event(&lws.metadata, "Warning", "FailedCreate", &msg);
+        c.event(&*lws, "Warning", "FailedCreate", &msg);
         return Err(e);
     }
     let update_done = match update_status(c, ctx, &lws, &key).await {
@@ -108,7 +108,7 @@ fn record_partition_event<C: Client>(
 ) {
     let Some(sts) = leader_sts else {
         let msg = format!("Created leader statefulset {}", lws.name());
-        c.event(&lws.metadata, "Normal", GROUPS_PROGRESSING, &msg);
+        c.event(&*lws, "Normal", GROUPS_PROGRESSING, &msg);
         return;
     };
     let old = sts_partition(sts);
@@ -120,7 +120,7 @@ fn record_partition_event<C: Client>(
     } else {
         format!("Updating replicas {partition} to {} (inclusive)", old - 1)
     };
-    c.event(&lws.metadata, "Normal", GROUPS_UPDATING, &msg);
+    c.event(&*lws, "Normal", GROUPS_UPDATING, &msg);
 }
 
 fn sts_partition(sts: &StatefulSet) -> i32 {
@@ -249,7 +249,7 @@ fn record_surge_release<C: Client>(c: &C, lws: &LeaderWorkerSet, want: i32, sts_
     } else {
         return;
     };
-    c.event(&lws.metadata, "Normal", GROUPS_PROGRESSING, &msg);
+    c.event(&*lws, "Normal", GROUPS_PROGRESSING, &msg);
 }
 
 /// `getReplicaStates`: for each index below the leader StatefulSet's replicas, whether its
@@ -399,7 +399,7 @@ async fn get_or_create_revision_if_non_exist<C: Client>(
     } else {
         format!("Creating missing revision with key {key} for existing LeaderWorkerSet")
     };
-    c.event(&lws.metadata, "Normal", "CreatingRevision", &msg);
+    c.event(&*lws, "Normal", "CreatingRevision", &msg);
     Ok(created)
 }
 
@@ -682,7 +682,7 @@ async fn update_conditions<C: Client>(
             "{}, with {} groups ready of total {replicas} groups",
             first.message, n.ready
         );
-        c.event(&lws.metadata, "Normal", &first.reason, &msg);
+        c.event(&*lws, "Normal", &first.reason, &msg);
     }
     Ok((update_status || update_condition, update_done))
 }

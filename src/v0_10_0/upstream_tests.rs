@@ -359,7 +359,7 @@ impl Client for FakeApi {
         Err(refused("delete"))
     }
 
-    fn event(&self, _object: &ObjectMeta, _type_: &str, _reason: &str, _message: &str) {}
+    fn event<K: Resource>(&self, _object: &K, _type_: &str, _reason: &str, _message: &str) {}
 }
 
 /// Runs a future that never suspends (FakeApi answers at once).

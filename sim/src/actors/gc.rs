@@ -13,8 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use serde_json::json;
 
 use crate::api::{
-    with_kind, ApiServer, Cursor, DeleteOptions, EventType, Key, Kind, KindId, Propagation,
-    FINALIZER_FOREGROUND, FINALIZER_ORPHAN,
+    with_kind, ApiServer, Cursor, DeleteOptions, EventType, Key, Kind, KindId, MetaEvent,
+    Propagation, FINALIZER_FOREGROUND, FINALIZER_ORPHAN,
 };
 use crate::queue::WorkQueue;
 
@@ -109,46 +109,56 @@ impl GarbageCollector {
                         self.attempt_delete.extend(deps.iter().cloned());
                     }
                 }
-                _ => {
-                    if let Some(old) = self.nodes.get(&e.uid) {
-                        for o in &old.owners {
-                            if let Some(d) = self.dependents.get_mut(&o.uid) {
-                                d.remove(&e.uid);
-                            }
-                        }
-                    }
-                    for o in &e.owners {
-                        self.dependents
-                            .entry(o.uid.clone())
-                            .or_default()
-                            .insert(e.uid.clone());
-                        if !self.nodes.contains_key(&o.uid) {
-                            // An owner the graph has never seen: verify it (virtual node).
-                            self.attempt_delete.insert(e.uid.clone());
-                        }
-                    }
-                    self.nodes.insert(
-                        e.uid.clone(),
-                        GraphNode {
-                            kind: e.kind,
-                            key: e.key.clone(),
-                            owners: e.owners.clone(),
-                        },
-                    );
-                    if e.deleting
-                        && e.finalizers
-                            .iter()
-                            .any(|f| f == FINALIZER_FOREGROUND || f == FINALIZER_ORPHAN)
-                    {
-                        self.deleting_owners.insert(e.uid.clone());
-                        self.owners_to_process.insert(e.uid.clone());
-                    }
-                    // A dependent of a deleting owner that changed may unblock it.
-                    for o in &e.owners {
-                        if self.deleting_owners.contains(&o.uid) {
-                            self.owners_to_process.insert(o.uid.clone());
-                        }
-                    }
+                _ => self.observe_update(e),
+            }
+        }
+    }
+
+    /// An added or updated object (`processGraphChanges`, add/update arms): re-link it to its
+    /// owners; an owner waiting for its dependents is re-examined only when this object drops
+    /// its reference or stops blocking (`addUnblockedOwnersToDeleteQueue`), and an object that
+    /// starts waiting for its own dependents has them examined (`processTransitions`).
+    fn observe_update(&mut self, e: &MetaEvent) {
+        let old_owners = self
+            .nodes
+            .get(&e.uid)
+            .map(|n| n.owners.clone())
+            .unwrap_or_default();
+        for o in &old_owners {
+            if let Some(d) = self.dependents.get_mut(&o.uid) {
+                d.remove(&e.uid);
+            }
+            if unblocks(o, &e.owners) && self.deleting_owners.contains(&o.uid) {
+                self.owners_to_process.insert(o.uid.clone());
+            }
+        }
+        for o in &e.owners {
+            self.dependents
+                .entry(o.uid.clone())
+                .or_default()
+                .insert(e.uid.clone());
+            if !self.nodes.contains_key(&o.uid) {
+                // An owner the graph has never seen: verify it (virtual node).
+                self.attempt_delete.insert(e.uid.clone());
+            }
+        }
+        self.nodes.insert(
+            e.uid.clone(),
+            GraphNode {
+                kind: e.kind,
+                key: e.key.clone(),
+                owners: e.owners.clone(),
+            },
+        );
+        let waits = e.deleting
+            && e.finalizers
+                .iter()
+                .any(|f| f == FINALIZER_FOREGROUND || f == FINALIZER_ORPHAN);
+        if waits && self.deleting_owners.insert(e.uid.clone()) {
+            self.owners_to_process.insert(e.uid.clone());
+            if e.finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) {
+                if let Some(deps) = self.dependents.get(&e.uid) {
+                    self.attempt_delete.extend(deps.iter().cloned());
                 }
             }
         }
@@ -205,37 +215,42 @@ impl GarbageCollector {
             return;
         }
         if finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) {
-            let mut blocking = 0;
-            for d in &deps {
-                let Some(dn) = self.nodes.get(d).cloned() else {
-                    continue;
-                };
-                let Some(dmeta) = live_meta(api, dn.kind, &dn.key) else {
-                    continue;
-                };
-                if dmeta.uid.as_deref() != Some(d.as_str()) {
-                    continue;
-                }
-                let blocks = dn
-                    .owners
-                    .iter()
-                    .any(|o| o.uid == uid && o.block_owner_deletion == Some(true));
-                if blocks {
-                    blocking += 1;
-                }
-                if dmeta.deletion_timestamp.is_none() {
-                    let has_deps = self.dependents.get(d).is_some_and(|x| !x.is_empty());
-                    let policy = if has_deps {
-                        Propagation::Foreground
-                    } else {
-                        Propagation::Background
-                    };
-                    delete_dyn(api, dn.kind, &dn.key, &dmeta, policy);
-                }
-            }
-            let done = blocking == 0;
-            if done && !remove_finalizer(api, node.kind, &node.key, &meta, FINALIZER_FOREGROUND) {
+            self.process_deleting_dependents(api, &node, &meta, uid, &deps);
+        }
+    }
+
+    /// `processDeletingDependentsItem`: the blocking dependents are the graph's (dependents
+    /// whose reference to the owner has `blockOwnerDeletion`), whether or not a live read would
+    /// still find them; with none the finalizer goes, otherwise each one not itself waiting for
+    /// its dependents is examined (`attemptToDelete`). The owner is looked at again only when a
+    /// dependent is deleted or drops its reference (`observe_update`, `poll`).
+    fn process_deleting_dependents(
+        &mut self,
+        api: &mut ApiServer,
+        node: &GraphNode,
+        meta: &ObjectMeta,
+        uid: &str,
+        deps: &[String],
+    ) {
+        let blocking: Vec<&String> = deps
+            .iter()
+            .filter(|d| {
+                self.nodes.get(*d).is_some_and(|dn| {
+                    dn.owners
+                        .iter()
+                        .any(|o| o.uid == uid && o.block_owner_deletion == Some(true))
+                })
+            })
+            .collect();
+        if blocking.is_empty() {
+            if !remove_finalizer(api, node.kind, &node.key, meta, FINALIZER_FOREGROUND) {
                 self.retry(uid, true, self.now_ms);
+            }
+            return;
+        }
+        for d in blocking {
+            if !self.deleting_owners.contains(d) {
+                self.attempt_delete.insert(d.clone());
             }
         }
     }
@@ -354,4 +369,15 @@ fn remove_finalizer(
         json!({ "metadata": { "finalizers": rest, "resourceVersion": meta.resource_version } });
     let r = with_kind!(kind, K => api.merge_patch::<K>(ACTOR, &key.0, &key.1, &patch).map(|_| ()));
     r.is_ok() || r.is_err_and(|e| e.is(crate::api::Reason::NotFound))
+}
+
+/// `addUnblockedOwnersToDeleteQueue`: a blocking reference `old` that is gone from `now`, or
+/// is still there without `blockOwnerDeletion`.
+fn unblocks(old: &OwnerReference, now: &[OwnerReference]) -> bool {
+    let blocked = |r: &OwnerReference| r.block_owner_deletion == Some(true);
+    blocked(old)
+        && now
+            .iter()
+            .find(|r| r.uid == old.uid)
+            .is_none_or(|r| !blocked(r))
 }

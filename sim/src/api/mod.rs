@@ -7,6 +7,7 @@
 //! resourceVersion and emit no event (apiserver `etcd3/store.go` `GuaranteedUpdate` L562-584).
 
 pub mod defaults;
+pub mod events;
 mod eviction;
 pub mod kinds;
 pub mod patch;
@@ -274,6 +275,8 @@ pub struct ApiServer {
     pub pdbs: Store<PodDisruptionBudget>,
     meta_log: WatchLog<MetaEvent>,
     injected: Vec<InjectedError>,
+    /// Kubernetes Events, outside the resourceVersion sequence (`events.rs`).
+    pub events: events::EventStore,
 }
 
 impl ApiServer {
@@ -294,6 +297,7 @@ impl ApiServer {
             pdbs: Store::default(),
             meta_log: WatchLog::default(),
             injected: Vec::new(),
+            events: Default::default(),
         }
     }
 

@@ -15,7 +15,6 @@ use std::task::{Context, Poll};
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lws::api::LeaderWorkerSet;
 use lws::client::{Client, Error, Propagation, Reason, Resource, Result};
 
@@ -117,8 +116,10 @@ pub struct Exchange {
     pub caches: Rc<RefCell<Caches>>,
     pub pending: Option<WriteOp>,
     pub response: Option<Result<Option<AnyObject>>>,
-    /// Kubernetes Events the reconciler recorded (kept out of the trace hash).
+    /// Kubernetes Events the reconciler recorded (kept out of the trace hash), as log lines
+    /// and as what the API server's event store keeps.
     pub events: Vec<String>,
+    pub recorded: Vec<crate::api::events::Recorded>,
     /// Cache reads served, for "API calls per reconcile".
     pub reads: u32,
     /// Serve this reconcile's reads from each object's previous version (explore).
@@ -277,11 +278,18 @@ impl Client for SimClient {
         self.write(op).await.map(|_| ())
     }
 
-    fn event(&self, object: &ObjectMeta, type_: &str, reason: &str, message: &str) {
-        let name = object.name.as_deref().unwrap_or("");
-        self.exchange
-            .borrow_mut()
-            .events
-            .push(format!("{type_} {reason} {name}: {message}"));
+    fn event<K: Resource>(&self, object: &K, type_: &str, reason: &str, message: &str) {
+        let meta = object.meta();
+        let name = meta.name.as_deref().unwrap_or("");
+        let mut x = self.exchange.borrow_mut();
+        x.events.push(format!("{type_} {reason} {name}: {message}"));
+        x.recorded.push(crate::api::events::Recorded {
+            kind: K::KIND,
+            api_version: K::API_VERSION,
+            object: meta.clone(),
+            type_: type_.into(),
+            reason: reason.into(),
+            message: message.into(),
+        });
     }
 }

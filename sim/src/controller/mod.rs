@@ -210,6 +210,8 @@ pub struct ControllerRuntime {
     pub restarts: u32,
     /// Events recorded by the reconcilers: "at_ms message".
     pub events: Vec<String>,
+    /// Events recorded since the last step, for the API server's event store.
+    recorded: Vec<crate::api::events::Recorded>,
     /// Reconciles started, per controller, for benches and tests.
     pub reconciles: [u64; 2],
     /// How the finished reconciles ended, typed.
@@ -238,6 +240,7 @@ impl ControllerRuntime {
             events_delivered: 0,
             restarts: 0,
             events: Vec::new(),
+            recorded: Vec::new(),
             reconciles: [0, 0],
             outcomes: ReconcileOutcomes::default(),
             failing_writes: None,
@@ -407,6 +410,10 @@ impl ControllerRuntime {
             return;
         };
         let killed = self.drive(&mut manager, api, rng);
+        let now = api.now_ms();
+        for e in self.recorded.drain(..) {
+            api.events.record(e, "lws", now);
+        }
         if !killed {
             self.manager = Some(manager);
         }
@@ -599,6 +606,7 @@ impl ControllerRuntime {
                 let events = std::mem::take(&mut f.exchange.borrow_mut().events);
                 self.events
                     .extend(events.into_iter().map(|e| format!("{now} {e}")));
+                self.recorded.append(&mut f.exchange.borrow_mut().recorded);
                 self.outcomes.record(ReconcileOutcome {
                     at_ms: now,
                     controller: actor,
@@ -726,6 +734,7 @@ fn start_reconcile(
         pending: None,
         response: None,
         events: Vec::new(),
+        recorded: Vec::new(),
         reads: 0,
         stale,
     }));

@@ -144,6 +144,10 @@ pub struct Checker {
     /// Whether the watched LWS has been written since its spec last changed: a write that does
     /// not bump the generation is a status write, so the status describes the current spec.
     status_current: bool,
+    /// The watched LWS has a deletionTimestamp (or is gone): it owes no availability any more,
+    /// and it has converged once it is gone.
+    lws_deleting: bool,
+    lws_gone: bool,
     /// Last seen generation per StatefulSet of this LWS, to tell spec changes from status writes.
     sts_generations: BTreeMap<String, Option<i64>>,
     model: Model,
@@ -181,6 +185,8 @@ impl Checker {
             trace_cursor: 0,
             lws_generation: None,
             status_current: true,
+            lws_deleting: false,
+            lws_gone: false,
             sts_generations: BTreeMap::new(),
             model: Model::new(),
             groups: GroupChecks::default(),
@@ -252,7 +258,16 @@ impl Checker {
 
     /// Why the rollout is not complete, in words (for convergence and timeout reports).
     pub fn stuck_state(&self) -> String {
+        if self.lws_deleting && !self.lws_gone {
+            return "the LeaderWorkerSet is being deleted and still exists".into();
+        }
         self.model.stuck_state()
+    }
+
+    /// The watched LWS is being deleted (its convergence is its deletion completing) and
+    /// whether it is gone.
+    pub fn lws_deletion(&self) -> Option<bool> {
+        self.lws_deleting.then_some(self.lws_gone)
     }
 
     /// A fault is about to fire (or, for `ContainerRestarted`, has fired) at `now_ms`.
@@ -352,7 +367,9 @@ impl Checker {
             self.partition.on_group(&self.model, g, change, now);
             self.groups.on_group(&mut out, &self.model, g, change);
         }
-        self.groups.check_availability(&mut out, &self.model);
+        if !self.lws_deleting {
+            self.groups.check_availability(&mut out, &self.model);
+        }
         self.lws = Some(lws);
         if let Some(tl) = &mut self.timeline {
             record_groups(tl, &self.model, &dirty, now);
@@ -385,9 +402,14 @@ impl Checker {
             self.lws_cursor += 1;
             let l = &e.obj;
             let lws = self.lws.get_or_insert_with(|| ObjectRef::of(&l.metadata));
-            if !lws.is(&l.metadata) || e.ty == EventType::Deleted {
+            if !lws.is(&l.metadata) {
                 continue;
             }
+            if e.ty == EventType::Deleted {
+                (self.lws_deleting, self.lws_gone) = (true, true);
+                continue;
+            }
+            self.lws_deleting |= l.metadata.deletion_timestamp.is_some();
             // Status writes do not change the spec: skip them without hashing templates.
             self.status_current = l.metadata.generation == self.lws_generation;
             if l.metadata.generation != self.lws_generation {

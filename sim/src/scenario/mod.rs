@@ -816,7 +816,7 @@ impl Runner {
         let what = match target {
             WaitTarget::Available => "the LeaderWorkerSet to be Available".to_string(),
             WaitTarget::RolloutComplete => "the rollout to complete".to_string(),
-            WaitTarget::Object(m) => format!("{} {} {}", m.kind, m.name, m.wanted()),
+            WaitTarget::Object(m) => format!("{} {}", m.describe(), m.wanted()),
         };
         let msg = format!(
             "waited {} for {what}; state: {}",
@@ -829,17 +829,7 @@ impl Runner {
     }
 
     fn check(&mut self, m: &ObjectMatch) {
-        if let Err(obj) = m.matching(&self.world.api) {
-            let message = match (&m.pattern, obj) {
-                (Some(p), None) => format!("{} {} does not match {p}: not found", m.kind, m.name),
-                (Some(p), Some(o)) => {
-                    let why = first_mismatch(p, &o, "").unwrap_or_else(|| {
-                        "no field differs (a number compared as a float)".into()
-                    });
-                    format!("{} {} does not match {p}: {why}", m.kind, m.name)
-                }
-                (None, _) => format!("{} {} exists; the step wants it absent", m.kind, m.name),
-            };
+        if let Err(message) = m.matching(&self.world.api) {
             self.checker
                 .external(&self.world.api, invariants::CHECK, message);
         }
@@ -956,6 +946,23 @@ fn object_json(api: &ApiServer, kind: KindId, ns: &str, name: &str) -> Option<Va
     with_kind!(kind, K => api.try_get::<K>(ns, name).map(|o| serde_json::to_value(&*o).expect("objects encode")))
 }
 
+/// The objects of `kind` in `ns` (every one, for a cluster-scoped kind) carrying `labels`, in
+/// name order.
+fn objects_json(
+    api: &ApiServer,
+    kind: KindId,
+    ns: &str,
+    labels: &std::collections::BTreeMap<String, String>,
+) -> Vec<Value> {
+    let ns = kind.namespaced().then_some(ns);
+    let sel = crate::api::Selector::labels(labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    with_kind!(kind, K => api
+        .list::<K>(ns, &sel)
+        .iter()
+        .map(|o| serde_json::to_value(&**o).expect("objects encode"))
+        .collect())
+}
+
 /// Subset match: every key of the pattern matches; scalars equal; arrays element-wise, same
 /// length.
 /// The key a pattern list is matched by, as Kubernetes merges such lists: `type` when every
@@ -1043,7 +1050,11 @@ fn lws_available(w: &World) -> bool {
 
 /// Rollout complete: every group on the latest revision and ready, no surge group, and the
 /// status, written since the spec last changed, says Available with counts equal to `replicas`.
+/// For an LWS being deleted: its deletion has completed.
 pub fn rollout_complete(w: &World, c: &Checker) -> bool {
+    if let Some(gone) = c.lws_deletion() {
+        return gone;
+    }
     c.rollout_complete_groups()
         && c.status_current()
         && lws_available(w)

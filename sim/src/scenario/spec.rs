@@ -251,7 +251,16 @@ pub struct NodeRef {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ObjectRef {
     pub kind: String,
+    /// Required but for `check`/`waitFor`, which without a name count the objects of `kind`
+    /// matching `selector` and `match`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
+    /// `check`/`waitFor` without `name`: the labels the counted objects carry.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub selector: BTreeMap<String, String>,
+    /// `check`/`waitFor` without `name`: how many objects must match (default: at least one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

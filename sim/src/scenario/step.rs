@@ -4,6 +4,7 @@
 
 use crate::fault::ClusterFault;
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 use super::manifest::{self, LoadError, Manifest};
 use super::spec::{self, DeletePodSpec, NodeRef, ObjectRef, StepSpec};
@@ -20,33 +21,162 @@ pub enum NodeSel {
     },
 }
 
-/// An object and the partial JSON it must match (`waitFor` and `check` steps).
+/// What a `waitFor` or `check` step looks at: one object by name, or the objects of a kind
+/// that carry some labels.
+#[derive(Clone, Debug)]
+pub enum Target {
+    Named(String),
+    Selected {
+        labels: BTreeMap<String, String>,
+        /// `None`: at least one.
+        count: Option<u32>,
+    },
+}
+
+/// The kind a `waitFor` or `check` reads: one of the API server's stores, or the Kubernetes
+/// Events the controllers recorded (`api/events.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchKind {
+    Api(KindId),
+    Event,
+}
+
+impl std::fmt::Display for MatchKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MatchKind::Api(k) => write!(f, "{k}"),
+            MatchKind::Event => f.write_str("Event"),
+        }
+    }
+}
+
+impl MatchKind {
+    fn find(self, api: &ApiServer, ns: &str, name: &str) -> Option<Value> {
+        match self {
+            MatchKind::Api(k) => super::object_json(api, k, ns, name),
+            MatchKind::Event => api
+                .events
+                .list(Some(ns))
+                .find(|e| e.metadata.name.as_deref() == Some(name))
+                .map(|e| serde_json::to_value(e).expect("events encode")),
+        }
+    }
+
+    fn select(self, api: &ApiServer, ns: &str, labels: &BTreeMap<String, String>) -> Vec<Value> {
+        match self {
+            MatchKind::Api(k) => super::objects_json(api, k, ns, labels),
+            MatchKind::Event => api
+                .events
+                .list(Some(ns))
+                .filter(|e| {
+                    let have = e.metadata.labels.clone().unwrap_or_default();
+                    labels.iter().all(|(k, v)| have.get(k) == Some(v))
+                })
+                .map(|e| serde_json::to_value(e).expect("events encode"))
+                .collect(),
+        }
+    }
+}
+
+/// An object (or a set of objects) and the partial JSON it must match (`waitFor` and `check`).
 #[derive(Clone, Debug)]
 pub struct ObjectMatch {
-    pub kind: KindId,
+    pub kind: MatchKind,
     pub namespace: String,
-    pub name: String,
-    /// What the object must match; `None`: the object must be absent.
+    pub target: Target,
+    /// What the object must match; `None`: a named object must be absent (a selected set
+    /// counts every object carrying the labels).
     pub pattern: Option<Value>,
 }
 
 impl ObjectMatch {
-    /// Ok when the object exists and matches (or, for `absent`, does not exist); otherwise
-    /// the object as found, if at all.
-    pub(super) fn matching(&self, api: &ApiServer) -> Result<(), Option<Value>> {
-        let found = super::object_json(api, self.kind, &self.namespace, &self.name);
-        match (&self.pattern, found) {
+    /// Ok when the step's condition holds; otherwise why not, with the first field that
+    /// differs for a named object.
+    pub(super) fn matching(&self, api: &ApiServer) -> Result<(), String> {
+        match &self.target {
+            Target::Named(name) => self.named(api, name),
+            Target::Selected { labels, count } => self.selected(api, labels, *count),
+        }
+    }
+
+    fn named(&self, api: &ApiServer, name: &str) -> Result<(), String> {
+        let found = self.kind.find(api, &self.namespace, name);
+        let (kind, p) = (self.kind, &self.pattern);
+        match (p, found) {
             (None, None) => Ok(()),
             (Some(p), Some(o)) if super::subset_match(p, &o) => Ok(()),
-            (_, other) => Err(other),
+            (Some(p), None) => Err(format!("{kind} {name} does not match {p}: not found")),
+            (Some(p), Some(o)) => {
+                let why = super::first_mismatch(p, &o, "")
+                    .unwrap_or_else(|| "no field differs (a number compared as a float)".into());
+                Err(format!("{kind} {name} does not match {p}: {why}"))
+            }
+            (None, Some(_)) => Err(format!("{kind} {name} exists; the step wants it absent")),
+        }
+    }
+
+    fn selected(
+        &self,
+        api: &ApiServer,
+        labels: &BTreeMap<String, String>,
+        count: Option<u32>,
+    ) -> Result<(), String> {
+        let found = self.kind.select(api, &self.namespace, labels);
+        let names: Vec<String> = found
+            .iter()
+            .filter(|o| {
+                self.pattern
+                    .as_ref()
+                    .is_none_or(|p| super::subset_match(p, o))
+            })
+            .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
+            .collect();
+        let n = u32::try_from(names.len()).unwrap_or(u32::MAX);
+        let ok = match count {
+            Some(want) => n == want,
+            None => n > 0,
+        };
+        if ok {
+            return Ok(());
+        }
+        let shown: Vec<&str> = names.iter().take(10).map(|s| s.as_str()).collect();
+        let more = if names.len() > 10 { ", ..." } else { "" };
+        Err(format!(
+            "{} {}; found {n} ({}{more}) of {} carrying the labels",
+            self.describe(),
+            match count {
+                Some(w) => format!("wants exactly {w}"),
+                None => "wants at least one".into(),
+            },
+            shown.join(", "),
+            found.len(),
+        ))
+    }
+
+    /// The step's target in words: `Pod vllm-0`, `Services with {..} matching {..}`.
+    pub fn describe(&self) -> String {
+        match &self.target {
+            Target::Named(name) => format!("{} {name}", self.kind),
+            Target::Selected { labels, .. } => {
+                let mut s = format!("{}s", self.kind);
+                if !labels.is_empty() {
+                    s += &format!(" labelled {}", serde_json::json!(labels));
+                }
+                if let Some(p) = &self.pattern {
+                    s += &format!(" matching {p}");
+                }
+                s
+            }
         }
     }
 
     /// What the step asks for, in words.
     pub fn wanted(&self) -> String {
-        match &self.pattern {
-            Some(p) => format!("to match {p}"),
-            None => "to be absent".into(),
+        match (&self.target, &self.pattern) {
+            (Target::Named(_), Some(p)) => format!("to match {p}"),
+            (Target::Named(_), None) => "to be absent".into(),
+            (Target::Selected { count: Some(n), .. }, _) => format!("to number {n}"),
+            (Target::Selected { count: None, .. }, _) => "to number at least one".into(),
         }
     }
 }
@@ -149,8 +279,34 @@ pub(super) fn kind_of(file: &str, kind: &str) -> Result<KindId, LoadError> {
     })
 }
 
-/// The `{kind, name, namespace, match}` of a `waitFor` or `check` step.
+/// The `{kind, name, namespace, match}` of a `waitFor` or `check` step, or without `name`
+/// its `{kind, selector, count, match}`.
 fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, LoadError> {
+    let (kind, namespace) = if r.kind == "Event" {
+        (MatchKind::Event, ns(&r.namespace))
+    } else {
+        let k = kind_of(ctx, &r.kind)?;
+        (MatchKind::Api(k), ns_of_kind(k, &r.namespace))
+    };
+    if r.name.is_empty() {
+        if r.absent && r.count.is_some() {
+            let m = format!("{step}: `count` and `absent` exclude each other (absent is count 0)");
+            return Err(err(ctx, m));
+        }
+        return Ok(ObjectMatch {
+            kind,
+            namespace,
+            target: Target::Selected {
+                labels: r.selector.clone(),
+                count: if r.absent { Some(0) } else { r.count },
+            },
+            pattern: r.pattern.clone(),
+        });
+    }
+    if !r.selector.is_empty() || r.count.is_some() {
+        let m = format!("{step}: `selector` and `count` count objects; they exclude `name`");
+        return Err(err(ctx, m));
+    }
     let pattern = match (&r.pattern, r.absent) {
         (Some(p), false) => Some(p.clone()),
         (None, true) => None,
@@ -162,11 +318,10 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
         }
         (None, false) => return Err(err(ctx, format!("{step}: `match` is required"))),
     };
-    let kind = kind_of(ctx, &r.kind)?;
     Ok(ObjectMatch {
         kind,
-        namespace: ns_of_kind(kind, &r.namespace),
-        name: r.name.clone(),
+        namespace,
+        target: Target::Named(r.name.clone()),
         pattern,
     })
 }
@@ -202,7 +357,20 @@ fn apply(ctx: &str, v: &Value, files: &dyn ManifestFiles) -> Result<Step, LoadEr
     }
 }
 
+/// `patch` and `delete` address one object by name, never a selected set.
+fn one_object(ctx: &str, step: &str, p: &ObjectRef) -> Result<(), LoadError> {
+    if p.name.is_empty() {
+        return Err(err(ctx, format!("{step}: `name` is required")));
+    }
+    if !p.selector.is_empty() || p.count.is_some() || p.absent {
+        let m = format!("{step}: `selector`, `count` and `absent` belong to `check` and `waitFor`");
+        return Err(err(ctx, m));
+    }
+    Ok(())
+}
+
 fn patch(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
+    one_object(ctx, "patch", p)?;
     let merge = p
         .merge
         .clone()
@@ -217,6 +385,7 @@ fn patch(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
 }
 
 fn delete(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
+    one_object(ctx, "delete", p)?;
     let propagation = match p.propagation.as_deref() {
         None => None,
         Some(x) => Some(Propagation::parse(x).ok_or_else(|| {

@@ -179,7 +179,9 @@ fn check_step(
         }
         StepSpec::Patch(o) | StepSpec::Delete(o) | StepSpec::Check(o) => {
             check_namespace(&f("namespace"), &o.namespace).map_err(|m| (f("namespace"), m))?;
-            check_name(&f("name"), &o.name).map_err(|m| (f("name"), m))?;
+            if !o.name.is_empty() {
+                check_name(&f("name"), &o.name).map_err(|m| (f("name"), m))?;
+            }
         }
         StepSpec::DeletePod(d) => {
             if let Some(g) = d.grace_period_seconds {
