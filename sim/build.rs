@@ -55,7 +55,10 @@ fn ident(s: &str) -> String {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
+    // Read at run time, not `env!`: a build script binary reused from another checkout must
+    // still list this checkout's scenarios.
+    let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let root = Path::new(&manifest_dir).join("../scenarios");
     let mut files: Vec<std::path::PathBuf> = Vec::new();
     for dir in [
         root.clone(),

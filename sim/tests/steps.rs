@@ -220,3 +220,94 @@ fn absent_checks_that_an_object_is_gone() {
     let both = scenario("  - check: {kind: Pod, name: vllm-0, absent: true, match: {}}\n");
     assert!(both.unwrap_err().contains("exclude each other"));
 }
+
+/// The `check` violations of a run of `steps`, as messages.
+fn check_messages(steps: &str) -> Vec<String> {
+    let s = scenario(steps).unwrap();
+    let r = scenario::run(&s, None, None).unwrap_or_else(|e| panic!("{}", e.0));
+    r.violations
+        .iter()
+        .filter(|v| v.invariant.as_str() == invariants::CHECK)
+        .map(|v| v.message.clone())
+        .collect()
+}
+
+#[test]
+fn count_checks_the_number_of_objects_carrying_the_labels() {
+    let m = check_messages(
+        "  - waitFor: available
+    timeout: 10m
+  - check: {kind: Pod, selector: {leaderworkerset.sigs.k8s.io/name: vllm}, count: 12}
+  - check: {kind: Pod, selector: {leaderworkerset.sigs.k8s.io/worker-index: \"0\"}, count: 4}
+  - check: {kind: Pod, selector: {leaderworkerset.sigs.k8s.io/name: vllm}, match: {status: {phase: Running}}}
+  - check: {kind: Service, count: 2}
+  - check: {kind: Pod, selector: {leaderworkerset.sigs.k8s.io/name: other}, absent: true}
+",
+    );
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(m[0], "Services: found 1 (vllm), wanted exactly 2");
+}
+
+#[test]
+fn null_exists_and_field_of_match_presence_and_another_objects_field() {
+    let hash = "/metadata/labels/leaderworkerset.sigs.k8s.io~1template-revision-hash";
+    let m = check_messages(&format!(
+        "  - waitFor: available
+    timeout: 10m
+  - check: {{kind: Pod, name: vllm-0, match: {{spec: {{affinity: null}}, metadata: {{uid: {{$exists: true}}}}}}}}
+  - check: {{kind: Pod, name: vllm-1-2, match: {{metadata: {{labels: {{leaderworkerset.sigs.k8s.io/template-revision-hash: {{$fieldOf: {{kind: Pod, name: vllm-0, pointer: {hash}}}}}}}}}}}}}
+  - check: {{kind: Pod, name: vllm-0, match: {{spec: {{nodeName: null}}}}}}
+  - check: {{kind: Pod, name: vllm-0, match: {{spec: {{affinity: {{$exists: true}}}}}}}}
+  - check: {{kind: Pod, name: vllm-0, match: {{spec: {{nodeName: {{$fieldOf: {{kind: Pod, name: nope, pointer: /spec/nodeName}}}}}}}}}}
+"
+    ));
+    assert_eq!(m.len(), 3, "{m:?}");
+    assert!(
+        m[0].contains(".spec.nodeName: expected no field, found \"node-"),
+        "{}",
+        m[0]
+    );
+    assert!(
+        m[1].contains(".spec.affinity: expected a value, the field is absent"),
+        "{}",
+        m[1]
+    );
+    assert_eq!(m[2], "$fieldOf: Pod nope not found");
+}
+
+#[test]
+fn holds_fails_when_the_condition_stops_holding_and_status_patches_write_status() {
+    let m = check_messages(
+        "  - waitFor: available
+    timeout: 10m
+  - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 4}}, holds: 2m}
+  - patch: {kind: LeaderWorkerSet, name: vllm, subresource: status, merge: {status: {readyReplicas: 1}}}
+  - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 1}}}
+  - deletePod: {pod: vllm-2}
+  - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 1}}, holds: 1m}
+",
+    );
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(
+        m[0].starts_with("held for less than 1m: LeaderWorkerSet vllm does not match"),
+        "{}",
+        m[0]
+    );
+}
+
+#[test]
+fn events_are_objects_a_check_selects() {
+    let m = check_messages(
+        "  - waitFor: {kind: Event, match: {reason: GroupsAreProgressing, type: Normal, involvedObject: {kind: LeaderWorkerSet, name: vllm}}}
+    timeout: 1m
+  - waitFor: available
+    timeout: 10m
+  - check: {kind: Event, match: {reason: NoSuchReason}}
+",
+    );
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert_eq!(
+        m[0],
+        "Events matching {\"reason\":\"NoSuchReason\"}: found 0 of 2, wanted at least one"
+    );
+}

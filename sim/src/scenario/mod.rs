@@ -636,7 +636,8 @@ impl Runner {
                 namespace,
                 name,
                 merge,
-            } => self.patch(*kind, namespace, name, merge),
+                status,
+            } => self.patch(*kind, namespace, name, merge, *status),
             Step::Scale {
                 namespace,
                 lws,
@@ -650,10 +651,7 @@ impl Runner {
             } => self.delete(*kind, namespace, name, *propagation),
             Step::Wait(ms) => self.advance_to(now.saturating_add(*ms)),
             Step::WaitFor { target, timeout_ms } => self.wait_for(target, *timeout_ms),
-            Step::Check(m) => {
-                self.check(m);
-                Ok(())
-            }
+            Step::Check { what, holds_ms } => self.check(what, *holds_ms),
             Step::KillController { after_writes } => {
                 self.checker.open_quiet_window(now);
                 match after_writes {
@@ -719,9 +717,15 @@ impl Runner {
         namespace: &str,
         name: &str,
         merge: &Value,
+        status: bool,
     ) -> Result<(), Halt> {
         let now = self.world.now_ms;
-        let r = with_kind!(kind, K => self.world.api.merge_patch::<K>("kubectl", namespace, name, merge).map(|_| ()));
+        let api = &mut self.world.api;
+        let r = if status {
+            with_kind!(kind, K => api.merge_patch_status::<K>("kubectl", namespace, name, merge).map(|_| ()))
+        } else {
+            with_kind!(kind, K => api.merge_patch::<K>("kubectl", namespace, name, merge).map(|_| ()))
+        };
         self.kubectl_result(r, || format!("patch {kind} {name} failed"));
         self.advance_to(now)
     }
@@ -828,11 +832,27 @@ impl Runner {
         Ok(())
     }
 
-    fn check(&mut self, m: &ObjectMatch) {
+    /// `check`: the condition holds now, and with `holds` after every event for that long.
+    fn check(&mut self, m: &ObjectMatch, holds_ms: u64) -> Result<(), Halt> {
         if let Err(message) = m.matching(&self.world.api) {
             self.checker
                 .external(&self.world.api, invariants::CHECK, message);
+            return Ok(());
         }
+        if holds_ms == 0 {
+            return Ok(());
+        }
+        let broke = self.advance_until(holds_ms, |w, _| m.matching(&w.api).is_err())?;
+        if broke {
+            let why = m.matching(&self.world.api).err().unwrap_or_default();
+            let message = format!(
+                "held for less than {}: {why}",
+                crate::time::fmt_ms(holds_ms)
+            );
+            self.checker
+                .external(&self.world.api, invariants::CHECK, message);
+        }
+        Ok(())
     }
 
     fn drain_node(&mut self, node: &NodeSel, replace: bool, now: u64) -> Result<(), Halt> {
@@ -963,8 +983,16 @@ fn objects_json(
         .collect())
 }
 
-/// Subset match: every key of the pattern matches; scalars equal; arrays element-wise, same
-/// length.
+/// A pattern value that asks only whether a field is there: `null` (absent, or null) and
+/// `{$exists: true|false}` (any value / absent). `Some(true)`: present.
+fn field_rule(v: &Value) -> Option<bool> {
+    match v {
+        Value::Null => Some(false),
+        Value::Object(m) if m.len() == 1 => m.get("$exists").and_then(Value::as_bool),
+        _ => None,
+    }
+}
+
 /// The key a pattern list is matched by, as Kubernetes merges such lists: `type` when every
 /// item is an object with one (conditions), else `name` (containers, env, ports). Such a list
 /// matches when each of its items matches the object's item with the same key, in any order,
@@ -986,9 +1014,13 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
     match (pattern, obj) {
         (Value::Object(p), Value::Object(o)) => p.iter().find_map(|(k, v)| {
             let at = format!("{path}.{k}");
-            match o.get(k) {
-                None => Some(format!("{at}: expected {v}, the field is absent")),
-                Some(x) => first_mismatch(v, x, &at),
+            let found = o.get(k).filter(|x| !x.is_null());
+            match (field_rule(v), found) {
+                (Some(true), None) => Some(format!("{at}: expected a value, the field is absent")),
+                (Some(false), Some(x)) => Some(format!("{at}: expected no field, found {x}")),
+                (Some(_), _) => None,
+                (None, None) => Some(format!("{at}: expected {v}, the field is absent")),
+                (None, Some(x)) => first_mismatch(v, x, &at),
             }
         }),
         (Value::Array(p), Value::Array(o)) if list_key(p).is_some() => {
@@ -1019,11 +1051,15 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
     }
 }
 
+/// Subset match: every key of the pattern matches (`null` and `{$exists: ..}` ask only whether
+/// the field is there); scalars equal; lists keyed by `type` or `name` item by item, any
+/// other list element-wise with the same length.
 pub fn subset_match(pattern: &Value, obj: &Value) -> bool {
     match (pattern, obj) {
-        (Value::Object(p), Value::Object(o)) => p
-            .iter()
-            .all(|(k, v)| o.get(k).is_some_and(|x| subset_match(v, x))),
+        (Value::Object(p), Value::Object(o)) => p.iter().all(|(k, v)| match field_rule(v) {
+            Some(present) => present == o.get(k).is_some_and(|x| !x.is_null()),
+            None => o.get(k).is_some_and(|x| subset_match(v, x)),
+        }),
         (Value::Array(p), Value::Array(o)) => match list_key(p) {
             Some(key) => p
                 .iter()

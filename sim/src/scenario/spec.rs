@@ -269,6 +269,12 @@ pub struct ObjectRef {
     pub pattern: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub propagation: Option<String>,
+    /// `patch`: `status` writes the status subresource (what a controller or kubelet does).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subresource: Option<String>,
+    /// `check`: the condition must stay true this long (checked after every event).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holds: Option<Duration>,
     /// `check`/`waitFor`: the object must not exist (instead of a `match`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub absent: bool,

@@ -33,6 +33,37 @@ pub enum Target {
     },
 }
 
+/// A pattern with each `{$fieldOf: {kind, name, pointer}}` replaced by the value at the JSON
+/// pointer (RFC 6901) of that object, read now in the step's namespace: how a check says "this
+/// label equals that object's label".
+fn resolve_refs(api: &ApiServer, ns: &str, v: &Value) -> Result<Value, String> {
+    match v {
+        Value::Object(m) if m.len() == 1 && m.contains_key("$fieldOf") => {
+            let r = &m["$fieldOf"];
+            let field = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+            let (kind, name, pointer) = (field("kind"), field("name"), field("pointer"));
+            let obj = KindId::parse(kind).and_then(|k| super::object_json(api, k, ns, name));
+            let Some(obj) = obj else {
+                return Err(format!("$fieldOf: {kind} {name} not found"));
+            };
+            obj.pointer(pointer)
+                .cloned()
+                .ok_or_else(|| format!("$fieldOf: {kind} {name} has no field {pointer}"))
+        }
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, x)| Ok((k.clone(), resolve_refs(api, ns, x)?)))
+            .collect::<Result<serde_json::Map<_, _>, String>>()
+            .map(Value::Object),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| resolve_refs(api, ns, x))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        other => Ok(other.clone()),
+    }
+}
+
 /// The kind a `waitFor` or `check` reads: one of the API server's stores, or the Kubernetes
 /// Events the controllers recorded (`api/events.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,15 +124,21 @@ impl ObjectMatch {
     /// Ok when the step's condition holds; otherwise why not, with the first field that
     /// differs for a named object.
     pub(super) fn matching(&self, api: &ApiServer) -> Result<(), String> {
+        let pattern = match &self.pattern {
+            Some(p) => Some(resolve_refs(api, &self.namespace, p)?),
+            None => None,
+        };
         match &self.target {
-            Target::Named(name) => self.named(api, name),
-            Target::Selected { labels, count } => self.selected(api, labels, *count),
+            Target::Named(name) => self.named(api, name, pattern.as_ref()),
+            Target::Selected { labels, count } => {
+                self.selected(api, labels, *count, pattern.as_ref())
+            }
         }
     }
 
-    fn named(&self, api: &ApiServer, name: &str) -> Result<(), String> {
+    fn named(&self, api: &ApiServer, name: &str, p: Option<&Value>) -> Result<(), String> {
         let found = self.kind.find(api, &self.namespace, name);
-        let (kind, p) = (self.kind, &self.pattern);
+        let kind = self.kind;
         match (p, found) {
             (None, None) => Ok(()),
             (Some(p), Some(o)) if super::subset_match(p, &o) => Ok(()),
@@ -120,15 +157,12 @@ impl ObjectMatch {
         api: &ApiServer,
         labels: &BTreeMap<String, String>,
         count: Option<u32>,
+        pattern: Option<&Value>,
     ) -> Result<(), String> {
         let found = self.kind.select(api, &self.namespace, labels);
         let names: Vec<String> = found
             .iter()
-            .filter(|o| {
-                self.pattern
-                    .as_ref()
-                    .is_none_or(|p| super::subset_match(p, o))
-            })
+            .filter(|o| pattern.is_none_or(|p| super::subset_match(p, o)))
             .map(|o| o["metadata"]["name"].as_str().unwrap_or("").to_string())
             .collect();
         let n = u32::try_from(names.len()).unwrap_or(u32::MAX);
@@ -141,15 +175,23 @@ impl ObjectMatch {
         }
         let shown: Vec<&str> = names.iter().take(10).map(|s| s.as_str()).collect();
         let more = if names.len() > 10 { ", ..." } else { "" };
+        let of = match (self.pattern.is_some(), labels.is_empty()) {
+            (false, _) => String::new(),
+            (true, true) => format!(" of {}", found.len()),
+            (true, false) => format!(" of {} carrying the labels", found.len()),
+        };
+        let listed = if names.is_empty() {
+            String::new()
+        } else {
+            format!(" ({}{more})", shown.join(", "))
+        };
+        let want = match count {
+            Some(w) => format!("wanted exactly {w}"),
+            None => "wanted at least one".into(),
+        };
         Err(format!(
-            "{} {}; found {n} ({}{more}) of {} carrying the labels",
-            self.describe(),
-            match count {
-                Some(w) => format!("wants exactly {w}"),
-                None => "wants at least one".into(),
-            },
-            shown.join(", "),
-            found.len(),
+            "{}: found {n}{listed}{of}, {want}",
+            self.describe()
         ))
     }
 
@@ -199,6 +241,8 @@ pub enum Step {
         namespace: String,
         name: String,
         merge: Value,
+        /// The status subresource instead of the object.
+        status: bool,
     },
     Scale {
         namespace: String,
@@ -216,7 +260,11 @@ pub enum Step {
         target: WaitTarget,
         timeout_ms: u64,
     },
-    Check(ObjectMatch),
+    Check {
+        what: ObjectMatch,
+        /// Stay true this long after the step (0: only at the step's instant).
+        holds_ms: u64,
+    },
     KillController {
         after_writes: Option<u64>,
     },
@@ -362,8 +410,10 @@ fn one_object(ctx: &str, step: &str, p: &ObjectRef) -> Result<(), LoadError> {
     if p.name.is_empty() {
         return Err(err(ctx, format!("{step}: `name` is required")));
     }
-    if !p.selector.is_empty() || p.count.is_some() || p.absent {
-        let m = format!("{step}: `selector`, `count` and `absent` belong to `check` and `waitFor`");
+    if !p.selector.is_empty() || p.count.is_some() || p.absent || p.holds.is_some() {
+        let m = format!(
+            "{step}: `selector`, `count`, `absent` and `holds` belong to `check` and `waitFor`"
+        );
         return Err(err(ctx, m));
     }
     Ok(())
@@ -376,11 +426,20 @@ fn patch(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
         .clone()
         .ok_or_else(|| err(ctx, "patch: `merge` is required"))?;
     let kind = kind_of(ctx, &p.kind)?;
+    let status = match p.subresource.as_deref() {
+        None => false,
+        Some("status") => true,
+        Some(x) => {
+            let m = format!("patch: subresource {x:?} is not supported (only \"status\"; `scale` writes /scale)");
+            return Err(err(ctx, m));
+        }
+    };
     Ok(Step::Patch {
         kind,
         namespace: ns_of_kind(kind, &p.namespace),
         name: p.name.clone(),
         merge,
+        status,
     })
 }
 
@@ -451,7 +510,10 @@ impl Step {
             StepSpec::Delete(p) => delete(ctx, p)?,
             StepSpec::Wait(d) => Step::Wait(d.0),
             StepSpec::WaitFor { target, timeout } => wait_for(ctx, target, *timeout)?,
-            StepSpec::Check(r) => Step::Check(object_match(ctx, "check", r)?),
+            StepSpec::Check(r) => Step::Check {
+                what: object_match(ctx, "check", r)?,
+                holds_ms: r.holds.map_or(0, |d| d.0),
+            },
             StepSpec::KillController(k) => Step::KillController {
                 after_writes: k.after_writes,
             },
@@ -487,7 +549,7 @@ impl Step {
             self,
             Step::Wait(_)
                 | Step::WaitFor { .. }
-                | Step::Check(_)
+                | Step::Check { .. }
                 | Step::KillController { .. }
                 | Step::Resync { .. }
                 | Step::HoldWatchEvent(_)

@@ -73,6 +73,7 @@ impl Population {
                     namespace,
                     name,
                     merge,
+                    status: false,
                 } if kind.as_str() == "LeaderWorkerSet" => {
                     let n = |ptr: &str| merge.pointer(ptr).and_then(Value::as_i64).unwrap_or(0);
                     let (r, s) = (n("/spec/replicas"), n("/spec/leaderWorkerTemplate/size"));
