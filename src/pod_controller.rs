@@ -225,7 +225,7 @@ async fn handle_restart_policy<C: Client>(
         k8s::name(&pod.metadata),
         k8s::name(&leader.metadata)
     );
-    c.event(&*lws, "Normal", "RecreateGroup", &msg);
+    c.event(lws, "Normal", "RecreateGroup", &msg);
     Ok(true)
 }
 

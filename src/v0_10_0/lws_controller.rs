@@ -108,7 +108,7 @@ fn record_partition_event<C: Client>(
 ) {
     let Some(sts) = leader_sts else {
         let msg = format!("Created leader statefulset {}", lws.name());
-        c.event(&*lws, "Normal", GROUPS_PROGRESSING, &msg);
+        c.event(lws, "Normal", GROUPS_PROGRESSING, &msg);
         return;
     };
     let old = sts_partition(sts);
@@ -120,7 +120,7 @@ fn record_partition_event<C: Client>(
     } else {
         format!("Updating replicas {partition} to {} (inclusive)", old - 1)
     };
-    c.event(&*lws, "Normal", GROUPS_UPDATING, &msg);
+    c.event(lws, "Normal", GROUPS_UPDATING, &msg);
 }
 
 fn sts_partition(sts: &StatefulSet) -> i32 {
@@ -249,7 +249,7 @@ fn record_surge_release<C: Client>(c: &C, lws: &LeaderWorkerSet, want: i32, sts_
     } else {
         return;
     };
-    c.event(&*lws, "Normal", GROUPS_PROGRESSING, &msg);
+    c.event(lws, "Normal", GROUPS_PROGRESSING, &msg);
 }
 
 /// `getReplicaStates`: for each index below the leader StatefulSet's replicas, whether its
@@ -399,7 +399,7 @@ async fn get_or_create_revision_if_non_exist<C: Client>(
     } else {
         format!("Creating missing revision with key {key} for existing LeaderWorkerSet")
     };
-    c.event(&*lws, "Normal", "CreatingRevision", &msg);
+    c.event(lws, "Normal", "CreatingRevision", &msg);
     Ok(created)
 }
 

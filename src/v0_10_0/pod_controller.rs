@@ -96,7 +96,7 @@ async fn reconcile_leader<C: Client>(
             k8s::name(&pod.metadata),
             keys::LEADER_POD_NAME
         );
-        c.event(&*lws, "Warning", "FailedCreate", &msg);
+        c.event(lws, "Warning", "FailedCreate", &msg);
         return Ok(Action::done());
     }
     if subdomain_policy(lws) == Some("UniquePerReplica") {
@@ -141,7 +141,7 @@ async fn reconcile_leader<C: Client>(
                 "Created worker statefulset for leader pod {}",
                 k8s::name(&pod.metadata)
             );
-            c.event(&*lws, "Normal", "GroupsProgressing", &msg);
+            c.event(lws, "Normal", "GroupsProgressing", &msg);
             Ok(Action::done())
         }
         Err(e) if e.is_already_exists() => Ok(Action::done()),
@@ -150,7 +150,7 @@ async fn reconcile_leader<C: Client>(
                 "Failed to create worker statefulset for leader pod {}: {e}",
                 k8s::name(&pod.metadata)
             );
-            c.event(&*lws, "Warning", "FailedCreate", &msg);
+            c.event(lws, "Warning", "FailedCreate", &msg);
             Err(e)
         }
     }
@@ -213,7 +213,7 @@ async fn handle_restart_policy<C: Client>(
         "Worker pod {} failed, deleted leader pod {leader_name} to recreate group {group}",
         k8s::name(&pod.metadata)
     );
-    c.event(&*lws, "Normal", "RecreateGroup", &msg);
+    c.event(lws, "Normal", "RecreateGroup", &msg);
     Ok(true)
 }
 
