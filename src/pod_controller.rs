@@ -219,13 +219,8 @@ async fn handle_restart_policy<C: Client>(
         Some(Propagation::Foreground),
     )
     .await?;
-    let group = k8s::label(&leader.metadata, keys::GROUP_INDEX).unwrap_or("");
-    let msg = format!(
-        "Worker pod {} failed, deleted leader pod {} to recreate group {group}",
-        k8s::name(&pod.metadata),
-        k8s::name(&leader.metadata)
-    );
-    c.event(lws, "Normal", "RecreateGroup", &msg);
+    // No event here: the pod controller of v0.3.0 and v0.4.1 records none (the RecreateGroup
+    // event arrived with PR #299, v0.5.0; the v0.10.0 port records it).
     Ok(true)
 }
 

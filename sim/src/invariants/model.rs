@@ -88,6 +88,10 @@ pub(super) struct PodInfo {
     /// template when it decides to replace a leader.
     pub revision: Option<String>,
     pub created: Option<Time>,
+    /// The group size the pod was made for (its `leaderworkerset.sigs.k8s.io/size` annotation):
+    /// a group on an older revision keeps its own size while a size change rolls out (v0.10.0
+    /// in-place resize hashes the size into the revision).
+    pub size: Option<i32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,12 +141,23 @@ pub(super) struct Counts {
     pub live_surge: i32,
 }
 
+/// The groups the LWS asks for: below `replicas`, and of those the ones from `partition` up
+/// are to be on the latest revision.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Desired {
+    pub replicas: i32,
+    pub partition: i32,
+}
+
 impl Counts {
-    fn add(&mut self, g: i32, x: &Group, replicas: i32, sign: i32) {
+    fn add(&mut self, g: i32, x: &Group, want: Desired, sign: i32) {
+        let replicas = want.replicas;
+        // A group below the LWS partition is done once ready, on whatever revision it runs.
+        let done = x.phase == Phase::Done || (g < want.partition && x.available);
         self.available += sign * i32::from(x.available);
         self.available_desired += sign * i32::from(g < replicas && x.available);
         self.with_leader += sign * i32::from(x.has_leader);
-        self.done_desired += sign * i32::from(g < replicas && x.phase == Phase::Done);
+        self.done_desired += sign * i32::from(g < replicas && done);
         self.live_surge += sign * i32::from(g >= replicas && x.has_live);
     }
 }
@@ -176,6 +191,10 @@ pub(super) struct Model {
     pub size: i32,
     pub max_unavailable: i32,
     pub max_surge: i32,
+    /// The LWS's own `rollingUpdateConfiguration.partition` (v0.7.0+; pruned by older CRDs):
+    /// groups below it are left on their revision by design (lws v0.10.0
+    /// leaderworkerset_controller.go:433-482, `partitionedUpdatedAndReadyCount`).
+    pub lws_partition: i32,
     /// The pods of the watched LWS by name (all in its namespace).
     pub pods: BTreeMap<String, PodInfo>,
     /// Container fingerprint per live pod UID (no actor here updates a pod's containers).
@@ -193,6 +212,7 @@ impl Model {
             size: 1,
             max_unavailable: 1,
             max_surge: 0,
+            lws_partition: 0,
             pods: BTreeMap::new(),
             fingerprints: BTreeMap::new(),
             groups: BTreeMap::new(),
@@ -204,6 +224,7 @@ impl Model {
     pub fn observe_spec(&mut self, l: &LeaderWorkerSet, key: String) {
         self.replicas = l.replicas();
         self.size = l.size();
+        self.lws_partition = l.rolling_update().partition.unwrap_or(0).max(0);
         if let Ok(k) = lws::lws_controller::knobs(l) {
             self.max_unavailable = k.max_unavailable;
             self.max_surge = k.max_surge;
@@ -237,8 +258,9 @@ impl Model {
     /// revision changes, never per event.
     fn recount(&mut self) {
         let mut c = Counts::default();
+        let want = self.desired();
         for (g, x) in &self.groups {
-            c.add(*g, x, self.replicas, 1);
+            c.add(*g, x, want, 1);
         }
         self.counts = c;
     }
@@ -285,6 +307,7 @@ impl Model {
             terminating,
             revision: k8s::label(&p.metadata, keys::TEMPLATE_REVISION_HASH).map(str::to_string),
             created: p.metadata.creation_timestamp.clone(),
+            size: k8s::annotation(&p.metadata, keys::SIZE).and_then(|v| v.parse().ok()),
         };
         self.pods.insert(name.clone(), info);
         self.groups
@@ -314,15 +337,15 @@ impl Model {
         let has_leader = live.iter().any(|(_, i)| i.leader);
         let available = self.all_ready(g);
         let phase = self.phase_of(g);
-        let replicas = self.replicas;
+        let want = self.desired();
         let group = self.groups.entry(g).or_default();
         let before = group.phase;
-        self.counts.add(g, group, replicas, -1);
+        self.counts.add(g, group, want, -1);
         group.available = available;
         group.phase = phase;
         group.has_live = has_live;
         group.has_leader = has_leader;
-        self.counts.add(g, group, replicas, 1);
+        self.counts.add(g, group, want, 1);
         GroupChange {
             before,
             phase,
@@ -392,7 +415,14 @@ impl Model {
 
     fn all_ready(&self, g: i32) -> bool {
         let live = self.live_pods(g);
-        live.len() as i32 == self.size
+        // The size the group's leader was made for; the LWS's when no pod says.
+        let size = live
+            .iter()
+            .find(|(_, i)| i.leader)
+            .or_else(|| live.first())
+            .and_then(|(_, i)| i.size)
+            .unwrap_or(self.size);
+        live.len() as i32 == size
             && live.iter().filter(|(_, i)| i.leader).count() == 1
             && live.iter().all(|(_, i)| i.ready)
     }
@@ -443,8 +473,15 @@ impl Model {
             .collect()
     }
 
-    /// Every group below `replicas` is on the latest revision and ready, and no surge group is
-    /// left.
+    pub fn desired(&self) -> Desired {
+        Desired {
+            replicas: self.replicas,
+            partition: self.lws_partition,
+        }
+    }
+
+    /// Every group below `replicas` is on the latest revision and ready (below the LWS's own
+    /// partition: ready on any revision), and no surge group is left.
     pub fn rollout_complete(&self) -> bool {
         if self.latest.is_none() {
             return false;
@@ -457,7 +494,8 @@ impl Model {
         let mut parts = Vec::new();
         for g in 0..self.replicas {
             let phase = self.phase(g).unwrap_or(Phase::Empty);
-            if phase != Phase::Done {
+            let kept = g < self.lws_partition && self.is_available(g);
+            if phase != Phase::Done && !kept {
                 let pods = self.groups.get(&g).map(|x| x.pods.len()).unwrap_or(0);
                 parts.push(format!(
                     "group {g} is {phase:?} ({pods} of {} pods present)",

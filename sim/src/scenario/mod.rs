@@ -1099,7 +1099,9 @@ pub fn rollout_complete(w: &World, c: &Checker) -> bool {
             .iter()
             .all(|l| {
                 let s = l.status.clone().unwrap_or_default();
-                s.ready_replicas == l.replicas() && s.updated_replicas == l.replicas()
+                // Groups below the LWS's own partition (v0.7.0+) stay on their revision.
+                let kept = l.rolling_update().partition.unwrap_or(0).clamp(0, l.replicas());
+                s.ready_replicas == l.replicas() && s.updated_replicas >= l.replicas() - kept
             })
 }
 
