@@ -19,6 +19,7 @@ use crate::api::{
 use crate::crd::check_enum;
 use crate::k8s;
 use crate::profile::{Flags, Release};
+use crate::tpu;
 
 /// The release whose CRD (`config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml`)
 /// the API server serves for these flags.
@@ -313,6 +314,10 @@ pub fn default_pod(pod: &mut Pod, flags: &Flags) -> Result<(), String> {
         && is_leader
     {
         pod.spec.get_or_insert_with(Default::default).subdomain = Some(name.clone());
+    }
+    // V3 podwh:158-163 = FX podwh:162-167: the TPU variables, then the LWS ones.
+    if pod.spec.as_ref().is_some_and(tpu::pod_requests_tpus) {
+        tpu::add_tpu_variables(pod, i64::from(size))?;
     }
     add_lws_env(pod, size, flags);
     Ok(())

@@ -3,8 +3,8 @@
 //! (`pkg/webhooks/leaderworkerset_webhook.go`) and the pod mutating webhook
 //! (`pkg/webhooks/pod_webhook.go`), all at tag v0.10.0.
 //!
-//! Not modelled (docs/fidelity.md): TPU environment variables (`AddTPUVariables`) and the
-//! scheduler provider's pod-group metadata; the group keys are our stable hash, not SHA-1.
+//! Not modelled (docs/fidelity.md): the scheduler provider's pod-group metadata; the group keys
+//! are our stable hash, not SHA-1. The TPU variables are `super::tpu`.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::tpu;
 use super::utils::{get_parent_name_and_ordinal, leader_pod};
 use crate::api::{
     keys, LeaderWorkerSet, NetworkConfig, RollingUpdateConfiguration, RolloutStrategy,
@@ -364,8 +365,8 @@ fn validate_update_sub_group_policy(lws: &LeaderWorkerSet, errs: &mut Vec<String
 }
 
 /// The pod webhook's `Default` (on pod create): group index, subdomain, group key and
-/// exclusive affinities for leaders; worker index and subgroup labels for workers; then the
-/// LWS environment variables. Errors reject the pod.
+/// exclusive affinities for leaders; worker index and subgroup labels for workers; then, for a
+/// pod requesting TPUs, the TPU environment variables, and the LWS ones. Errors reject the pod.
 pub fn default_pod(pod: &mut Pod) -> Result<(), String> {
     if k8s::label(&pod.metadata, keys::SET_NAME).is_none() {
         return Ok(());
@@ -380,6 +381,11 @@ pub fn default_pod(pod: &mut Pod) -> Result<(), String> {
         default_leader_labels(pod, &name)?;
     } else {
         default_worker_labels(pod, &name, pod_count)?;
+    }
+    // pod_webhook.go@v0.10.0:159-175: the scheduler provider (nil in a default install, not
+    // modelled), then the TPU variables, then the LWS ones.
+    if pod.spec.as_ref().is_some_and(tpu::pod_requests_tpus) {
+        tpu::add_tpu_variables(pod, i64::from(pod_count))?;
     }
     add_lws_variables(pod)
 }
