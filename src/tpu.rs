@@ -16,7 +16,7 @@ use crate::api::keys;
 use crate::k8s;
 use crate::v0_10_0::tpu::{
     atoi, check_hostnames, containers_request_tpus, env_var, has_tpu_variables, TpuPodInfo,
-    DIVIDE_BY_ZERO, TPU_WORKER_HOSTNAMES, TPU_WORKER_ID,
+    DIVIDE_BY_ZERO,
 };
 use crate::v0_10_0::utils::get_parent_name_and_ordinal;
 
@@ -25,7 +25,7 @@ use crate::v0_10_0::utils::get_parent_name_and_ordinal;
 /// exported), as are the constants these tags have.
 pub use crate::v0_10_0::tpu::{
     add_tpu_annotations, num_tpus_requested, pod_requests_tpus,
-    LEADER_REQUESTS_TPUS_ANNOTATION_KEY, TPU_RESOURCE_NAME,
+    LEADER_REQUESTS_TPUS_ANNOTATION_KEY, TPU_RESOURCE_NAME, TPU_WORKER_HOSTNAMES, TPU_WORKER_ID,
 };
 
 /// `getContainerRequestingTPUs` (tpu.go@v0.3.0, v0.4.1): the first container, else init
