@@ -334,7 +334,9 @@ pub fn sub_group_index(pod_count: i32, sub_group_size: i32, worker_index: i32) -
 }
 
 /// `AddLWSVariables`: V3 prepends and lets the user's value win; v0.4 puts the LWS variables
-/// first and overrides the user's (FX podu:99-120).
+/// first and overrides the user's (FX podu:99-120). The leader address is
+/// `<lws>-<group>.<subdomain>.<namespace>`, the subdomain being the LWS name at V3 and the pod's
+/// `spec.subdomain` at FX.
 fn add_lws_env(pod: &mut Pod, size: i32, flags: &Flags) {
     let group_index = k8s::label(&pod.metadata, keys::GROUP_INDEX)
         .unwrap_or("0")
@@ -346,8 +348,10 @@ fn add_lws_env(pod: &mut Pod, size: i32, flags: &Flags) {
     let Some(spec) = pod.spec.as_mut() else {
         return;
     };
+    // V3 names the headless Service after the LWS; FX reads `spec.subdomain` as it is (empty
+    // when unset: `test-1..ns`; only a pod not made by a StatefulSet lacks one).
     let subdomain = if flags.network_config {
-        spec.subdomain.clone().unwrap_or_else(|| lws_name.clone())
+        spec.subdomain.clone().unwrap_or_default()
     } else {
         lws_name.clone()
     };
@@ -986,6 +990,25 @@ mod tests {
                 "TPU_WORKER_ID"
             ]
         );
+
+        // A pod without a subdomain (pod_test.go@v0.4.1:279, made by hand, not by a
+        // StatefulSet): v0.4.1 writes the empty subdomain, v0.3.0 the LWS name.
+        for (f, want) in [
+            (Flags::v0_4_1(), "test-1..ns"),
+            (Flags::v0_3_0(), "test-1.test.ns"),
+        ] {
+            let mut l = pod(
+                "test-1",
+                &[(keys::SET_NAME, "test"), (keys::WORKER_INDEX, "0")],
+                &[(keys::SIZE, "2")],
+            );
+            l.spec = Some(spec("worker"));
+            default_pod(&mut l, &f).unwrap();
+            assert_eq!(
+                envs(&l)[0][0],
+                (keys::LEADER_ADDRESS_ENV.to_string(), want.to_string())
+            );
+        }
 
         // pod_test.go@v0.4.1:771 "Leader env var should be populated and leader address env
         // should be the first env var" (v0.3.0:733 "Leader address env var should be populated
