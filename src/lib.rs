@@ -12,5 +12,6 @@ pub mod pod_controller;
 pub mod profile;
 pub mod revision;
 pub mod rollout;
+pub mod tpu;
 pub mod v0_10_0;
 pub mod webhook;

@@ -309,23 +309,8 @@ pub fn worker_statefulset(
     annotations.insert(keys::SIZE.into(), lws.size().to_string());
     annotations.insert(keys::LEADER_POD_NAME.into(), name.clone());
     add_topology_annotations(lws, annotations);
-    let requests_tpu = leader
-        .spec
-        .iter()
-        .flat_map(|s| s.containers.iter())
-        .any(|c| {
-            let r = c.resources.as_ref();
-            r.and_then(|r| r.limits.as_ref())
-                .is_some_and(|l| l.contains_key("google.com/tpu"))
-                || r.and_then(|r| r.requests.as_ref())
-                    .is_some_and(|l| l.contains_key("google.com/tpu"))
-        });
-    if requests_tpu {
-        annotations.insert(
-            "leaderworkerset.sigs.k8s.io/leader-requests-tpus".into(),
-            "true".into(),
-        );
-    }
+    // V3 podc:289 = FX podc:298.
+    crate::tpu::add_tpu_annotations(leader, annotations);
     let service_name = if unique_per_replica {
         name.clone()
     } else {

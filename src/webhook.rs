@@ -19,6 +19,7 @@ use crate::api::{
 use crate::crd::check_enum;
 use crate::k8s;
 use crate::profile::{Flags, Release};
+use crate::tpu;
 
 /// The release whose CRD (`config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml`)
 /// the API server serves for these flags.
@@ -314,6 +315,10 @@ pub fn default_pod(pod: &mut Pod, flags: &Flags) -> Result<(), String> {
     {
         pod.spec.get_or_insert_with(Default::default).subdomain = Some(name.clone());
     }
+    // V3 podwh:158-163 = FX podwh:162-167: the TPU variables, then the LWS ones.
+    if pod.spec.as_ref().is_some_and(tpu::pod_requests_tpus) {
+        tpu::add_tpu_variables(pod, i64::from(size))?;
+    }
     add_lws_env(pod, size, flags);
     Ok(())
 }
@@ -329,7 +334,9 @@ pub fn sub_group_index(pod_count: i32, sub_group_size: i32, worker_index: i32) -
 }
 
 /// `AddLWSVariables`: V3 prepends and lets the user's value win; v0.4 puts the LWS variables
-/// first and overrides the user's (FX podu:99-120).
+/// first and overrides the user's (FX podu:99-120). The leader address is
+/// `<lws>-<group>.<subdomain>.<namespace>`, the subdomain being the LWS name at V3 and the pod's
+/// `spec.subdomain` at FX.
 fn add_lws_env(pod: &mut Pod, size: i32, flags: &Flags) {
     let group_index = k8s::label(&pod.metadata, keys::GROUP_INDEX)
         .unwrap_or("0")
@@ -341,8 +348,10 @@ fn add_lws_env(pod: &mut Pod, size: i32, flags: &Flags) {
     let Some(spec) = pod.spec.as_mut() else {
         return;
     };
+    // V3 names the headless Service after the LWS; FX reads `spec.subdomain` as it is (empty
+    // when unset: `test-1..ns`; only a pod not made by a StatefulSet lacks one).
     let subdomain = if flags.network_config {
-        spec.subdomain.clone().unwrap_or_else(|| lws_name.clone())
+        spec.subdomain.clone().unwrap_or_default()
     } else {
         lws_name.clone()
     };
@@ -689,6 +698,348 @@ mod tests {
             );
             default_pod(&mut none, &f).unwrap();
             assert_eq!(terms(&none), (0, 0, vec![]));
+        }
+    }
+
+    /// test/testutils/wrappers.go at v0.3.0 and v0.4.1: `MakeWorkerPodSpec` (no TPU),
+    /// `MakeWorkerPodSpecWithTPUResource` (requests and limits, subdomain `default`),
+    /// `MakeLeaderPodSpecWithTPUResource` (limits, subdomain `default`) and
+    /// `MakePodSpecWithInitContainer` (env key1, key2; subdomain `test-sample`).
+    fn spec(which: &str) -> k8s_openapi::api::core::v1::PodSpec {
+        let tpu = serde_json::json!({"google.com/tpu": "4"});
+        let env = serde_json::json!([{"name": "key1", "value": "value1"}, {"name": "key2", "value": "value2"}]);
+        serde_json::from_value(match which {
+            "worker" => {
+                serde_json::json!({"containers": [{"name": "leader", "image": "nginx:1.14.2",
+                "ports": [{"containerPort": 8080, "protocol": "TCP"}]}]})
+            }
+            "worker-tpu" => {
+                serde_json::json!({"containers": [{"name": "leader", "image": "nginx:1.14.2",
+                "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                "resources": {"requests": tpu, "limits": tpu}}], "subdomain": "default"})
+            }
+            "leader-tpu" => {
+                serde_json::json!({"containers": [{"name": "worker", "image": "busybox",
+                "resources": {"limits": tpu}}], "subdomain": "default"})
+            }
+            "init" => {
+                serde_json::json!({"containers": [{"name": "test", "image": "busybox", "env": env}],
+                "initContainers": [{"name": "init-test", "image": "busybox", "env": env}],
+                "subdomain": "test-sample"})
+            }
+            _ => unreachable!(),
+        })
+        .unwrap()
+    }
+
+    /// Each container's env as (name, value) pairs.
+    fn envs(p: &Pod) -> Vec<Vec<(String, String)>> {
+        let s = p.spec.as_ref().unwrap();
+        let init = s.init_containers.iter().flatten();
+        s.containers
+            .iter()
+            .chain(init)
+            .map(|c| {
+                c.env
+                    .iter()
+                    .flatten()
+                    .map(|e| (e.name.clone(), e.value.clone().unwrap_or_default()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// `HasTPUEnvVarsPopulated` and `CheckTPUContainerHasCorrectEnvVars` (test/testutils/util.go
+    /// at v0.3.0 and v0.4.1): the TPU variables of the first container, None when unset.
+    fn tpu_vars(p: &Pod) -> Option<(String, String)> {
+        let env = envs(p).into_iter().next()?;
+        let get = |n: &str| env.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        Some((get(tpu::TPU_WORKER_HOSTNAMES)?, get(tpu::TPU_WORKER_ID)?))
+    }
+
+    const LRT: &str = tpu::LEADER_REQUESTS_TPUS_ANNOTATION_KEY;
+
+    #[test]
+    fn the_pod_webhook_injects_tpu_variables() {
+        // test/integration/webhooks/pod_test.go, the TPU entries, at v0.4.1 (v0.3.0 line in
+        // brackets). Hostnames are upstream's expected strings (spelled by `hosts`); TPU_WORKER_ID is what
+        // `CheckTPUContainerHasCorrectEnvVars` computes for the case.
+        let hosts = |leader: &str, from: i32, to: i32, sub: &str| {
+            let mut h: Vec<String> = (from..=to).map(|i| format!("{leader}-{i}.{sub}")).collect();
+            if from == 0 {
+                h[0] = format!("{leader}.{sub}");
+            }
+            h.join(",")
+        };
+        type Case<'a> = (
+            &'a str,
+            &'a str,
+            Vec<(&'a str, &'a str)>,
+            Vec<(&'a str, &'a str)>,
+            &'a str,
+            Option<(String, &'a str)>,
+        );
+        let ws = |w: &'static str| {
+            vec![
+                (keys::SET_NAME, "test-sample"),
+                (keys::WORKER_INDEX, w),
+                (keys::GROUP_INDEX, "1"),
+            ]
+        };
+        let ls = vec![(keys::SET_NAME, "test-sample"), (keys::WORKER_INDEX, "0")];
+        let cases: Vec<Case> = vec![
+            // :262 [262] Pod requesting TPUs which doesn't belong to LWS: no TPU env vars.
+            (":262", "test-1", vec![], vec![], "worker-tpu", None),
+            // :279 [279] Pod not requesting TPUs: none for leader pods.
+            (
+                ":279",
+                "test-1",
+                vec![(keys::SET_NAME, "test"), (keys::WORKER_INDEX, "0")],
+                vec![(keys::SIZE, "2")],
+                "worker",
+                None,
+            ),
+            // :303 [303] ... nor for worker pods.
+            (
+                ":303",
+                "test-1-2",
+                vec![(keys::SET_NAME, "test"), (keys::GROUP_INDEX, "1")],
+                vec![(keys::SIZE, "3")],
+                "worker",
+                None,
+            ),
+            // :327 [327] size 5, leader pod.
+            (
+                ":327",
+                "test-sample-1",
+                ls.clone(),
+                vec![(keys::SIZE, "5")],
+                "leader-tpu",
+                Some((hosts("test-sample-1", 0, 4, "default"), "0")),
+            ),
+            // :392 [354] subgroupsize 5, leader pod: no leader-requests-tpus annotation on the
+            // leader, so TPU_WORKER_ID is (0 - 1) % 5 = -1 at these tags.
+            (
+                ":392",
+                "test-sample-1",
+                ls.clone(),
+                vec![(keys::SIZE, "5"), (keys::SUBGROUP_SIZE, "5")],
+                "leader-tpu",
+                Some((hosts("test-sample-1", 0, 4, "default"), "-1")),
+            ),
+            // :420 [382] worker pod, leader requests TPUs too.
+            (
+                ":420",
+                "test-sample-1-3",
+                ws("3"),
+                vec![(keys::SIZE, "5"), (LRT, "true")],
+                "worker-tpu",
+                Some((hosts("test-sample-1", 0, 4, "default"), "3")),
+            ),
+            // :449 [411] worker pod using subgrouping, leader too (size 10, subgroup 0).
+            (
+                ":449",
+                "test-sample-1-3",
+                ws("3"),
+                vec![
+                    (keys::SIZE, "10"),
+                    (LRT, "true"),
+                    (keys::SUBGROUP_SIZE, "5"),
+                ],
+                "worker-tpu",
+                Some((hosts("test-sample-1", 0, 4, "default"), "3")),
+            ),
+            // :479 [441] worker pod, leader doesn't.
+            (
+                ":479",
+                "test-sample-1-3",
+                ws("3"),
+                vec![(keys::SIZE, "5")],
+                "worker-tpu",
+                Some((hosts("test-sample-1", 1, 4, "default"), "2")),
+            ),
+            // :507 [469] worker pod using subgrouping, leader doesn't (size 11, subgroup 1).
+            (
+                ":507",
+                "test-sample-1-7",
+                ws("7"),
+                vec![(keys::SIZE, "11"), (keys::SUBGROUP_SIZE, "5")],
+                "worker-tpu",
+                Some((hosts("test-sample-1", 6, 10, "default"), "1")),
+            ),
+            // :536 [498] size 2, worker pod.
+            (
+                ":536",
+                "test-sample-1-1",
+                ws("1"),
+                vec![(keys::SIZE, "2"), (LRT, "true")],
+                "worker-tpu",
+                Some((hosts("test-sample-1", 0, 1, "default"), "1")),
+            ),
+            // :565 [527] "size 0" (size 1), leader pod.
+            (
+                ":565",
+                "test-sample-1",
+                ls.clone(),
+                vec![(keys::SIZE, "1")],
+                "leader-tpu",
+                Some((hosts("test-sample-1", 0, 0, "default"), "0")),
+            ),
+        ];
+        for f in [Flags::v0_3_0(), Flags::v0_4_1()] {
+            for (line, name, labels, annotations, which, want) in &cases {
+                let mut p = pod(name, labels, annotations);
+                p.spec = Some(spec(which));
+                default_pod(&mut p, &f).unwrap();
+                let want = want.as_ref().map(|(h, id)| (h.clone(), id.to_string()));
+                assert_eq!(tpu_vars(&p), want, "pod_test.go{line} under {f:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_pod_webhook_subgroup_cases_with_tpus() {
+        // pod_test.go (v0.4.1 and v0.3.0 at the same lines): :149 the leader requests TPUs
+        // (size 5, subgroup 4): subgroup labels of the leader; :226 the leader doesn't (size 5,
+        // subgroup 2, worker 4 with TPUs): subgroup 1. Upstream checks the labels only.
+        for f in [Flags::v0_3_0(), Flags::v0_4_1()] {
+            let mut l = pod(
+                "test-1",
+                &[(keys::SET_NAME, "test"), (keys::WORKER_INDEX, "0")],
+                &[(keys::SIZE, "5"), (LRT, "true"), (keys::SUBGROUP_SIZE, "4")],
+            );
+            l.spec = Some(spec("leader-tpu"));
+            default_pod(&mut l, &f).unwrap();
+            assert_eq!(label(&l, keys::GROUP_INDEX), Some("1"));
+            assert_eq!(label(&l, keys::SUBGROUP_INDEX), Some("0"));
+            let mut w = pod(
+                "test-1-4",
+                &[
+                    (keys::SET_NAME, "test"),
+                    (keys::WORKER_INDEX, "4"),
+                    (keys::GROUP_INDEX, "1"),
+                ],
+                &[(keys::SIZE, "5"), (keys::SUBGROUP_SIZE, "2")],
+            );
+            w.spec = Some(spec("worker-tpu"));
+            default_pod(&mut w, &f).unwrap();
+            assert_eq!(label(&w, keys::SUBGROUP_INDEX), Some("1"));
+            // Not asserted upstream: what the TPU code makes of them.
+            assert_eq!(
+                tpu_vars(&l),
+                Some((
+                    "test-1.default,test-1-1.default,test-1-2.default,test-1-3.default".into(),
+                    "0".into()
+                ))
+            );
+            assert_eq!(
+                tpu_vars(&w),
+                Some(("test-1-3.default,test-1-4.default".into(), "1".into()))
+            );
+        }
+    }
+
+    #[test]
+    fn the_pod_webhook_tpu_subdomain_and_lws_env() {
+        // pod_test.go@v0.4.1:354 (not at v0.3.0): a leader requesting TPUs with subdomainPolicy
+        // UniquePerReplica has its own subdomain in the hostnames and the leader address.
+        let mut p = pod(
+            "test-sample-1",
+            &[(keys::SET_NAME, "test-sample"), (keys::WORKER_INDEX, "0")],
+            &[
+                (keys::SIZE, "5"),
+                (keys::SUBDOMAIN_POLICY, "UniquePerReplica"),
+            ],
+        );
+        p.spec = Some(spec("leader-tpu"));
+        let mut v3 = p.clone();
+        default_pod(&mut p, &Flags::v0_4_1()).unwrap();
+        let hosts = "test-sample-1.test-sample-1,test-sample-1-1.test-sample-1,test-sample-1-2.test-sample-1,test-sample-1-3.test-sample-1,test-sample-1-4.test-sample-1";
+        assert_eq!(tpu_vars(&p), Some((hosts.into(), "0".into())));
+        let env = &envs(&p)[0];
+        let leader_address = (
+            keys::LEADER_ADDRESS_ENV.to_string(),
+            "test-sample-1.test-sample-1.ns".to_string(),
+        );
+        assert!(env.contains(&leader_address));
+        assert!(env.contains(&(keys::GROUP_SIZE_ENV.to_string(), "5".to_string())));
+        // v0.4.1's LWS variables come first, the TPU ones after them.
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "LWS_LEADER_ADDRESS",
+                "LWS_GROUP_SIZE",
+                "TPU_WORKER_HOSTNAMES",
+                "TPU_WORKER_ID"
+            ]
+        );
+        // v0.3.0 has no subdomainPolicy: the pod keeps its subdomain, and only the leader
+        // address is prepended.
+        default_pod(&mut v3, &Flags::v0_3_0()).unwrap();
+        assert!(tpu_vars(&v3)
+            .unwrap()
+            .0
+            .starts_with("test-sample-1.default,"));
+        let names: Vec<String> = envs(&v3)[0].iter().map(|(k, _)| k.clone()).collect();
+        assert_eq!(
+            names,
+            [
+                "LWS_LEADER_ADDRESS",
+                "TPU_WORKER_HOSTNAMES",
+                "TPU_WORKER_ID"
+            ]
+        );
+
+        // A pod without a subdomain (pod_test.go@v0.4.1:279, made by hand, not by a
+        // StatefulSet): v0.4.1 writes the empty subdomain, v0.3.0 the LWS name.
+        for (f, want) in [
+            (Flags::v0_4_1(), "test-1..ns"),
+            (Flags::v0_3_0(), "test-1.test.ns"),
+        ] {
+            let mut l = pod(
+                "test-1",
+                &[(keys::SET_NAME, "test"), (keys::WORKER_INDEX, "0")],
+                &[(keys::SIZE, "2")],
+            );
+            l.spec = Some(spec("worker"));
+            default_pod(&mut l, &f).unwrap();
+            assert_eq!(
+                envs(&l)[0][0],
+                (keys::LEADER_ADDRESS_ENV.to_string(), want.to_string())
+            );
+        }
+
+        // pod_test.go@v0.4.1:771 "Leader env var should be populated and leader address env
+        // should be the first env var" (v0.3.0:733 "Leader address env var should be populated
+        // and is the first env var", without LWS_GROUP_SIZE), in containers and init
+        // containers alike.
+        for (f, want) in [
+            (
+                Flags::v0_4_1(),
+                vec!["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "key1", "key2"],
+            ),
+            (Flags::v0_3_0(), vec!["LWS_LEADER_ADDRESS", "key1", "key2"]),
+        ] {
+            let mut w = pod(
+                "test-sample-1-1",
+                &[
+                    (keys::SET_NAME, "test-sample"),
+                    (keys::WORKER_INDEX, "1"),
+                    (keys::GROUP_INDEX, "1"),
+                ],
+                &[(keys::SIZE, "2")],
+            );
+            w.spec = Some(spec("init"));
+            default_pod(&mut w, &f).unwrap();
+            for env in envs(&w) {
+                assert_eq!(env[0].1, "test-sample-1.test-sample.ns");
+                let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+                assert_eq!(names, want);
+                if let Some((_, size)) = env.iter().find(|(k, _)| k == keys::GROUP_SIZE_ENV) {
+                    assert_eq!(size, "2");
+                }
+            }
         }
     }
 }

@@ -7,7 +7,8 @@
 //! | `lws_controller` | `pkg/controllers/leaderworkerset_controller.go`, `metadata.go` |
 //! | `pod_controller` | `pkg/controllers/pod_controller.go` |
 //! | `revision` | `pkg/utils/revision/revision_utils.go` |
-//! | `utils` | `pkg/utils/{utils.go, statefulset, pod, controller}`, `accelerators/tpu.go` (annotations) |
+//! | `tpu` | `pkg/utils/accelerators/tpu.go` |
+//! | `utils` | `pkg/utils/{utils.go, statefulset, pod, controller}` |
 //! | `webhook` | `pkg/webhooks/{leaderworkerset_webhook.go, pod_webhook.go}` and the CRD schema |
 //!
 //! The few flags that can be overridden at this release (`profile::FlagSpec::at_v0_10_0`) each
@@ -20,6 +21,7 @@
 pub mod lws_controller;
 pub mod pod_controller;
 pub mod revision;
+pub mod tpu;
 pub mod utils;
 pub mod webhook;
 

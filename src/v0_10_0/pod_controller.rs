@@ -390,6 +390,6 @@ fn worker_pod_annotations(leader: &Pod, lws: &LeaderWorkerSet) -> BTreeMap<Strin
             a.insert(keys::SUBGROUP_EXCLUSIVE_TOPOLOGY.to_string(), t.to_string());
         }
     }
-    utils::add_tpu_annotations(leader, &mut a);
+    super::tpu::add_tpu_annotations(leader, &mut a);
     a
 }

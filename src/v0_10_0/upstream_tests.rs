@@ -32,9 +32,14 @@ use super::pod_controller::construct_worker_statefulset_apply_configuration;
 use super::revision::{
     apply_revision, equal_revision, get_revision_key, new_revision, set_matches_revision,
 };
+use super::tpu::{
+    add_tpu_variables, add_tpu_variables_sub_group, get_container_requesting_tpus,
+    get_containers_requesting_tpus, pod_requests_tpus, LEADER_REQUESTS_TPUS_ANNOTATION_KEY,
+    TPU_NAME, TPU_PROCESS_ADDRESSES, TPU_PROCESS_PORT_NAME, TPU_WORKER_HOSTNAMES, TPU_WORKER_ID,
+};
 use super::utils::{
-    container_restarted, get_parent_name_and_ordinal, get_pvc_apply_configuration, sort_by_index,
-    statefulset_ready,
+    container_restarted, get_env_var_value_if_in_container, get_parent_name_and_ordinal,
+    get_pvc_apply_configuration, sort_by_index, statefulset_ready,
 };
 use super::webhook::{default_lws, get_sub_group_index, set_exclusive_affinities, validate_lws};
 use crate::api::{
@@ -3000,7 +3005,560 @@ fn get_pvc_apply_configuration_table() {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// pkg/utils/accelerators/tpu_test.go@v0.10.0
+// ---------------------------------------------------------------------------------------------
+
+/// `wrappers.MakeContainerWithTPU(name)`, with `env` if given (`MakeContainerWithTPUAndEnvVars`).
+fn tpu_container(name: &str, env: Option<(&str, &str)>) -> Value {
+    let mut c = json!({"name": name, "image": "busybox",
+                       "resources": {"limits": {"google.com/tpu": "4"}}});
+    if let Some((n, v)) = env {
+        c["env"] = json!([{"name": n, "value": v}]);
+    }
+    c
+}
+
+/// A pod of the TPU tests: `spec` a PodSpec JSON, labels and annotations as pairs.
+fn tpu_pod(name: &str, labels: &[(&str, &str)], annotations: &[(&str, &str)], spec: Value) -> Pod {
+    from_json(json!({
+        "metadata": {"name": name, "namespace": NS, "labels": map(labels),
+                     "annotations": map(annotations)},
+        "spec": spec
+    }))
+}
+
+/// `wrappers.MakeLeaderPodSpecWithTPUResource`; with `port`, `MakeLeaderPodSpecWithTPUAndEnvVars`
+/// with TPU_PROCESS_PORT.
+fn leader_tpu_spec(port: Option<&str>) -> Value {
+    let env = port.map(|p| (TPU_PROCESS_PORT_NAME, p));
+    json!({"containers": [tpu_container("worker", env)], "subdomain": "default"})
+}
+
+/// The value of `name` in a container's env, as `GetEnvVarValueIfInContainer`.
+fn env_of(c: &k8s_openapi::api::core::v1::Container, name: &str) -> Option<String> {
+    match get_env_var_value_if_in_container(c, name) {
+        (true, v) => Some(v),
+        (false, _) => None,
+    }
+}
+
+/// The expected variables of a TPU test case: hostnames, id, name, addresses, port.
+struct TpuWant<'a> {
+    hostnames: &'a str,
+    id: &'a str,
+    name: &'a str,
+    addresses: &'a str,
+    port: &'a str,
+}
+
+const LRT: (&str, &str) = (LEADER_REQUESTS_TPUS_ANNOTATION_KEY, "true");
+
+// pkg/utils/accelerators/tpu_test.go@v0.10.0:34
+#[test]
+fn add_tpu_variables_table() {
+    struct Case<'a> {
+        name: &'static str,
+        pod: Pod,
+        size: i64,
+        want: Option<TpuWant<'a>>,
+        expected_error: bool,
+    }
+    let wi = |w| [(keys::WORKER_INDEX, w)];
+    let two = |p1: Option<&'static str>, p2: Option<&'static str>| {
+        let c1 = tpu_container("c1", p1.map(|p| (TPU_PROCESS_PORT_NAME, p)));
+        let c2 = tpu_container("c2", p2.map(|p| (TPU_PROCESS_PORT_NAME, p)));
+        json!({"containers": [c1, c2], "subdomain": "default"})
+    };
+    let two_hosts =
+        "test-sample-0.default,test-sample-0.default,test-sample-0-1.default,test-sample-0-1.default";
+    let want = |hostnames, id, name, addresses, port| {
+        Some(TpuWant {
+            hostnames,
+            id,
+            name,
+            addresses,
+            port,
+        })
+    };
+    let two_addresses = |p1: i32, p2: i32| {
+        format!("test-sample-0.default:{p1},test-sample-0.default:{p2},test-sample-0-1.default:{p1},test-sample-0-1.default:{p2}")
+    };
+    let (a8476, a8478) = (two_addresses(8476, 8477), two_addresses(8478, 8479));
+    let cases = [
+        // :47
+        Case {
+            name: "Leader requests TPU resources, leader pod",
+            pod: tpu_pod("test-sample-0", &wi("0"), &[LRT], leader_tpu_spec(None)),
+            size: 2,
+            want: want(
+                "test-sample-0.default,test-sample-0-1.default",
+                "0",
+                "test-sample-0",
+                "test-sample-0.default:8476,test-sample-0-1.default:8476",
+                "8476",
+            ),
+            expected_error: false,
+        },
+        // :69
+        Case {
+            name: "Leader requests TPU resources, worker pod",
+            pod: tpu_pod("test-sample-0-1", &wi("1"), &[LRT], leader_tpu_spec(None)),
+            size: 2,
+            want: want(
+                "test-sample-0.default,test-sample-0-1.default",
+                "1",
+                "test-sample-0",
+                "test-sample-0.default:8476,test-sample-0-1.default:8476",
+                "8476",
+            ),
+            expected_error: false,
+        },
+        // :91
+        Case {
+            name: "Leader requests TPU resources, leader pod",
+            pod: tpu_pod("test-sample-0", &wi("0"), &[], leader_tpu_spec(None)),
+            size: 2,
+            want: want(
+                "test-sample-0.default,test-sample-0-1.default",
+                "0",
+                "test-sample-0",
+                "test-sample-0.default:8476,test-sample-0-1.default:8476",
+                "8476",
+            ),
+            expected_error: false,
+        },
+        // :110
+        Case {
+            name: "Leader does not request TPU resources, worker pod",
+            pod: tpu_pod("test-sample-0-1", &wi("1"), &[], leader_tpu_spec(None)),
+            size: 2,
+            want: want(
+                "test-sample-0-1.default",
+                "0",
+                "test-sample-0",
+                "test-sample-0-1.default:8476",
+                "8476",
+            ),
+            expected_error: false,
+        },
+        // :129
+        Case {
+            name: "Test multi-container TPU_PROCESS_ADDRESSES, leader pod",
+            pod: tpu_pod("test-sample-0", &wi("0"), &[LRT], two(None, None)),
+            size: 2,
+            want: want(two_hosts, "0", "test-sample-0", &a8476, "8476"),
+            expected_error: false,
+        },
+        // :157
+        Case {
+            name: "Test multi-container TPU_PROCESS_ADDRESSES with custom ports",
+            pod: tpu_pod(
+                "test-sample-0",
+                &wi("0"),
+                &[LRT],
+                two(Some("8478"), Some("8479")),
+            ),
+            size: 2,
+            want: want(two_hosts, "0", "test-sample-0", &a8478, "8478"),
+            expected_error: false,
+        },
+        // :185 (the Go pod has no namespace; nothing reads it)
+        Case {
+            name: "TPU resources in init containers",
+            pod: tpu_pod(
+                "sample-0",
+                &wi("0"),
+                &[],
+                json!({"initContainers": [tpu_container("i1", None)], "subdomain": "default"}),
+            ),
+            size: 1,
+            want: want(
+                "sample-0.default",
+                "0",
+                "sample-0",
+                "sample-0.default:8476",
+                "8476",
+            ),
+            expected_error: false,
+        },
+        // :208
+        Case {
+            name: "Invalid pod name",
+            pod: tpu_pod(
+                "invalidname",
+                &[],
+                &[],
+                json!({"containers": [tpu_container("c1", None)]}),
+            ),
+            size: 1,
+            want: None,
+            expected_error: true,
+        },
+        // :219
+        Case {
+            name: "Zero containers requesting TPUs",
+            pod: tpu_pod("", &[], &[], json!({"containers": [{"name": "c1"}]})),
+            size: 1,
+            want: None,
+            expected_error: false,
+        },
+    ];
+    for mut c in cases {
+        // "Ensure subdomain is set for consistency in tests".
+        let spec = c.pod.spec.as_mut().expect("a spec");
+        spec.subdomain.get_or_insert_with(|| "default".into());
+        let result = add_tpu_variables(&mut c.pod, c.size);
+        if c.expected_error {
+            assert!(result.is_err(), "{}: expected error but got nil", c.name);
+            continue;
+        }
+        result.unwrap_or_else(|e| panic!("{}: Error parsing parent: {e}", c.name));
+        let pod_name = k8s::name(&c.pod.metadata).to_string();
+        let worker_label = k8s::label(&c.pod.metadata, keys::WORKER_INDEX) == Some("0");
+        let requests =
+            k8s::annotation(&c.pod.metadata, LEADER_REQUESTS_TPUS_ANNOTATION_KEY) == Some("true");
+        let spec = c.pod.spec.as_mut().expect("a spec");
+        let containers = get_containers_requesting_tpus(spec);
+        let Some(want) = c.want else {
+            assert!(containers.is_empty(), "{}", c.name);
+            for x in spec
+                .containers
+                .iter()
+                .chain(spec.init_containers.iter().flatten())
+            {
+                assert_eq!(
+                    x.env, None,
+                    "{}: Expected no env vars in container {}",
+                    c.name, x.name
+                );
+            }
+            continue;
+        };
+        let n = containers.len() as i64;
+        for (i, x) in containers.iter().enumerate() {
+            let pod_worker_index = if worker_label {
+                0
+            } else {
+                let (_, ordinal) = get_parent_name_and_ordinal(&pod_name);
+                i64::from(ordinal) - i64::from(!requests)
+            };
+            let id = (i as i64 + n * pod_worker_index).to_string();
+            if i == 0 {
+                // The Go case's expectedTpuWorkerId, which its loop derives instead.
+                assert_eq!(id, want.id, "{}", c.name);
+            }
+            let port = (want.port.parse::<i64>().unwrap() + i as i64).to_string();
+            assert_eq!(
+                env_of(x, TPU_NAME).as_deref(),
+                Some(want.name),
+                "{}",
+                c.name
+            );
+            assert_eq!(env_of(x, TPU_WORKER_ID), Some(id), "{}", c.name);
+            assert_eq!(
+                env_of(x, TPU_WORKER_HOSTNAMES).as_deref(),
+                Some(want.hostnames),
+                "{}",
+                c.name
+            );
+            assert_eq!(
+                env_of(x, TPU_PROCESS_ADDRESSES).as_deref(),
+                Some(want.addresses),
+                "{}",
+                c.name
+            );
+            assert_eq!(env_of(x, TPU_PROCESS_PORT_NAME), Some(port), "{}", c.name);
+        }
+    }
+}
+
+// pkg/utils/accelerators/tpu_test.go@v0.10.0:295
+#[test]
+fn add_tpu_variables_skip_table() {
+    let c1 = json!({"containers": [{"name": "c1",
+        "resources": {"limits": {"google.com/tpu": "1"}},
+        "env": [{"name": TPU_WORKER_ID, "value": "0"}]}]});
+    let cases = [
+        // :301
+        (
+            "Skip injection if TPU_WORKER_ID already exists, non-subgroup",
+            tpu_pod("", &[], &[], c1.clone()),
+        ),
+        // :317
+        (
+            "Skip injection if TPU_WORKER_ID already exists, subgroup",
+            tpu_pod("", &[], &[(keys::SUBGROUP_SIZE_V0_10, "1")], c1),
+        ),
+    ];
+    for (name, mut pod) in cases {
+        add_tpu_variables(&mut pod, 1).unwrap_or_else(|e| panic!("{name}: Unexpected error: {e}"));
+        let env = pod.spec.unwrap().containers[0]
+            .env
+            .clone()
+            .unwrap_or_default();
+        assert_eq!(
+            env.len(),
+            1,
+            "{name}: Expected skip injection, but env changed: {env:?}"
+        );
+    }
+}
+
+// pkg/utils/accelerators/tpu_test.go@v0.10.0:348
+// The Go test reads the first container's variables by name; a case's missing expectation
+// (the error cases) is None.
+#[test]
+fn add_tpu_variables_sub_group_table() {
+    struct Case {
+        name: &'static str,
+        pod: Pod,
+        want: Option<TpuWant<'static>>,
+    }
+    let sg = keys::SUBGROUP_SIZE_V0_10;
+    let (wi, si) = (keys::WORKER_INDEX, keys::SUBGROUP_INDEX);
+    let c1 = || json!({"containers": [tpu_container("c1", None)]});
+    let cases = [
+        // :360
+        Case {
+            name: "Leader requests TPU resources, leader pod",
+            pod: tpu_pod("test-sample-0", &[(wi, "0"), (si, "0")], &[(sg, "1")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "test-sample-0.default",
+                id: "0",
+                name: "test-sample-0",
+                addresses: "test-sample-0.default:8476",
+                port: "8476",
+            }),
+        },
+        // :382
+        Case {
+            name: "Leader requests TPU resources, leader pod, size=2",
+            pod: tpu_pod("test-sample-0", &[(wi, "0"), (si, "0")], &[(sg, "2")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "test-sample-0.default,test-sample-0-1.default",
+                id: "0",
+                name: "test-sample-0",
+                addresses: "test-sample-0.default:8476,test-sample-0-1.default:8476",
+                port: "8476",
+            }),
+        },
+        // :404
+        Case {
+            name: "Leader requests TPU resources",
+            pod: tpu_pod("test-sample-1-3", &[(wi, "3"), (si, "0")], &[LRT, (sg, "5")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "test-sample-1.default,test-sample-1-1.default,test-sample-1-2.default,test-sample-1-3.default,test-sample-1-4.default",
+                id: "3",
+                name: "test-sample-1",
+                addresses: "test-sample-1.default:8476,test-sample-1-1.default:8476,test-sample-1-2.default:8476,test-sample-1-3.default:8476,test-sample-1-4.default:8476",
+                port: "8476",
+            }),
+        },
+        // :427
+        Case {
+            name: "Leader requests TPU resources, worker with subgroup index > 0",
+            pod: tpu_pod("test-sample-1-7", &[(wi, "7"), (si, "1")], &[LRT, (sg, "4")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "test-sample-1-4.default,test-sample-1-5.default,test-sample-1-6.default,test-sample-1-7.default",
+                id: "3",
+                name: "test-sample-1",
+                addresses: "test-sample-1-4.default:8476,test-sample-1-5.default:8476,test-sample-1-6.default:8476,test-sample-1-7.default:8476",
+                port: "8476",
+            }),
+        },
+        // :450
+        Case {
+            name: "Leader does not request TPU resources, worker with subgroup index > 0",
+            pod: tpu_pod("test-sample-1-5", &[(wi, "5"), (si, "1")], &[(sg, "4")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "test-sample-1-5.default,test-sample-1-6.default,test-sample-1-7.default,test-sample-1-8.default",
+                id: "0",
+                name: "test-sample-1",
+                addresses: "test-sample-1-5.default:8476,test-sample-1-6.default:8476,test-sample-1-7.default:8476,test-sample-1-8.default:8476",
+                port: "8476",
+            }),
+        },
+        // :472
+        Case {
+            name: "Leader does not request TPU resources, worker with subgroup index > 0, LeaderOnly Subgroup",
+            pod: tpu_pod("test-sample-0-2", &[(wi, "2"), (si, "0")], &[(sg, "2"), (keys::SUBGROUP_POLICY_TYPE, "LeaderExcluded")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "test-sample-0-1.default,test-sample-0-2.default",
+                id: "1",
+                name: "test-sample-0",
+                addresses: "test-sample-0-1.default:8476,test-sample-0-2.default:8476",
+                port: "8476",
+            }),
+        },
+        // :495
+        Case {
+            name: "Leader does not request TPU resources, worker with subgroup index > 0, TPU_PROCESS_PORT is already set",
+            pod: tpu_pod("test-sample-1-5", &[(wi, "5"), (si, "1")], &[(sg, "4")], leader_tpu_spec(Some("8478"))),
+            want: Some(TpuWant {
+                hostnames: "test-sample-1-5.default,test-sample-1-6.default,test-sample-1-7.default,test-sample-1-8.default",
+                id: "0",
+                name: "test-sample-1",
+                addresses: "test-sample-1-5.default:8478,test-sample-1-6.default:8478,test-sample-1-7.default:8478,test-sample-1-8.default:8478",
+                port: "8478",
+            }),
+        },
+        // :517
+        Case {
+            name: "Invalid size",
+            pod: tpu_pod("", &[], &[(sg, "invalid")], c1()),
+            want: None,
+        },
+        // :529
+        Case {
+            name: "Invalid index",
+            pod: tpu_pod("", &[(si, "invalid")], &[(sg, "1")], c1()),
+            want: None,
+        },
+        // :542
+        Case {
+            name: "Invalid worker index",
+            pod: tpu_pod("", &[(si, "0"), (wi, "invalid")], &[(sg, "1")], c1()),
+            want: None,
+        },
+        // :558
+        Case {
+            name: "Invalid name",
+            pod: tpu_pod("invalidname", &[(si, "0"), (wi, "1")], &[(sg, "1")], c1()),
+            want: None,
+        },
+        // :575
+        Case {
+            name: "Worker 1 of group size 3 with subgroup size 1",
+            pod: tpu_pod("prefill-0-1", &[(wi, "1"), (si, "1")], &[LRT, (sg, "1")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "prefill-0-1.default",
+                id: "0",
+                name: "prefill-0",
+                addresses: "prefill-0-1.default:8476",
+                port: "8476",
+            }),
+        },
+        // :598
+        Case {
+            name: "Worker 2 of group size 3 with subgroup size 1",
+            pod: tpu_pod("prefill-0-2", &[(wi, "2"), (si, "2")], &[LRT, (sg, "1")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "prefill-0-2.default",
+                id: "0",
+                name: "prefill-0",
+                addresses: "prefill-0-2.default:8476",
+                port: "8476",
+            }),
+        },
+        // :621
+        Case {
+            name: "Leader does not request TPU resources, subGroupSize=1, worker 1",
+            pod: tpu_pod("prefill-0-1", &[(wi, "1"), (si, "1")], &[(sg, "1")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "prefill-0-1.default",
+                id: "0",
+                name: "prefill-0",
+                addresses: "prefill-0-1.default:8476",
+                port: "8476",
+            }),
+        },
+        // :643
+        Case {
+            name: "Leader does not request TPU resources, subGroupSize=1, worker 2",
+            pod: tpu_pod("prefill-0-2", &[(wi, "2"), (si, "2")], &[(sg, "1")], leader_tpu_spec(None)),
+            want: Some(TpuWant {
+                hostnames: "prefill-0-2.default",
+                id: "0",
+                name: "prefill-0",
+                addresses: "prefill-0-2.default:8476",
+                port: "8476",
+            }),
+        },
+    ];
+    for Case {
+        name,
+        mut pod,
+        want,
+    } in cases
+    {
+        let result = add_tpu_variables_sub_group(&mut pod);
+        let Some(want) = want else {
+            assert!(result.is_err(), "{name}: expected error but got nil");
+            continue;
+        };
+        result.unwrap_or_else(|e| panic!("{name}: Error parsing parent: {e}"));
+        let c = &pod.spec.as_ref().unwrap().containers[0];
+        for (var, value) in [
+            (TPU_WORKER_HOSTNAMES, want.hostnames),
+            (TPU_WORKER_ID, want.id),
+            (TPU_NAME, want.name),
+            (TPU_PROCESS_ADDRESSES, want.addresses),
+            (TPU_PROCESS_PORT_NAME, want.port),
+        ] {
+            assert_eq!(env_of(c, var).as_deref(), Some(value), "{name}: {var}");
+        }
+    }
+    // :665 Zero containers requesting TPUs: no error, no env.
+    let mut pod = tpu_pod(
+        "",
+        &[],
+        &[(sg, "1")],
+        json!({"containers": [{"name": "c1"}]}),
+    );
+    add_tpu_variables_sub_group(&mut pod).unwrap();
+    assert_eq!(pod.spec.unwrap().containers[0].env, None);
+}
+
+// pkg/utils/accelerators/tpu_test.go@v0.10.0:724 (TestGetContainersRequestingTPUs), :792
+// (TestGetContainerRequestingTPUs) and :840 (TestPodRequestsTPUs).
+#[test]
+fn containers_requesting_tpus_tables() {
+    let spec = |v: Value| -> PodSpec { from_json(v) };
+    let c = |n| tpu_container(n, None);
+    for (line, mut s, want) in [
+        (":731", spec(json!({"containers": [c("c1")]})), 1),
+        (":740", spec(json!({"containers": [{"name": "c1"}]})), 0),
+        (":751", spec(json!({"containers": [c("c1"), c("c2")]})), 2),
+        (
+            ":761",
+            spec(json!({"containers": [c("c1"), {"name": "c2"}]})),
+            1,
+        ),
+        (":773", spec(json!({"initContainers": [c("i1")]})), 1),
+    ] {
+        assert_eq!(get_containers_requesting_tpus(&mut s).len(), want, "{line}");
+    }
+    let worker = || -> k8s_openapi::api::core::v1::Container { from_json(c("worker")) };
+    let two = json!({"containers": [c("worker"), {"name": "leader", "image": IMAGE,
+        "ports": [{"containerPort": 8080, "protocol": "TCP"}]}], "subdomain": "default"});
+    for (line, mut s, want) in [
+        (":799", spec(leader_tpu_spec(None)), Some(worker())),
+        (":812", spec(two), Some(worker())),
+        (":825", leader_pod_spec(), None),
+    ] {
+        assert_eq!(
+            get_container_requesting_tpus(&mut s).cloned(),
+            want,
+            "{line}"
+        );
+    }
+    for (line, s, want) in [
+        (":847", spec(json!({"containers": [c("c1")]})), true),
+        (
+            ":856",
+            spec(
+                json!({"containers": [{"name": "", "resources": {"requests": {"google.com/tpu": "1"}}}]}),
+            ),
+            true,
+        ),
+        (":869", spec(json!({"initContainers": [c("c1")]})), true),
+        (":878", PodSpec::default(), false),
+    ] {
+        assert_eq!(pod_requests_tpus(&s), want, "{line}");
+    }
+}
+
 // Not ported from pkg/utils at v0.10.0:
 // - pod/pod_utils_test.go TestAddLWSVariables (:103), TestGetEnvVarIfInContainer (:188): the
-//   port's `add_lws_variables` is private to the pod webhook and has no env-var lookup helper.
-// - accelerators/tpu_test.go: TPU environment variables are not modelled (webhook.rs).
+//   port's `add_lws_variables` is private to the pod webhook.

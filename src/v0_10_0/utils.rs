@@ -1,9 +1,9 @@
 //! The small utilities of v0.10.0: `pkg/utils/utils.go` (`NonZeroValue`, `SortByIndex`),
 //! `pkg/utils/statefulset/statefulset_utils.go` (`StatefulsetReady`, `GetParentNameAndOrdinal`),
 //! `pkg/utils/pod/pod_utils.go` (`ContainerRestarted`, `PodDeleted`, `LeaderPod`,
-//! `PodRunningAndReady`), `pkg/utils/controller/controller_utils.go`
+//! `PodRunningAndReady`, `GetEnvVarValueIfInContainer`), `pkg/utils/controller/controller_utils.go`
 //! (`CreateHeadlessServiceIfNotExists`, `GetPVCApplyConfiguration`), `pkg/controllers/metadata.go`
-//! (`mergeMetadata`) and `pkg/utils/accelerators/tpu.go` (`AddTPUAnnotations`).
+//! (`mergeMetadata`). `pkg/utils/accelerators/tpu.go` is `tpu`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,7 +12,6 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{
     Container, PersistentVolumeClaim, PersistentVolumeClaimSpec, Pod, Service, ServiceSpec,
 };
-use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
 use crate::api::{keys, LeaderWorkerSet};
@@ -156,30 +155,11 @@ pub fn get_pvc_apply_configuration(lws: &LeaderWorkerSet) -> Vec<PersistentVolum
         .collect()
 }
 
-/// `PodRequestsTPUs` (accelerators/tpu.go): a container or init container with a non-zero
-/// `google.com/tpu` limit, or else request.
-pub fn pod_requests_tpus(pod: &Pod) -> bool {
-    let Some(spec) = pod.spec.as_ref() else {
-        return false;
-    };
-    let nonzero = |l: Option<&BTreeMap<String, Quantity>>| {
-        l.and_then(|l| l.get("google.com/tpu"))
-            .is_some_and(|q| !q.0.trim().trim_start_matches(['0', '.']).is_empty())
-    };
-    let requests = |c: &Container| {
-        let r = c.resources.as_ref();
-        nonzero(r.and_then(|r| r.limits.as_ref())) || nonzero(r.and_then(|r| r.requests.as_ref()))
-    };
-    let init = spec.init_containers.iter().flatten();
-    spec.containers.iter().chain(init).any(requests)
-}
-
-/// `AddTPUAnnotations`: mark worker pods whose leader requests TPUs.
-pub fn add_tpu_annotations(leader: &Pod, annotations: &mut BTreeMap<String, String>) {
-    if pod_requests_tpus(leader) {
-        annotations.insert(
-            "leaderworkerset.sigs.k8s.io/leader-requests-tpus".into(),
-            "true".into(),
-        );
+/// `GetEnvVarValueIfInContainer` (`pkg/utils/pod/pod_utils.go`@v0.10.0): whether the container
+/// sets the variable, and its `value` ("" when it has none).
+pub fn get_env_var_value_if_in_container(c: &Container, env_var_name: &str) -> (bool, String) {
+    match c.env.iter().flatten().find(|e| e.name == env_var_name) {
+        Some(e) => (true, e.value.clone().unwrap_or_default()),
+        None => (false, String::new()),
     }
 }

@@ -3,8 +3,8 @@
 //! (`pkg/webhooks/leaderworkerset_webhook.go`) and the pod mutating webhook
 //! (`pkg/webhooks/pod_webhook.go`), all at tag v0.10.0.
 //!
-//! Not modelled (docs/fidelity.md): TPU environment variables (`AddTPUVariables`) and the
-//! scheduler provider's pod-group metadata; the group keys are our stable hash, not SHA-1.
+//! Not modelled (docs/fidelity.md): the scheduler provider's pod-group metadata; the group keys
+//! are our stable hash, not SHA-1. The TPU variables are `super::tpu`.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +14,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::tpu;
 use super::utils::{get_parent_name_and_ordinal, leader_pod};
 use crate::api::{
     keys, LeaderWorkerSet, NetworkConfig, RollingUpdateConfiguration, RolloutStrategy,
@@ -364,8 +365,8 @@ fn validate_update_sub_group_policy(lws: &LeaderWorkerSet, errs: &mut Vec<String
 }
 
 /// The pod webhook's `Default` (on pod create): group index, subdomain, group key and
-/// exclusive affinities for leaders; worker index and subgroup labels for workers; then the
-/// LWS environment variables. Errors reject the pod.
+/// exclusive affinities for leaders; worker index and subgroup labels for workers; then, for a
+/// pod requesting TPUs, the TPU environment variables, and the LWS ones. Errors reject the pod.
 pub fn default_pod(pod: &mut Pod) -> Result<(), String> {
     if k8s::label(&pod.metadata, keys::SET_NAME).is_none() {
         return Ok(());
@@ -380,6 +381,11 @@ pub fn default_pod(pod: &mut Pod) -> Result<(), String> {
         default_leader_labels(pod, &name)?;
     } else {
         default_worker_labels(pod, &name, pod_count)?;
+    }
+    // pod_webhook.go@v0.10.0:159-175: the scheduler provider (nil in a default install, not
+    // modelled), then the TPU variables, then the LWS ones.
+    if pod.spec.as_ref().is_some_and(tpu::pod_requests_tpus) {
+        tpu::add_tpu_variables(pod, i64::from(pod_count))?;
     }
     add_lws_variables(pod)
 }
@@ -569,4 +575,366 @@ fn add_lws_variables(pod: &mut Pod) -> Result<(), String> {
         c.env = Some(env);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The TPU entries of `test/integration/webhooks/pod_test.go` at v0.10.0, through
+    //! `default_pod` (the rest of the v0.10.0 webhook tests are in `upstream_tests`).
+
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::v0_10_0::tpu::{
+        LEADER_REQUESTS_TPUS_ANNOTATION_KEY as LRT, TPU_NAME, TPU_PROCESS_ADDRESSES,
+        TPU_PROCESS_PORT_NAME, TPU_WORKER_HOSTNAMES, TPU_WORKER_ID,
+    };
+
+    const IMAGE: &str = "docker.io/nginxinc/nginx-unprivileged:1.27";
+
+    /// test/wrappers/wrappers.go@v0.10.0: `MakeWorkerPodSpec`, `MakeWorkerPodSpecWithTPUResource`,
+    /// `MakeLeaderPodSpecWithTPUResource` (`MakeContainerWithTPU("worker")`),
+    /// `MakeLeaderPodSpecWithTPUResourceMultipleContainers` and `MakePodSpecWithInitContainer`.
+    fn spec(which: &str) -> Value {
+        let tpu = json!({"google.com/tpu": "4"});
+        let port = json!([{"containerPort": 8080, "protocol": "TCP"}]);
+        let tpu_worker =
+            json!({"name": "worker", "image": "busybox", "resources": {"limits": tpu}});
+        let env = json!([{"name": "key1", "value": "value1"}, {"name": "key2", "value": "value2"}]);
+        match which {
+            "worker" => json!({"containers": [{"name": "worker", "image": IMAGE, "ports": port}]}),
+            "worker-tpu" => json!({"containers": [{"name": "leader", "image": IMAGE, "ports": port,
+                "resources": {"requests": tpu, "limits": tpu}}], "subdomain": "default"}),
+            "leader-tpu" => json!({"containers": [tpu_worker], "subdomain": "default"}),
+            "leader-tpu-two" => json!({"containers": [tpu_worker,
+                {"name": "leader", "image": IMAGE, "ports": port}], "subdomain": "default"}),
+            "init" => json!({"containers": [{"name": "test", "image": "busybox", "env": env}],
+                "initContainers": [{"name": "init-test", "image": "busybox", "env": env}],
+                "subdomain": "test-sample"}),
+            _ => unreachable!(),
+        }
+    }
+
+    fn pod(
+        name: &str,
+        labels: &[(&str, &str)],
+        annotations: &[(&str, &str)],
+        spec_of: &str,
+    ) -> Pod {
+        let map = |kv: &[(&str, &str)]| -> BTreeMap<String, String> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        serde_json::from_value(json!({
+            "metadata": {"name": name, "namespace": "ns", "labels": map(labels),
+                         "annotations": map(annotations)},
+            "spec": spec(spec_of)
+        }))
+        .unwrap()
+    }
+
+    fn envs(p: &Pod) -> Vec<Vec<(String, String)>> {
+        let s = p.spec.as_ref().unwrap();
+        let init = s.init_containers.iter().flatten();
+        s.containers
+            .iter()
+            .chain(init)
+            .map(|c| {
+                let env = c.env.iter().flatten();
+                env.map(|e| (e.name.clone(), e.value.clone().unwrap_or_default()))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The first container's TPU variables (`HasTPUEnvVarsPopulated` at v0.10.0 asks for
+    /// hostnames, id and name; `CheckTPUContainerHasCorrectEnvVars` also reads the port):
+    /// hostnames, id, name, addresses, port.
+    fn tpu_vars(p: &Pod) -> Option<[String; 5]> {
+        let env = envs(p).into_iter().next()?;
+        let get = |n: &str| env.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+        Some([
+            get(TPU_WORKER_HOSTNAMES)?,
+            get(TPU_WORKER_ID)?,
+            get(TPU_NAME)?,
+            get(TPU_PROCESS_ADDRESSES)?,
+            get(TPU_PROCESS_PORT_NAME)?,
+        ])
+    }
+
+    /// `<leader>.<sub>` (from 0) or `<leader>-<i>.<sub>`, for i in from..=to.
+    fn hosts(leader: &str, from: i32, to: i32, sub: &str) -> Vec<String> {
+        (from..=to)
+            .map(|i| match i {
+                0 => format!("{leader}.{sub}"),
+                i => format!("{leader}-{i}.{sub}"),
+            })
+            .collect()
+    }
+
+    /// What the TPU variables of a one-TPU-container pod must be.
+    fn want(leader: &str, hosts: &[String], id: &str) -> Option<[String; 5]> {
+        let addresses: Vec<String> = hosts.iter().map(|h| format!("{h}:8476")).collect();
+        Some([
+            hosts.join(","),
+            id.into(),
+            leader.into(),
+            addresses.join(","),
+            "8476".into(),
+        ])
+    }
+
+    #[test]
+    fn the_pod_webhook_injects_tpu_variables() {
+        // pod_test.go@v0.10.0, each case's line. Hostnames are upstream's expected strings
+        // (spelled by `hosts`); TPU_WORKER_ID and TPU_PROCESS_PORT are what
+        // `CheckTPUContainerHasCorrectEnvVars` computes for the case, TPU_NAME the leader.
+        let sg = keys::SUBGROUP_SIZE_V0_10;
+        let ws = |w: &'static str| {
+            vec![
+                (keys::SET_NAME, "test-sample"),
+                (keys::WORKER_INDEX, w),
+                (keys::GROUP_INDEX, "1"),
+            ]
+        };
+        let ls = vec![(keys::SET_NAME, "test-sample"), (keys::WORKER_INDEX, "0")];
+        let l = "test-sample-1";
+        let cases: Vec<(&str, Pod, Option<[String; 5]>)> = vec![
+            // :265 Pod requesting TPUs which doesn't belong to LWS: no TPU env vars.
+            (":265", pod("test-1", &[], &[], "worker-tpu"), None),
+            // :282 Pod not requesting TPUs: none for leader pods ...
+            (
+                ":282",
+                pod(
+                    "test-1",
+                    &[(keys::SET_NAME, "test"), (keys::WORKER_INDEX, "0")],
+                    &[(keys::SIZE, "2")],
+                    "worker",
+                ),
+                None,
+            ),
+            // :306 ... nor for worker pods.
+            (
+                ":306",
+                pod(
+                    "test-1-2",
+                    &[(keys::SET_NAME, "test"), (keys::GROUP_INDEX, "1")],
+                    &[(keys::SIZE, "3")],
+                    "worker",
+                ),
+                None,
+            ),
+            // :330 size 5, leader pod.
+            (
+                ":330",
+                pod(l, &ls, &[(keys::SIZE, "5")], "leader-tpu"),
+                want(l, &hosts(l, 0, 4, "default"), "0"),
+            ),
+            // :395 subgroupsize 5, leader pod: TPU_WORKER_ID 0 (v0.4.1: -1).
+            (
+                ":395",
+                pod(l, &ls, &[(keys::SIZE, "5"), (sg, "5")], "leader-tpu"),
+                want(l, &hosts(l, 0, 4, "default"), "0"),
+            ),
+            // :423 worker pod, leader requests TPUs too.
+            (
+                ":423",
+                pod(
+                    "test-sample-1-3",
+                    &ws("3"),
+                    &[(keys::SIZE, "5"), (LRT, "true")],
+                    "worker-tpu",
+                ),
+                want(l, &hosts(l, 0, 4, "default"), "3"),
+            ),
+            // :452 worker pod using subgrouping, leader too.
+            (
+                ":452",
+                pod(
+                    "test-sample-1-3",
+                    &ws("3"),
+                    &[(keys::SIZE, "10"), (LRT, "true"), (sg, "5")],
+                    "worker-tpu",
+                ),
+                want(l, &hosts(l, 0, 4, "default"), "3"),
+            ),
+            // :482 worker pod, leader doesn't.
+            (
+                ":482",
+                pod(
+                    "test-sample-1-3",
+                    &ws("3"),
+                    &[(keys::SIZE, "5")],
+                    "worker-tpu",
+                ),
+                want(l, &hosts(l, 1, 4, "default"), "2"),
+            ),
+            // :510 worker pod using subgrouping, leader doesn't.
+            (
+                ":510",
+                pod(
+                    "test-sample-1-7",
+                    &ws("7"),
+                    &[(keys::SIZE, "11"), (sg, "5")],
+                    "worker-tpu",
+                ),
+                want(l, &hosts(l, 6, 10, "default"), "1"),
+            ),
+            // :539 size 2, worker pod.
+            (
+                ":539",
+                pod(
+                    "test-sample-1-1",
+                    &ws("1"),
+                    &[(keys::SIZE, "2"), (LRT, "true")],
+                    "worker-tpu",
+                ),
+                want(l, &hosts(l, 0, 1, "default"), "1"),
+            ),
+            // :568 size 1, leader pod (v0.4.1:565 "size 0").
+            (
+                ":568",
+                pod(l, &ls, &[(keys::SIZE, "1")], "leader-tpu"),
+                want(l, &hosts(l, 0, 0, "default"), "0"),
+            ),
+            // :595 multiple containers, only some requesting TPUs: the TPU one is worker 0.
+            (
+                ":595",
+                pod(l, &ls, &[(keys::SIZE, "1")], "leader-tpu-two"),
+                want(l, &hosts(l, 0, 0, "default"), "0"),
+            ),
+            // :357 leader pod with subdomainPolicy UniquePerReplica: its own subdomain.
+            (
+                ":357",
+                pod(
+                    l,
+                    &ls,
+                    &[
+                        (keys::SIZE, "5"),
+                        (keys::SUBDOMAIN_POLICY, "UniquePerReplica"),
+                    ],
+                    "leader-tpu",
+                ),
+                want(l, &hosts(l, 0, 4, l), "0"),
+            ),
+        ];
+        for (line, mut p, want) in cases {
+            default_pod(&mut p).unwrap();
+            assert_eq!(tpu_vars(&p), want, "pod_test.go@v0.10.0{line}");
+        }
+        // :357 also checks the leader address; :595's second container gets no TPU variable.
+        let mut p = pod(
+            l,
+            &ls,
+            &[
+                (keys::SIZE, "5"),
+                (keys::SUBDOMAIN_POLICY, "UniquePerReplica"),
+            ],
+            "leader-tpu",
+        );
+        default_pod(&mut p).unwrap();
+        let env = &envs(&p)[0];
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "LWS_LEADER_ADDRESS",
+                "LWS_GROUP_SIZE",
+                "LWS_WORKER_INDEX",
+                "TPU_WORKER_HOSTNAMES",
+                "TPU_WORKER_ID",
+                "TPU_NAME",
+                "TPU_PROCESS_ADDRESSES",
+                "TPU_PROCESS_PORT"
+            ]
+        );
+        assert_eq!(env[0].1, "test-sample-1.test-sample-1.ns");
+        let mut p = pod(l, &ls, &[(keys::SIZE, "1")], "leader-tpu-two");
+        default_pod(&mut p).unwrap();
+        let names: Vec<String> = envs(&p)[1].iter().map(|(k, _)| k.clone()).collect();
+        assert_eq!(
+            names,
+            ["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX"]
+        );
+    }
+
+    #[test]
+    fn the_pod_webhook_subgroup_labels_with_tpus_and_lws_env_first() {
+        let sg = keys::SUBGROUP_SIZE_V0_10;
+        // pod_test.go@v0.10.0:152: the leader requests TPUs, subgroup labels of the leader.
+        let mut l = pod(
+            "test-1",
+            &[(keys::SET_NAME, "test"), (keys::WORKER_INDEX, "0")],
+            &[(keys::SIZE, "5"), (LRT, "true"), (sg, "4")],
+            "leader-tpu",
+        );
+        default_pod(&mut l).unwrap();
+        assert_eq!(k8s::label(&l.metadata, keys::GROUP_INDEX), Some("1"));
+        assert_eq!(k8s::label(&l.metadata, keys::SUBGROUP_INDEX), Some("0"));
+        // Not asserted upstream: what the TPU code makes of it.
+        assert_eq!(
+            tpu_vars(&l),
+            want("test-1", &hosts("test-1", 0, 3, "default"), "0")
+        );
+        // :192 worker without TPUs (size 4, subgroup 2, worker 3): subgroup 1.
+        let mut w = pod(
+            "test-1-3",
+            &[
+                (keys::SET_NAME, "test"),
+                (keys::WORKER_INDEX, "3"),
+                (keys::GROUP_INDEX, "1"),
+            ],
+            &[(keys::SIZE, "4"), (LRT, "true"), (sg, "2")],
+            "worker",
+        );
+        default_pod(&mut w).unwrap();
+        assert_eq!(k8s::label(&w.metadata, keys::SUBGROUP_INDEX), Some("1"));
+        assert_eq!(tpu_vars(&w), None);
+        // :229 the leader doesn't request TPUs (size 5, subgroup 2, worker 4): subgroup 1.
+        let mut w = pod(
+            "test-1-4",
+            &[
+                (keys::SET_NAME, "test"),
+                (keys::WORKER_INDEX, "4"),
+                (keys::GROUP_INDEX, "1"),
+            ],
+            &[(keys::SIZE, "5"), (sg, "2")],
+            "worker-tpu",
+        );
+        default_pod(&mut w).unwrap();
+        assert_eq!(k8s::label(&w.metadata, keys::SUBGROUP_INDEX), Some("1"));
+        assert_eq!(
+            tpu_vars(&w),
+            want("test-1", &hosts("test-1", 3, 4, "default"), "1")
+        );
+        // :801 LWS env vars populated, the leader address first, in containers and init
+        // containers alike.
+        let mut w = pod(
+            "test-sample-1-1",
+            &[
+                (keys::SET_NAME, "test-sample"),
+                (keys::WORKER_INDEX, "1"),
+                (keys::GROUP_INDEX, "1"),
+            ],
+            &[(keys::SIZE, "2")],
+            "init",
+        );
+        default_pod(&mut w).unwrap();
+        for env in envs(&w) {
+            let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+            assert_eq!(
+                names,
+                [
+                    "LWS_LEADER_ADDRESS",
+                    "LWS_GROUP_SIZE",
+                    "LWS_WORKER_INDEX",
+                    "key1",
+                    "key2"
+                ]
+            );
+            assert_eq!(env[0].1, "test-sample-1.test-sample.ns");
+            assert_eq!(env[1].1, "2");
+        }
+    }
 }
