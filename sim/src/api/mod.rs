@@ -11,6 +11,7 @@ pub mod events;
 mod eviction;
 pub mod kinds;
 pub mod patch;
+pub mod scale;
 pub mod selector;
 pub mod watch;
 

@@ -758,6 +758,18 @@ impl Runner {
             self.checker
                 .on_fault(&FaultEffect::NodeFailed { pods }, now);
         }
+        // A deleted pod, or the pods a deleted StatefulSet takes with it, are disrupted as by
+        // `deletePod`: a group restart they cause is owed.
+        let cascades = propagation != Some(Propagation::Orphan);
+        let pods = match kind {
+            KindId::Pod => vec![ObjectRef::new(namespace, name)],
+            KindId::StatefulSet if cascades => self.pods_of_statefulset(namespace, name),
+            _ => Vec::new(),
+        };
+        if !pods.is_empty() {
+            self.checker
+                .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
+        }
         let opts = DeleteOptions {
             propagation,
             ..Default::default()
@@ -911,6 +923,27 @@ impl Runner {
             self.checker.on_fault(&restarted, now);
         }
         Ok(())
+    }
+
+    /// The pods a StatefulSet controls (by owner UID), in name order.
+    fn pods_of_statefulset(&self, namespace: &str, name: &str) -> Vec<ObjectRef> {
+        let Some(sts) = self.world.api.try_get::<StatefulSet>(namespace, name) else {
+            return Vec::new();
+        };
+        let uid = sts.metadata.uid.clone();
+        self.world
+            .api
+            .list::<Pod>(Some(namespace), &crate::api::Selector::everything())
+            .iter()
+            .filter(|p| {
+                p.metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|o| Some(&o.uid) == uid.as_ref())
+            })
+            .map(|p| ObjectRef::of(&p.metadata))
+            .collect()
     }
 
     fn delete_pod(
@@ -1100,7 +1133,11 @@ pub fn rollout_complete(w: &World, c: &Checker) -> bool {
             .all(|l| {
                 let s = l.status.clone().unwrap_or_default();
                 // Groups below the LWS's own partition (v0.7.0+) stay on their revision.
-                let kept = l.rolling_update().partition.unwrap_or(0).clamp(0, l.replicas());
+                let kept = l
+                    .rolling_update()
+                    .partition
+                    .unwrap_or(0)
+                    .clamp(0, l.replicas());
                 s.ready_replicas == l.replicas() && s.updated_replicas >= l.replicas() - kept
             })
 }

@@ -118,6 +118,8 @@ pub struct ObjectMatch {
     /// What the object must match; `None`: a named object must be absent (a selected set
     /// counts every object carrying the labels).
     pub pattern: Option<Value>,
+    /// Match the object's `/scale` subresource (`autoscaling/v1` Scale) instead of the object.
+    pub scale: bool,
 }
 
 impl ObjectMatch {
@@ -138,6 +140,10 @@ impl ObjectMatch {
 
     fn named(&self, api: &ApiServer, name: &str, p: Option<&Value>) -> Result<(), String> {
         let found = self.kind.find(api, &self.namespace, name);
+        let found = match (self.scale, self.kind) {
+            (true, MatchKind::Api(k)) => found.map(|o| crate::api::scale::scale_of(k, &o)),
+            _ => found,
+        };
         let kind = self.kind;
         match (p, found) {
             (None, None) => Ok(()),
@@ -337,6 +343,9 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
         (MatchKind::Api(k), ns_of_kind(k, &r.namespace))
     };
     if r.name.is_empty() {
+        if r.subresource.is_some() {
+            return Err(err(ctx, format!("{step}: `subresource` needs `name`")));
+        }
         if r.absent && r.count.is_some() {
             let m = format!("{step}: `count` and `absent` exclude each other (absent is count 0)");
             return Err(err(ctx, m));
@@ -349,12 +358,21 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
                 count: if r.absent { Some(0) } else { r.count },
             },
             pattern: r.pattern.clone(),
+            scale: false,
         });
     }
     if !r.selector.is_empty() || r.count.is_some() {
         let m = format!("{step}: `selector` and `count` count objects; they exclude `name`");
         return Err(err(ctx, m));
     }
+    let scale = match (r.subresource.as_deref(), kind) {
+        (None, _) => false,
+        (Some("scale"), MatchKind::Api(KindId::LeaderWorkerSet | KindId::StatefulSet)) => true,
+        (Some(x), _) => {
+            let m = format!("{step}: subresource {x:?}: only `scale`, of a LeaderWorkerSet or StatefulSet, is read");
+            return Err(err(ctx, m));
+        }
+    };
     let pattern = match (&r.pattern, r.absent) {
         (Some(p), false) => Some(p.clone()),
         (None, true) => None,
@@ -371,6 +389,7 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
         namespace,
         target: Target::Named(r.name.clone()),
         pattern,
+        scale,
     })
 }
 

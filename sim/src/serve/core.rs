@@ -489,7 +489,7 @@ impl Core {
             Ok(o) => {
                 let v = to_value(&*o);
                 if t.sub.as_deref() == Some("scale") {
-                    Reply::ok(&ops::scale_of(K::ID, &v))
+                    Reply::ok(&crate::api::scale::scale_of(K::ID, &v))
                 } else if table::wants_table(&req.accept) {
                     let meta = json!({"resourceVersion": v["metadata"]["resourceVersion"]});
                     Reply::ok(&table::table(K::ID, &[v], api.now_ms(), meta, true))
@@ -700,7 +700,7 @@ impl Core {
         let ns = t.namespace.clone().unwrap_or_default();
         let api = &mut self.runner.world.api;
         let current = match api.get::<K>(&ns, &name) {
-            Ok(o) => ops::scale_of(K::ID, &to_value(&*o)),
+            Ok(o) => crate::api::scale::scale_of(K::ID, &to_value(&*o)),
             Err(e) => return api_error(&e, &t.res, &name),
         };
         let (replicas, rv) = match ops::scale_target(&current, body, is_patch) {
@@ -713,7 +713,7 @@ impl Core {
         }
         match api.merge_patch::<K>(actor, &ns, &name, &patch) {
             Ok(o) => {
-                let v = ops::scale_of(K::ID, &to_value(&*o));
+                let v = crate::api::scale::scale_of(K::ID, &to_value(&*o));
                 self.record(|r, now| r.scale(now, K::ID, &ns, &name, replicas));
                 self.settle();
                 Reply::ok(&v)

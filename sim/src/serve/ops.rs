@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::api::{
-    patch::merge_patch, ApiError, ApiServer, DeleteOptions, Deleted, Kind, KindId, Propagation,
+    patch::merge_patch, ApiError, ApiServer, DeleteOptions, Deleted, Kind, Propagation,
 };
 
 use super::query::{bad_request, failure, fields_match, status_value, FieldReq, Reply};
@@ -155,46 +155,6 @@ pub fn deleted_value<K: Kind>(d: &Deleted<K>) -> Value {
     match d {
         Deleted::Gone(o) | Deleted::Terminating(o) => to_value(&**o),
     }
-}
-
-/// The `autoscaling/v1` `Scale` of an LWS or StatefulSet.
-pub fn scale_of(kind: KindId, obj: &Value) -> Value {
-    let meta = &obj["metadata"];
-    let selector = match kind {
-        KindId::LeaderWorkerSet => obj
-            .pointer("/status/hpaPodSelector")
-            .cloned()
-            .unwrap_or(json!("")),
-        _ => {
-            let labels = obj
-                .pointer("/spec/selector/matchLabels")
-                .and_then(Value::as_object)
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                })
-                .unwrap_or_default();
-            json!(labels)
-        }
-    };
-    json!({
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": {
-            "name": meta["name"],
-            "namespace": meta["namespace"],
-            "uid": meta["uid"],
-            "resourceVersion": meta["resourceVersion"],
-            "creationTimestamp": meta["creationTimestamp"],
-        },
-        "spec": {"replicas": obj.pointer("/spec/replicas").cloned().unwrap_or(json!(1))},
-        "status": {
-            "replicas": obj.pointer("/status/replicas").cloned().unwrap_or(json!(0)),
-            "selector": selector,
-        },
-    })
 }
 
 /// The replicas a `/scale` write asks for: a PUT body, or a merge patch of the current Scale.
