@@ -2,7 +2,7 @@
 """Write docs/seed-robustness.md from `lws-sim check ... --seeds N --json` (read on stdin):
 which shipped expectations hold on every seed and which are one side of a race.
 Usage: target/release/lws-sim check scenarios/ scenarios/zoo/ scenarios/defects/ \
-         scenarios/conformance/ --seeds 20 --json | scripts/seed-robustness.py 20
+         scenarios/conformance/ --seeds 20 --json | scripts/seed-robustness.py 20 > docs/seed-robustness.md
 """
 import collections
 import json
