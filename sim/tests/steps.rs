@@ -311,3 +311,27 @@ fn events_are_objects_a_check_selects() {
         "Events matching {\"reason\":\"NoSuchReason\"}: found 0 of 2, wanted at least one"
     );
 }
+
+#[test]
+fn recreated_asks_for_another_uid_than_the_deleted_one() {
+    let m = check_messages(
+        "  - waitFor: available
+    timeout: 10m
+  - check: {kind: Pod, name: vllm-1, recreated: true}
+  - deletePod: {pod: vllm-1-1}
+  - waitFor: {kind: Pod, name: vllm-1-1, recreated: true, match: {status: {phase: Running}}}
+    timeout: 5m
+  - check: {kind: Pod, name: vllm-1-1, match: {metadata: {name: {$not: vllm-1-1}}}}
+",
+    );
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert_eq!(
+        m[0],
+        "Pod vllm-1: `recreated` but no earlier step deleted it"
+    );
+    assert!(
+        m[1].ends_with(".metadata.name: expected anything but \"vllm-1-1\", found \"vllm-1-1\""),
+        "{}",
+        m[1]
+    );
+}

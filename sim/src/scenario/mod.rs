@@ -430,6 +430,9 @@ pub struct Runner {
     step_at: Option<String>,
     /// The rejection the running step's `expectError` asks for, and whether it came.
     expecting: Option<ExpectedError>,
+    /// The UID each object had when a `delete` or `deletePod` step last deleted it (what
+    /// `recreated: true` compares with).
+    deleted_uids: BTreeMap<(KindId, String, String), String>,
 }
 
 /// An `expectError`: the code and message substring a write must be rejected with.
@@ -463,6 +466,7 @@ impl Runner {
             doing: "the controller was starting".into(),
             step_at: None,
             expecting: None,
+            deleted_uids: BTreeMap::new(),
         }
     }
 
@@ -770,6 +774,7 @@ impl Runner {
             self.checker
                 .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
         }
+        self.remember_uid(kind, namespace, name);
         let opts = DeleteOptions {
             propagation,
             ..Default::default()
@@ -826,6 +831,18 @@ impl Runner {
     }
 
     fn wait_for(&mut self, target: &WaitTarget, timeout_ms: u64) -> Result<(), Halt> {
+        let resolved = match target {
+            WaitTarget::Object(m) => match self.resolve_recreated(m) {
+                Ok(m) => WaitTarget::Object(m),
+                Err(message) => {
+                    self.checker
+                        .external(&self.world.api, invariants::CHECK, message);
+                    return Ok(());
+                }
+            },
+            other => other.clone(),
+        };
+        let target = &resolved;
         if self.advance_until(timeout_ms, |w, c| wait_target_met(w, c, target))? {
             return Ok(());
         }
@@ -846,6 +863,14 @@ impl Runner {
 
     /// `check`: the condition holds now, and with `holds` after every event for that long.
     fn check(&mut self, m: &ObjectMatch, holds_ms: u64) -> Result<(), Halt> {
+        let m = &match self.resolve_recreated(m) {
+            Ok(m) => m,
+            Err(message) => {
+                self.checker
+                    .external(&self.world.api, invariants::CHECK, message);
+                return Ok(());
+            }
+        };
         if let Err(message) = m.matching(&self.world.api) {
             self.checker
                 .external(&self.world.api, invariants::CHECK, message);
@@ -925,6 +950,33 @@ impl Runner {
         Ok(())
     }
 
+    fn remember_uid(&mut self, kind: KindId, namespace: &str, name: &str) {
+        let ns = if kind.namespaced() { namespace } else { "" };
+        if let Some(o) = object_json(&self.world.api, kind, ns, name) {
+            let uid = o["metadata"]["uid"].as_str().unwrap_or("").to_string();
+            self.deleted_uids
+                .insert((kind, ns.to_string(), name.to_string()), uid);
+        }
+    }
+
+    /// `m` as it is checked now: with `recreated`, the UID a step deleted filled in (no step
+    /// deleted the object: an error, reported as the step's failure).
+    fn resolve_recreated(&self, m: &ObjectMatch) -> Result<ObjectMatch, String> {
+        let (step::MatchKind::Api(kind), step::Target::Named(name)) = (m.kind, &m.target) else {
+            return Ok(m.clone());
+        };
+        if !m.recreated {
+            return Ok(m.clone());
+        }
+        let key = (kind, m.namespace.clone(), name.clone());
+        match self.deleted_uids.get(&key) {
+            Some(uid) => Ok(m.recreated_since(uid)),
+            None => Err(format!(
+                "{kind} {name}: `recreated` but no earlier step deleted it"
+            )),
+        }
+    }
+
     /// The pods a StatefulSet controls (by owner UID), in name order.
     fn pods_of_statefulset(&self, namespace: &str, name: &str) -> Vec<ObjectRef> {
         let Some(sts) = self.world.api.try_get::<StatefulSet>(namespace, name) else {
@@ -956,6 +1008,7 @@ impl Runner {
         let pods = vec![ObjectRef::new(namespace, pod)];
         self.checker
             .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
+        self.remember_uid(KindId::Pod, namespace, pod);
         self.fire(Event::DeletePod {
             namespace: namespace.to_string(),
             pod: pod.to_string(),
@@ -1053,7 +1106,13 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
                 (Some(false), Some(x)) => Some(format!("{at}: expected no field, found {x}")),
                 (Some(_), _) => None,
                 (None, None) => Some(format!("{at}: expected {v}, the field is absent")),
-                (None, Some(x)) => first_mismatch(v, x, &at),
+                (None, Some(x)) => match negated(v) {
+                    Some(n) if subset_match(n, x) => {
+                        Some(format!("{at}: expected anything but {n}, found {x}"))
+                    }
+                    Some(_) => None,
+                    None => first_mismatch(v, x, &at),
+                },
             }
         }),
         (Value::Array(p), Value::Array(o)) if list_key(p).is_some() => {
@@ -1084,14 +1143,25 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
     }
 }
 
+/// `{$not: X}`: a field that is there and does not match X.
+fn negated(v: &Value) -> Option<&Value> {
+    match v {
+        Value::Object(m) if m.len() == 1 => m.get("$not"),
+        _ => None,
+    }
+}
+
 /// Subset match: every key of the pattern matches (`null` and `{$exists: ..}` ask only whether
-/// the field is there); scalars equal; lists keyed by `type` or `name` item by item, any
+/// the field is there, `{$not: X}` that it is there and does not match X); scalars equal; lists keyed by `type` or `name` item by item, any
 /// other list element-wise with the same length.
 pub fn subset_match(pattern: &Value, obj: &Value) -> bool {
     match (pattern, obj) {
         (Value::Object(p), Value::Object(o)) => p.iter().all(|(k, v)| match field_rule(v) {
             Some(present) => present == o.get(k).is_some_and(|x| !x.is_null()),
-            None => o.get(k).is_some_and(|x| subset_match(v, x)),
+            None => match negated(v) {
+                Some(n) => o.get(k).is_some_and(|x| !subset_match(n, x)),
+                None => o.get(k).is_some_and(|x| subset_match(v, x)),
+            },
         }),
         (Value::Array(p), Value::Array(o)) => match list_key(p) {
             Some(key) => p

@@ -275,6 +275,10 @@ pub struct ObjectRef {
     /// `check`: the condition must stay true this long (checked after every event).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub holds: Option<Duration>,
+    /// `check`/`waitFor`: the object must be a new one (another UID) since the last `delete` or
+    /// `deletePod` step of it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recreated: bool,
     /// `check`/`waitFor`: the object must not exist (instead of a `match`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub absent: bool,

@@ -120,9 +120,27 @@ pub struct ObjectMatch {
     pub pattern: Option<Value>,
     /// Match the object's `/scale` subresource (`autoscaling/v1` Scale) instead of the object.
     pub scale: bool,
+    /// The object must carry another UID than when a step last deleted it (the runner fills
+    /// `metadata.uid: {$not: OLD}` into the pattern: `ObjectMatch::recreated_since`).
+    pub recreated: bool,
 }
 
 impl ObjectMatch {
+    /// This match with `metadata.uid` required to differ from `old` (the UID a step deleted).
+    pub(super) fn recreated_since(&self, old: &str) -> ObjectMatch {
+        let mut m = self.clone();
+        let mut p = m.pattern.take().unwrap_or_else(|| serde_json::json!({}));
+        if let Some(o) = p.as_object_mut() {
+            let meta = o.entry("metadata").or_insert_with(|| serde_json::json!({}));
+            if let Some(meta) = meta.as_object_mut() {
+                meta.insert("uid".into(), serde_json::json!({"$not": old}));
+            }
+        }
+        m.pattern = Some(p);
+        m.recreated = false;
+        m
+    }
+
     /// Ok when the step's condition holds; otherwise why not, with the first field that
     /// differs for a named object.
     pub(super) fn matching(&self, api: &ApiServer) -> Result<(), String> {
@@ -343,8 +361,9 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
         (MatchKind::Api(k), ns_of_kind(k, &r.namespace))
     };
     if r.name.is_empty() {
-        if r.subresource.is_some() {
-            return Err(err(ctx, format!("{step}: `subresource` needs `name`")));
+        if r.subresource.is_some() || r.recreated {
+            let m = format!("{step}: `subresource` and `recreated` need `name`");
+            return Err(err(ctx, m));
         }
         if r.absent && r.count.is_some() {
             let m = format!("{step}: `count` and `absent` exclude each other (absent is count 0)");
@@ -359,6 +378,7 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
             },
             pattern: r.pattern.clone(),
             scale: false,
+            recreated: false,
         });
     }
     if !r.selector.is_empty() || r.count.is_some() {
@@ -373,8 +393,15 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
             return Err(err(ctx, m));
         }
     };
+    if r.recreated && r.absent {
+        return Err(err(
+            ctx,
+            format!("{step}: `recreated` and `absent` exclude each other"),
+        ));
+    }
     let pattern = match (&r.pattern, r.absent) {
         (Some(p), false) => Some(p.clone()),
+        (None, false) if r.recreated => Some(serde_json::json!({})),
         (None, true) => None,
         (Some(_), true) => {
             return Err(err(
@@ -390,6 +417,7 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
         target: Target::Named(r.name.clone()),
         pattern,
         scale,
+        recreated: r.recreated,
     })
 }
 
@@ -429,9 +457,9 @@ fn one_object(ctx: &str, step: &str, p: &ObjectRef) -> Result<(), LoadError> {
     if p.name.is_empty() {
         return Err(err(ctx, format!("{step}: `name` is required")));
     }
-    if !p.selector.is_empty() || p.count.is_some() || p.absent || p.holds.is_some() {
+    if !p.selector.is_empty() || p.count.is_some() || p.absent || p.holds.is_some() || p.recreated {
         let m = format!(
-            "{step}: `selector`, `count`, `absent` and `holds` belong to `check` and `waitFor`"
+            "{step}: `selector`, `count`, `absent`, `holds` and `recreated` belong to `check` and `waitFor`"
         );
         return Err(err(ctx, m));
     }
