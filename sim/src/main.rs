@@ -29,7 +29,7 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim check PATH... [--seeds N] [--json]
        lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
                 [--shard I/N] [--out DIR] [--save-all]
-       lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
+       lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR] [--jobs J]
        lws-sim sweep SCENARIO --reconciler SPEC --vary PATH=LO..HI [--vary PATH=LO..HI]
                 [--steps N] [--seeds K] [--jobs J] [--json]
        lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
@@ -217,6 +217,10 @@ struct ExploreArgs {
     /// Where findings go (default explore-<scenario name>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Worker threads, at most the machine's available parallelism; the result does not
+    /// depend on it.
+    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
 }
 
 #[derive(clap::Args)]
@@ -815,26 +819,28 @@ fn write_picture_beside(scenario_file: &Path, profile: &Profile) -> Result<PathB
     Ok(svg)
 }
 
-/// Run a batch of cases over `jobs` threads; results in index order.
-fn run_batch(campaign: &Campaign, indices: &[u64], jobs: usize) -> Vec<fuzz::CaseResult> {
+/// `f` over `items` on `jobs` threads, each taking a strided share (items `j`, `j + jobs`, ...;
+/// one run never spans threads); the results in `items`' order, so `jobs` never changes them.
+fn par_map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if jobs <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let f = &f;
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..jobs)
             .map(|j| {
-                let chunk: Vec<u64> = indices.iter().copied().skip(j).step_by(jobs).collect();
                 s.spawn(move || {
-                    chunk
-                        .into_iter()
-                        .map(|i| campaign.check(i))
-                        .collect::<Vec<_>>()
+                    let mine = items.iter().enumerate().skip(j).step_by(jobs);
+                    mine.map(|(i, t)| (i, f(t))).collect::<Vec<_>>()
                 })
             })
             .collect();
-        let mut all: Vec<fuzz::CaseResult> = handles
+        let mut all: Vec<(usize, R)> = handles
             .into_iter()
             .flat_map(|h| h.join().expect("worker"))
             .collect();
-        all.sort_by_key(|r| r.index);
-        all
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, r)| r).collect()
     })
 }
 
@@ -878,7 +884,7 @@ fn run_campaign(
         if indices.is_empty() {
             break;
         }
-        for r in run_batch(campaign, &indices, jobs) {
+        for r in par_map(&indices, jobs, |&i| campaign.check(i)) {
             done += 1;
             if let Some(e) = &r.error {
                 pb.suspend(|| eprintln!("case {} could not run: {e}", r.index));
@@ -1004,14 +1010,15 @@ fn case_list(cases: &[u64]) -> String {
     }
 }
 
-/// Minimize one finding, write it as `OUT/INVARIANT-CAUSE.yaml` with its picture beside it,
-/// and print where.
+/// Write one minimized finding (`keep`, the original steps it kept, and its run) as
+/// `OUT/INVARIANT-CAUSE.yaml` with its picture beside it, and print where.
 fn write_finding(
     (a, out): (&ExploreArgs, &Path),
     s: &Scenario,
     ex: &Exploration,
     (invariant, cause): (&str, &str),
     f: &Finding,
+    (keep, run): (Vec<usize>, RunReport),
 ) -> Result<(), String> {
     let points: Vec<u64> = ex
         .findings
@@ -1019,8 +1026,6 @@ fn write_finding(
         .filter(|g| g.perturbation.cause() == cause && g.new.contains(invariant))
         .map(|g| g.perturbation.point())
         .collect();
-    let (keep, run) =
-        explore::minimize(s, f.perturbation, &a.reconciler, invariant).map_err(|e| e.0)?;
     let violated: Vec<String> = run.violated().into_iter().collect();
     let parent = a.path.parent().unwrap_or(Path::new("."));
     let dir = parent.canonicalize().unwrap_or(parent.to_path_buf());
@@ -1050,6 +1055,40 @@ fn write_finding(
     Ok(())
 }
 
+/// The perturbed runs of an exploration over `jobs` threads, with a progress bar; `Plan::finish`
+/// takes their outcomes in perturbation order, so `--jobs` never changes the result.
+fn run_exploration(a: &ExploreArgs, s: &Scenario, jobs: usize) -> Result<Exploration, String> {
+    let plan = explore::Plan::new(s, &a.reconciler, a.max).map_err(|e| e.0)?;
+    let indices: Vec<usize> = (0..plan.perturbations.len()).collect();
+    let pb = progress(indices.len() as u64, true, "explore");
+    let outcomes = par_map(&indices, jobs, |&i| {
+        let outcome = plan.try_one(i);
+        pb.inc(1);
+        outcome
+    });
+    pb.finish_and_clear();
+    plan.finish(outcomes).map_err(|e| e.0)
+}
+
+/// Minimize each distinct finding (over `jobs` threads), then write them in order.
+fn write_findings(
+    a: &ExploreArgs,
+    out: &Path,
+    s: &Scenario,
+    ex: &Exploration,
+    jobs: usize,
+) -> Result<(), String> {
+    let distinct: Vec<_> = ex.distinct().into_iter().collect();
+    let minimized = par_map(&distinct, jobs, |((invariant, _), f)| {
+        explore::minimize(s, f.perturbation, &a.reconciler, invariant)
+    });
+    for (((invariant, cause), f), m) in distinct.iter().zip(minimized) {
+        let m = m.map_err(|e| e.0)?;
+        write_finding((a, out), s, ex, (invariant, cause), f, m)?;
+    }
+    Ok(())
+}
+
 fn cmd_explore(a: ExploreArgs) -> ExitCode {
     let out = a.out.clone().unwrap_or_else(|| {
         let stem = a.path.file_stem().map(|s| s.to_string_lossy().to_string());
@@ -1059,17 +1098,12 @@ fn cmd_explore(a: ExploreArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return input_error(e),
     };
+    let jobs = capped_jobs(a.jobs);
     let started = Instant::now();
-    let pb = progress(0, true, "explore");
-    let mut tick = |done: usize, total: usize| {
-        pb.set_length(total as u64);
-        pb.set_position(done as u64);
-    };
-    let ex = match explore::explore_with_progress(&s, &a.reconciler, a.max, &mut tick) {
+    let ex = match run_exploration(&a, &s, jobs) {
         Ok(x) => x,
-        Err(e) => return input_error(e.0),
+        Err(e) => return input_error(e),
     };
-    pb.finish_and_clear();
     let base: Vec<String> = ex.reference.violated().into_iter().collect();
     say!(
         "{} [{}]: reference run broke {:?}; tried {} perturbations ({} controller writes, {} watch events, {} reconciles) in {:.1}s; {} broke something new",
@@ -1083,44 +1117,26 @@ fn cmd_explore(a: ExploreArgs) -> ExitCode {
         started.elapsed().as_secs_f64(),
         ex.findings.len()
     );
-    for ((invariant, cause), f) in ex.distinct() {
-        if let Err(e) = write_finding((&a, &out), &s, &ex, (&invariant, cause), f) {
-            return input_error(e);
-        }
+    if let Err(e) = write_findings(&a, &out, &s, &ex, jobs) {
+        return input_error(e);
     }
     ExitCode::from(u8::from(!ex.findings.is_empty()))
 }
 
 /// Run a sweep's tasks over `jobs` threads; `Sweep::collect` puts them back in order, so
-/// `--jobs` never changes the result.
+/// `--jobs` never changes the result (nor which error is reported: the first in task order).
 fn run_sweep(
     sw: &Sweep,
     jobs: usize,
     pb: &ProgressBar,
 ) -> Result<Vec<sweep::PointResult>, scenario::RunError> {
     let (scenarios, tasks) = sw.tasks()?;
-    let done = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..jobs)
-            .map(|j| {
-                let mine: Vec<sweep::Task> = tasks.iter().copied().skip(j).step_by(jobs).collect();
-                let scenarios = &scenarios;
-                s.spawn(move || {
-                    mine.into_iter()
-                        .map(|t| {
-                            let o = sw.run_task(scenarios, t);
-                            pb.inc(1);
-                            o.map(|o| (t, o))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("sweep worker"))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
-    Ok(sw.collect(done))
+    let done = par_map(&tasks, jobs, |&t| {
+        let o = sw.run_task(&scenarios, t);
+        pb.inc(1);
+        o.map(|o| (t, o))
+    });
+    Ok(sw.collect(done.into_iter().collect::<Result<Vec<_>, _>>()?))
 }
 
 fn cmd_sweep(a: SweepArgs) -> ExitCode {
