@@ -6,7 +6,6 @@
 //! the command line are humantime's (`--time 90s`, `--time 1h30m`); progress bars are
 //! indicatif's, drawn only when stderr is a terminal and `--json` is off.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -17,10 +16,11 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lws::profile::Profile;
 use lws_sim::explore::{self, Exploration, Finding};
-use lws_sim::fuzz::{self, Campaign};
+use lws_sim::fuzz::Campaign;
 use lws_sim::perfetto;
 use lws_sim::scenario::spec::Expectation;
 use lws_sim::scenario::{self, RunOptions, RunReport, Scenario, ScenarioFiles};
+use lws_sim::summary::{self, Failure, Merged, Minimized, Summary};
 use lws_sim::sweep::{self, Param, Sweep};
 
 const USAGE: &str = "\
@@ -29,6 +29,7 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim check PATH... [--seeds N] [--json]
        lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
                 [--shard I/N] [--out DIR] [--save-all]
+       lws-sim fuzz merge DIR... [--out DIR]
        lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR] [--jobs J]
        lws-sim sweep SCENARIO --reconciler SPEC --vary PATH=LO..HI [--vary PATH=LO..HI]
                 [--steps N] [--seeds K] [--jobs J] [--json]
@@ -38,7 +39,8 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim help [COMMAND]";
 
 const FUZZ_USAGE: &str = "lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] \
-[--jobs J] [--shard I/N] [--out DIR] [--save-all]";
+[--jobs J] [--shard I/N] [--out DIR] [--save-all]
+       lws-sim fuzz merge DIR... [--out DIR]";
 
 const SPEC_NOTE: &str = "SPEC is PROFILE[,flag=value...], e.g. v0.10.0, latest, all-fixed or
 v0.3.0,worker-update-strategy=OnDelete (`lws-sim help` lists profiles and flags).";
@@ -98,9 +100,11 @@ enum Command {
     ///
     /// Each distinct invariant broken gets one minimized scenario file in --out, with a
     /// timeline SVG beside it; --save-all also writes every failing case unminimized
-    /// (DIR/case-N/). Exit 1 if any case failed.
+    /// (DIR/case-N/); summary.json records the campaign, the cases run and every failure.
+    /// `fuzz merge` combines the --out directories of shards (--shard I/N) into what one
+    /// campaign over their cases writes. Exit 1 if any case failed.
     #[command(override_usage = FUZZ_USAGE)]
-    Fuzz(FuzzArgs),
+    Fuzz(FuzzCmd),
     /// Re-run a scenario under systematic perturbations; save what breaks something new
     ///
     /// Four kinds, at most --max of each: the controller killed right after each of its writes;
@@ -168,6 +172,43 @@ struct CheckArgs {
     /// One JSON object on stdout instead of the table.
     #[arg(long)]
     json: bool,
+}
+
+/// `lws-sim fuzz`: a campaign's arguments, or the `merge` subcommand (never both).
+#[derive(clap::Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    disable_help_subcommand = true
+)]
+struct FuzzCmd {
+    #[command(subcommand)]
+    merge: Option<FuzzSub>,
+    #[command(flatten)]
+    run: Option<FuzzArgs>,
+}
+
+#[derive(Subcommand)]
+enum FuzzSub {
+    /// Merge the --out directories of a sharded campaign into one summary
+    ///
+    /// Each DIR is a `fuzz --shard I/N --out DIR` directory with its summary.json. Prints the
+    /// summary one campaign over the same cases prints, and writes its minimized scenarios and
+    /// summary.json to --out (byte for byte the unsharded campaign's when the shards ran cases
+    /// 0..M between them). Refuses (exit 2) shards of different campaigns (lws-sim version,
+    /// case distribution, reconciler, seed, N) and a shard given twice; missing shards are
+    /// named and the rest merged. Exit 1 if any case failed.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+struct MergeArgs {
+    /// The shards' --out directories.
+    #[arg(value_name = "DIR", required = true)]
+    dirs: Vec<PathBuf>,
+    /// Where the merged summary and minimized failures go.
+    #[arg(long, value_name = "DIR", default_value = "fuzz-failures")]
+    out: PathBuf,
 }
 
 #[derive(clap::Args)]
@@ -858,15 +899,11 @@ fn capped_jobs(asked: u64) -> usize {
     }
 }
 
-/// Run cases until `--cases` are done, `--time` is up or the shard runs out of indices; the
-/// failing ones, and how many ran.
-fn run_campaign(
-    a: &FuzzArgs,
-    jobs: usize,
-    campaign: &mut Campaign,
-    started: Instant,
-) -> (u64, Vec<fuzz::CaseResult>) {
-    let (mut done, mut failures) = (0u64, Vec::new());
+/// Run cases until `--cases` are done, `--time` is up or the shard runs out of indices: the
+/// summary of how many ran, the failing ones and those that could not run.
+fn run_campaign(a: &FuzzArgs, jobs: usize, campaign: &mut Campaign, started: Instant) -> Summary {
+    let mut summary = Summary::new(campaign, 0, a.save_all);
+    let mut done = 0u64;
     let mut last_report = Instant::now();
     let pb = match (a.cases, a.time) {
         (Some(n), _) => progress(n, true, "fuzz"),
@@ -889,14 +926,12 @@ fn run_campaign(
             if let Some(e) = &r.error {
                 pb.suspend(|| eprintln!("case {} could not run: {e}", r.index));
             }
-            if !r.violated.is_empty() {
-                failures.push(r);
-            }
+            summary.record(&r);
         }
         let rate = done as f64 / started.elapsed().as_secs_f64();
         let msg = format!(
             "{done} cases, {} failing, {rate:.0} cases/s",
-            failures.len()
+            summary.failures.len()
         );
         match a.cases {
             Some(_) => pb.set_position(done),
@@ -909,20 +944,16 @@ fn run_campaign(
         }
     }
     pb.finish_and_clear();
-    (done, failures)
+    summary.ran[0].cases = done;
+    summary
 }
 
 /// `--save-all`: every failing case as it was generated, in `DIR/case-N/`.
-fn save_all(
-    a: &FuzzArgs,
-    campaign: &Campaign,
-    failures: &[fuzz::CaseResult],
-) -> Result<(), String> {
+fn save_all(a: &FuzzArgs, campaign: &Campaign, failures: &[Failure]) -> Result<(), String> {
     for f in failures {
-        let violated: Vec<String> = f.violated.iter().cloned().collect();
-        let files = campaign.failure_files(&campaign.case(f.index), &violated, "");
+        let files = campaign.failure_files(&campaign.case(f.case), &f.violated, "");
         write_scenario(
-            &a.out.join(format!("case-{}", f.index)),
+            &a.out.join(format!("case-{}", f.case)),
             "scenario.yaml",
             &files,
         )?;
@@ -936,7 +967,7 @@ fn write_minimized(
     campaign: &Campaign,
     invariant: &str,
     cases: &[u64],
-) -> Result<(), String> {
+) -> Result<Minimized, String> {
     let first = cases[0];
     let shrunk = campaign.shrink(first, invariant, 200)?;
     let (small, report) = (&shrunk.case, &shrunk.report);
@@ -948,57 +979,194 @@ fn write_minimized(
         report.trace_hash
     );
     let files = campaign.failure_files(small, &violated, &note);
-    let dir = a.out.join(format!("{invariant}-case-{first}"));
-    let p = write_scenario(&dir, "scenario.yaml", &files)?;
+    let m = Minimized {
+        invariant: invariant.to_string(),
+        case: first,
+        dir: format!("{invariant}-case-{first}"),
+        steps: small.steps.len() + 3,
+        groups: small.replicas,
+        size: small.size,
+    };
+    let p = write_scenario(&a.out.join(&m.dir), "scenario.yaml", &files)?;
     let svg = write_picture_beside(&p, &a.reconciler)?;
-    say!(
-        "{invariant}: {} cases ({}), first case {first}; minimized to {} steps, {} groups of {}: lws-sim run {} (picture: {})",
+    say!("{}", minimized_line(&m, cases, &p, &svg));
+    Ok(m)
+}
+
+/// The summary's line for one invariant: how many cases broke it, which, and where its
+/// minimized scenario is.
+fn minimized_line(m: &Minimized, cases: &[u64], scenario: &Path, svg: &Path) -> String {
+    format!(
+        "{}: {} cases ({}), first case {}; minimized to {} steps, {} groups of {}: lws-sim run {} (picture: {})",
+        m.invariant,
         cases.len(),
         case_list(cases),
-        small.steps.len() + 3,
-        small.replicas,
-        small.size,
-        p.display(),
+        m.case,
+        m.steps,
+        m.groups,
+        m.size,
+        scenario.display(),
         svg.display()
-    );
-    Ok(())
+    )
+}
+
+/// Write a summary as `DIR/summary.json`.
+fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
+    let path = dir.join(summary::FILE);
+    std::fs::write(&path, s.json()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Run a campaign: case indices of this shard, in batches over `jobs` threads; results are
 /// taken in index order, so `--jobs` never changes what is found. Then one minimized scenario
-/// per distinct invariant, from the first case that broke it.
+/// per distinct invariant, from the first case that broke it, and last `summary.json` (so a
+/// directory with one holds a finished shard).
 fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
     let started = Instant::now();
+    // A summary left by an earlier campaign goes first: only a finished one writes it again.
+    let stale = a.out.join(summary::FILE);
+    let ready = std::fs::create_dir_all(&a.out).and_then(|_| match std::fs::remove_file(&stale) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    });
+    if let Err(e) = ready {
+        return input_error(format!("{}: {e}", a.out.display()));
+    }
     let jobs = capped_jobs(a.jobs);
     eprintln!(
         "fuzz {} seed {} shard {}/{} jobs {jobs}",
         a.reconciler.name, a.seed, a.shard.0, a.shard.1
     );
     let mut campaign = Campaign::new(a.seed, a.reconciler.clone(), a.shard);
-    let (done, failures) = run_campaign(&a, jobs, &mut campaign, started);
-    let elapsed = started.elapsed().as_secs_f64();
+    let mut summary = run_campaign(&a, jobs, &mut campaign, started);
+    let (done, elapsed) = (summary.cases(), started.elapsed().as_secs_f64());
     say!(
         "{done} cases in {elapsed:.1}s ({:.0} cases/s), {} failing",
         done as f64 / elapsed,
-        failures.len()
+        summary.failures.len()
     );
     if a.save_all {
-        if let Err(e) = save_all(&a, &campaign, &failures) {
+        if let Err(e) = save_all(&a, &campaign, &summary.failures) {
             return input_error(e);
         }
     }
-    let mut by_invariant: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for f in &failures {
-        for v in &f.violated {
-            by_invariant.entry(v.clone()).or_default().push(f.index);
+    for (invariant, cases) in &summary.by_invariant() {
+        match write_minimized(&a, &campaign, invariant, cases) {
+            Ok(m) => summary.minimized.push(m),
+            Err(e) => return input_error(e),
         }
     }
-    for (invariant, cases) in &by_invariant {
-        if let Err(e) = write_minimized(&a, &campaign, invariant, cases) {
-            return input_error(e);
+    if let Err(e) = write_summary(&a.out, &summary) {
+        return input_error(e);
+    }
+    ExitCode::from(u8::from(!summary.failures.is_empty()))
+}
+
+/// Each shard directory's `summary.json`, labelled by the directory.
+fn read_summaries(dirs: &[PathBuf]) -> Result<Vec<(String, Summary)>, String> {
+    dirs.iter()
+        .map(|d| {
+            let label = d.display().to_string();
+            let path = d.join(summary::FILE);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                format!(
+                    "{label}: no readable {} ({e}): not the --out directory of a finished \
+                     `lws-sim fuzz` (leave out a shard that did not finish)",
+                    summary::FILE
+                )
+            })?;
+            let s = Summary::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok((label, s))
+        })
+        .collect()
+}
+
+/// Copy the files of directory `from` into `to` (created), subdirectories too.
+fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(from)
+        .map_err(|e| io(from, e))?
+        .map(|e| e.map(|e| e.path()).map_err(|e| io(from, e)))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for src in entries {
+        let dst = to.join(src.file_name().unwrap_or_default());
+        if src.is_dir() {
+            copy_dir(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
         }
     }
-    ExitCode::from(u8::from(!failures.is_empty()))
+    Ok(())
+}
+
+/// Whether `out` is one of `dirs` (the same directory however spelt).
+fn is_one_of(out: &Path, dirs: &[PathBuf]) -> bool {
+    let canon = |p: &Path| p.canonicalize().ok();
+    canon(out).is_some_and(|o| dirs.iter().any(|d| canon(d).as_ref() == Some(&o)))
+}
+
+/// A note on stderr naming the shards no directory holds.
+fn note_missing(m: &Merged, given: usize, n: u64) {
+    if m.missing.count == 0 {
+        return;
+    }
+    let named: Vec<String> = m.missing.first.iter().map(|i| format!("{i}/{n}")).collect();
+    let more = m.missing.count - m.missing.first.len() as u64;
+    let more = if more > 0 {
+        format!(", ... and {more} more")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "note: {} of {n} shards missing ({}{more}); merged the {given} given: the summary covers only their cases",
+        m.missing.count,
+        named.join(", ")
+    );
+}
+
+/// `fuzz merge`: read each shard's summary, merge, copy the minimized scenarios (and saved
+/// cases) into `--out` with the merged `summary.json`, and print the summary a campaign prints.
+fn cmd_fuzz_merge(a: MergeArgs) -> ExitCode {
+    if is_one_of(&a.out, &a.dirs) {
+        return usage_error("--out is one of the shard directories; merge into another");
+    }
+    let inputs = match read_summaries(&a.dirs) {
+        Ok(i) => i,
+        Err(e) => return input_error(e),
+    };
+    let n = inputs[0].1.shards;
+    let merged = match summary::merge(&inputs) {
+        Ok(m) => m,
+        Err(e) => return input_error(e),
+    };
+    note_missing(&merged, inputs.len(), n);
+    let s = &merged.summary;
+    for e in &s.errors {
+        eprintln!("case {} could not run: {}", e.case, e.error);
+    }
+    let copied = merged
+        .copies
+        .iter()
+        .try_for_each(|c| copy_dir(&a.dirs[c.input].join(&c.dir), &a.out.join(&c.dir)));
+    if let Err(e) = copied.and_then(|_| write_summary(&a.out, s)) {
+        return input_error(e);
+    }
+    say!(
+        "{} cases merged from {} of {n} shards, {} failing",
+        s.cases(),
+        inputs.len(),
+        s.failures.len()
+    );
+    let by_invariant = s.by_invariant();
+    for m in &s.minimized {
+        let p = a.out.join(&m.dir).join("scenario.yaml");
+        say!(
+            "{}",
+            minimized_line(m, &by_invariant[&m.invariant], &p, &p.with_extension("svg"))
+        );
+    }
+    ExitCode::from(u8::from(!s.failures.is_empty()))
 }
 
 /// `3, 17, 40` or, past ten, `3, 17, ... and 12 more`.
@@ -1217,7 +1385,12 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run(a) => cmd_run(a),
         Command::Check(a) => cmd_check(a),
-        Command::Fuzz(a) => cmd_fuzz(a),
+        Command::Fuzz(FuzzCmd {
+            merge: Some(FuzzSub::Merge(a)),
+            ..
+        }) => cmd_fuzz_merge(a),
+        Command::Fuzz(FuzzCmd { run: Some(a), .. }) => cmd_fuzz(a),
+        Command::Fuzz(_) => usage_error("fuzz takes --reconciler SPEC or `merge DIR...`"),
         Command::Explore(a) => cmd_explore(a),
         Command::Sweep(a) => cmd_sweep(a),
         Command::Completions { shell } => {
