@@ -6,7 +6,9 @@
 //! reference scenario with one extra first step (`killController: {afterWrites: k}`,
 //! `holdWatchEvent: {nth: k}`, `staleRead: {atReconcile: k}`, `resync: {afterReconciles: k}`),
 //! so a finding is an ordinary, replayable scenario: the reference spec with that step inserted
-//! (`perturbed_spec`), which `main.rs` writes out.
+//! (`perturbed_spec`), which `main.rs` writes out. The perturbed runs are independent: a `Plan`
+//! hands them out one by one and takes their outcomes back in any order, so the CLI spreads them
+//! over threads (`--jobs`) without changing what is found.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -74,7 +76,7 @@ impl Perturbation {
 }
 
 /// A perturbation that broke an invariant the reference run kept.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub perturbation: Perturbation,
     pub new: BTreeSet<String>,
@@ -136,37 +138,96 @@ pub fn explore(s: &Scenario, reconciler: &Profile, max_each: u64) -> Result<Expl
     explore_with_progress(s, reconciler, max_each, &mut |_, _| {})
 }
 
-/// [`explore`], calling `progress(done, total)` before each perturbed run and once at the end
-/// (the CLI's progress bar).
+/// [`explore`], calling `progress(done, total)` before each perturbed run and once at the end.
 pub fn explore_with_progress(
     s: &Scenario,
     reconciler: &Profile,
     max_each: u64,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Exploration, RunError> {
-    let reference = scenario::run_with(s, reconciler, None)?;
-    let base = reference.violated();
-    let perturbations = perturbations(&reference, max_each);
-    let mut findings = Vec::new();
-    for (done, p) in perturbations.iter().enumerate() {
-        progress(done, perturbations.len());
-        let all: Vec<usize> = (0..s.steps.len()).collect();
-        let r = scenario::run_with(&perturbed(s, *p, &all), reconciler, None)?;
-        let new: BTreeSet<String> = r.violated().difference(&base).cloned().collect();
-        if !new.is_empty() {
-            findings.push(Finding {
-                perturbation: *p,
-                new,
-                trace_hash: r.trace_hash,
-            });
+    let plan = Plan::new(s, reconciler, max_each)?;
+    let total = plan.perturbations.len();
+    let mut outcomes = Vec::with_capacity(total);
+    for i in 0..total {
+        progress(i, total);
+        let outcome = plan.try_one(i);
+        let failed = outcome.1.is_err();
+        outcomes.push(outcome);
+        if failed {
+            break;
         }
     }
-    progress(perturbations.len(), perturbations.len());
-    Ok(Exploration {
-        reference,
-        tried: perturbations.len(),
-        findings,
-    })
+    progress(total, total);
+    plan.finish(outcomes)
+}
+
+/// What one perturbed run found: its index among the plan's perturbations, and a finding if
+/// it broke an invariant the reference run kept.
+pub type Outcome = (usize, Result<Option<Finding>, RunError>);
+
+/// An exploration split into independent runs, so a caller may spread them over threads (the
+/// CLI's `--jobs`): the reference run and the perturbations it offers; `try_one` runs one
+/// perturbation (a whole run, sharing nothing); `finish` puts the outcomes back in perturbation
+/// order, whatever order they came in, so how runs were spread never changes the result.
+pub struct Plan<'a> {
+    scenario: &'a Scenario,
+    reconciler: &'a Profile,
+    pub reference: RunReport,
+    base: BTreeSet<String>,
+    /// Every perturbation to try, in order.
+    pub perturbations: Vec<Perturbation>,
+}
+
+impl<'a> Plan<'a> {
+    /// Run the reference and list the perturbations: at most `max_each` of each kind.
+    pub fn new(s: &'a Scenario, reconciler: &'a Profile, max_each: u64) -> Result<Self, RunError> {
+        let reference = scenario::run_with(s, reconciler, None)?;
+        Ok(Plan {
+            scenario: s,
+            reconciler,
+            base: reference.violated(),
+            perturbations: perturbations(&reference, max_each),
+            reference,
+        })
+    }
+
+    /// Run perturbation `i` (an index into `perturbations`).
+    pub fn try_one(&self, i: usize) -> Outcome {
+        let s = self.scenario;
+        let p = self.perturbations[i];
+        let all: Vec<usize> = (0..s.steps.len()).collect();
+        let found = scenario::run_with(&perturbed(s, p, &all), self.reconciler, None).map(|r| {
+            let new: BTreeSet<String> = r.violated().difference(&self.base).cloned().collect();
+            (!new.is_empty()).then_some(Finding {
+                perturbation: p,
+                new,
+                trace_hash: r.trace_hash,
+            })
+        });
+        (i, found)
+    }
+
+    /// The exploration from one outcome per perturbation, in any order; or the first error in
+    /// perturbation order (the outcomes up to it suffice).
+    pub fn finish(self, mut outcomes: Vec<Outcome>) -> Result<Exploration, RunError> {
+        outcomes.sort_by_key(|(i, _)| *i);
+        let total = outcomes.len();
+        let mut findings = Vec::new();
+        for (n, (i, found)) in outcomes.into_iter().enumerate() {
+            assert_eq!(i, n, "one outcome per perturbation");
+            findings.extend(found?);
+        }
+        assert_eq!(
+            total,
+            self.perturbations.len(),
+            "one outcome per perturbation"
+        );
+        Ok(Exploration {
+            reference: self.reference,
+            tried: self.perturbations.len(),
+            findings,
+        })
+    }
 }
 
 /// `s` with the perturbation as its first step and only the original steps in `keep`.

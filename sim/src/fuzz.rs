@@ -171,6 +171,16 @@ pub const DEFAULT_PARAMS: CaseParams = CaseParams {
     startup_hi_s: (30, 90),
 };
 
+/// The default distribution's fingerprint: FNV-1a 64 of the table, as hex. Shards of one
+/// campaign agree on it; a change to the table changes it (a change to how `draw` reads the
+/// table does not: that comes with another lws-sim version).
+pub fn distribution() -> String {
+    format!(
+        "{:016x}",
+        crate::trace::fnv64(&format!("{DEFAULT_PARAMS:?}"))
+    )
+}
+
 /// The seed of case `index` of a campaign: a fixed function of both.
 pub fn case_seed(campaign_seed: u64, index: u64) -> u64 {
     SimRng::labelled(campaign_seed, &format!("case-{index}")).next_u64()

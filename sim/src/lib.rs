@@ -15,6 +15,7 @@ pub mod queue;
 pub mod rng;
 pub mod scenario;
 pub mod serve;
+pub mod summary;
 pub mod sweep;
 pub mod time;
 pub mod timeline;

@@ -6,7 +6,6 @@
 //! the command line are humantime's (`--time 90s`, `--time 1h30m`); progress bars are
 //! indicatif's, drawn only when stderr is a terminal and `--json` is off.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -17,10 +16,11 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lws::profile::Profile;
 use lws_sim::explore::{self, Exploration, Finding};
-use lws_sim::fuzz::{self, Campaign};
+use lws_sim::fuzz::Campaign;
 use lws_sim::perfetto;
 use lws_sim::scenario::spec::Expectation;
 use lws_sim::scenario::{self, RunOptions, RunReport, Scenario, ScenarioFiles};
+use lws_sim::summary::{self, Failure, Merged, Minimized, Summary};
 use lws_sim::sweep::{self, Param, Sweep};
 
 const USAGE: &str = "\
@@ -29,7 +29,8 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim check PATH... [--seeds N] [--json]
        lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
                 [--shard I/N] [--out DIR] [--save-all]
-       lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR]
+       lws-sim fuzz merge DIR... [--out DIR]
+       lws-sim explore SCENARIO --reconciler SPEC [--max N] [--out DIR] [--jobs J]
        lws-sim sweep SCENARIO --reconciler SPEC --vary PATH=LO..HI [--vary PATH=LO..HI]
                 [--steps N] [--seeds K] [--jobs J] [--json]
        lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
@@ -38,7 +39,8 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim help [COMMAND]";
 
 const FUZZ_USAGE: &str = "lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] \
-[--jobs J] [--shard I/N] [--out DIR] [--save-all]";
+[--jobs J] [--shard I/N] [--out DIR] [--save-all]
+       lws-sim fuzz merge DIR... [--out DIR]";
 
 const SPEC_NOTE: &str = "SPEC is PROFILE[,flag=value...], e.g. v0.10.0, latest, all-fixed or
 v0.3.0,worker-update-strategy=OnDelete (`lws-sim help` lists profiles and flags).";
@@ -98,9 +100,11 @@ enum Command {
     ///
     /// Each distinct invariant broken gets one minimized scenario file in --out, with a
     /// timeline SVG beside it; --save-all also writes every failing case unminimized
-    /// (DIR/case-N/). Exit 1 if any case failed.
+    /// (DIR/case-N/); summary.json records the campaign, the cases run and every failure.
+    /// `fuzz merge` combines the --out directories of shards (--shard I/N) into what one
+    /// campaign over their cases writes. Exit 1 if any case failed.
     #[command(override_usage = FUZZ_USAGE)]
-    Fuzz(FuzzArgs),
+    Fuzz(FuzzCmd),
     /// Re-run a scenario under systematic perturbations; save what breaks something new
     ///
     /// Four kinds, at most --max of each: the controller killed right after each of its writes;
@@ -170,6 +174,43 @@ struct CheckArgs {
     json: bool,
 }
 
+/// `lws-sim fuzz`: a campaign's arguments, or the `merge` subcommand (never both).
+#[derive(clap::Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    disable_help_subcommand = true
+)]
+struct FuzzCmd {
+    #[command(subcommand)]
+    merge: Option<FuzzSub>,
+    #[command(flatten)]
+    run: Option<FuzzArgs>,
+}
+
+#[derive(Subcommand)]
+enum FuzzSub {
+    /// Merge the --out directories of a sharded campaign into one summary
+    ///
+    /// Each DIR is a `fuzz --shard I/N --out DIR` directory with its summary.json. Prints the
+    /// summary one campaign over the same cases prints, and writes its minimized scenarios and
+    /// summary.json to --out (byte for byte the unsharded campaign's when the shards ran cases
+    /// 0..M between them). Refuses (exit 2) shards of different campaigns (lws-sim version,
+    /// case distribution, reconciler, seed, N) and a shard given twice; missing shards are
+    /// named and the rest merged. Exit 1 if any case failed.
+    Merge(MergeArgs),
+}
+
+#[derive(clap::Args)]
+struct MergeArgs {
+    /// The shards' --out directories.
+    #[arg(value_name = "DIR", required = true)]
+    dirs: Vec<PathBuf>,
+    /// Where the merged summary and minimized failures go.
+    #[arg(long, value_name = "DIR", default_value = "fuzz-failures")]
+    out: PathBuf,
+}
+
 #[derive(clap::Args)]
 struct FuzzArgs {
     /// Reconciler SPEC to fuzz.
@@ -217,6 +258,10 @@ struct ExploreArgs {
     /// Where findings go (default explore-<scenario name>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Worker threads, at most the machine's available parallelism; the result does not
+    /// depend on it.
+    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
 }
 
 #[derive(clap::Args)]
@@ -815,26 +860,28 @@ fn write_picture_beside(scenario_file: &Path, profile: &Profile) -> Result<PathB
     Ok(svg)
 }
 
-/// Run a batch of cases over `jobs` threads; results in index order.
-fn run_batch(campaign: &Campaign, indices: &[u64], jobs: usize) -> Vec<fuzz::CaseResult> {
+/// `f` over `items` on `jobs` threads, each taking a strided share (items `j`, `j + jobs`, ...;
+/// one run never spans threads); the results in `items`' order, so `jobs` never changes them.
+fn par_map<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    if jobs <= 1 {
+        return items.iter().map(f).collect();
+    }
+    let f = &f;
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..jobs)
             .map(|j| {
-                let chunk: Vec<u64> = indices.iter().copied().skip(j).step_by(jobs).collect();
                 s.spawn(move || {
-                    chunk
-                        .into_iter()
-                        .map(|i| campaign.check(i))
-                        .collect::<Vec<_>>()
+                    let mine = items.iter().enumerate().skip(j).step_by(jobs);
+                    mine.map(|(i, t)| (i, f(t))).collect::<Vec<_>>()
                 })
             })
             .collect();
-        let mut all: Vec<fuzz::CaseResult> = handles
+        let mut all: Vec<(usize, R)> = handles
             .into_iter()
             .flat_map(|h| h.join().expect("worker"))
             .collect();
-        all.sort_by_key(|r| r.index);
-        all
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter().map(|(_, r)| r).collect()
     })
 }
 
@@ -852,15 +899,11 @@ fn capped_jobs(asked: u64) -> usize {
     }
 }
 
-/// Run cases until `--cases` are done, `--time` is up or the shard runs out of indices; the
-/// failing ones, and how many ran.
-fn run_campaign(
-    a: &FuzzArgs,
-    jobs: usize,
-    campaign: &mut Campaign,
-    started: Instant,
-) -> (u64, Vec<fuzz::CaseResult>) {
-    let (mut done, mut failures) = (0u64, Vec::new());
+/// Run cases until `--cases` are done, `--time` is up or the shard runs out of indices: the
+/// summary of how many ran, the failing ones and those that could not run.
+fn run_campaign(a: &FuzzArgs, jobs: usize, campaign: &mut Campaign, started: Instant) -> Summary {
+    let mut summary = Summary::new(campaign, 0, a.save_all);
+    let mut done = 0u64;
     let mut last_report = Instant::now();
     let pb = match (a.cases, a.time) {
         (Some(n), _) => progress(n, true, "fuzz"),
@@ -878,19 +921,17 @@ fn run_campaign(
         if indices.is_empty() {
             break;
         }
-        for r in run_batch(campaign, &indices, jobs) {
+        for r in par_map(&indices, jobs, |&i| campaign.check(i)) {
             done += 1;
             if let Some(e) = &r.error {
                 pb.suspend(|| eprintln!("case {} could not run: {e}", r.index));
             }
-            if !r.violated.is_empty() {
-                failures.push(r);
-            }
+            summary.record(&r);
         }
         let rate = done as f64 / started.elapsed().as_secs_f64();
         let msg = format!(
             "{done} cases, {} failing, {rate:.0} cases/s",
-            failures.len()
+            summary.failures.len()
         );
         match a.cases {
             Some(_) => pb.set_position(done),
@@ -903,20 +944,16 @@ fn run_campaign(
         }
     }
     pb.finish_and_clear();
-    (done, failures)
+    summary.ran[0].cases = done;
+    summary
 }
 
 /// `--save-all`: every failing case as it was generated, in `DIR/case-N/`.
-fn save_all(
-    a: &FuzzArgs,
-    campaign: &Campaign,
-    failures: &[fuzz::CaseResult],
-) -> Result<(), String> {
+fn save_all(a: &FuzzArgs, campaign: &Campaign, failures: &[Failure]) -> Result<(), String> {
     for f in failures {
-        let violated: Vec<String> = f.violated.iter().cloned().collect();
-        let files = campaign.failure_files(&campaign.case(f.index), &violated, "");
+        let files = campaign.failure_files(&campaign.case(f.case), &f.violated, "");
         write_scenario(
-            &a.out.join(format!("case-{}", f.index)),
+            &a.out.join(format!("case-{}", f.case)),
             "scenario.yaml",
             &files,
         )?;
@@ -930,7 +967,7 @@ fn write_minimized(
     campaign: &Campaign,
     invariant: &str,
     cases: &[u64],
-) -> Result<(), String> {
+) -> Result<Minimized, String> {
     let first = cases[0];
     let shrunk = campaign.shrink(first, invariant, 200)?;
     let (small, report) = (&shrunk.case, &shrunk.report);
@@ -942,57 +979,194 @@ fn write_minimized(
         report.trace_hash
     );
     let files = campaign.failure_files(small, &violated, &note);
-    let dir = a.out.join(format!("{invariant}-case-{first}"));
-    let p = write_scenario(&dir, "scenario.yaml", &files)?;
+    let m = Minimized {
+        invariant: invariant.to_string(),
+        case: first,
+        dir: format!("{invariant}-case-{first}"),
+        steps: small.steps.len() + 3,
+        groups: small.replicas,
+        size: small.size,
+    };
+    let p = write_scenario(&a.out.join(&m.dir), "scenario.yaml", &files)?;
     let svg = write_picture_beside(&p, &a.reconciler)?;
-    say!(
-        "{invariant}: {} cases ({}), first case {first}; minimized to {} steps, {} groups of {}: lws-sim run {} (picture: {})",
+    say!("{}", minimized_line(&m, cases, &p, &svg));
+    Ok(m)
+}
+
+/// The summary's line for one invariant: how many cases broke it, which, and where its
+/// minimized scenario is.
+fn minimized_line(m: &Minimized, cases: &[u64], scenario: &Path, svg: &Path) -> String {
+    format!(
+        "{}: {} cases ({}), first case {}; minimized to {} steps, {} groups of {}: lws-sim run {} (picture: {})",
+        m.invariant,
         cases.len(),
         case_list(cases),
-        small.steps.len() + 3,
-        small.replicas,
-        small.size,
-        p.display(),
+        m.case,
+        m.steps,
+        m.groups,
+        m.size,
+        scenario.display(),
         svg.display()
-    );
-    Ok(())
+    )
+}
+
+/// Write a summary as `DIR/summary.json`.
+fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
+    let path = dir.join(summary::FILE);
+    std::fs::write(&path, s.json()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Run a campaign: case indices of this shard, in batches over `jobs` threads; results are
 /// taken in index order, so `--jobs` never changes what is found. Then one minimized scenario
-/// per distinct invariant, from the first case that broke it.
+/// per distinct invariant, from the first case that broke it, and last `summary.json` (so a
+/// directory with one holds a finished shard).
 fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
     let started = Instant::now();
+    // A summary left by an earlier campaign goes first: only a finished one writes it again.
+    let stale = a.out.join(summary::FILE);
+    let ready = std::fs::create_dir_all(&a.out).and_then(|_| match std::fs::remove_file(&stale) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    });
+    if let Err(e) = ready {
+        return input_error(format!("{}: {e}", a.out.display()));
+    }
     let jobs = capped_jobs(a.jobs);
     eprintln!(
         "fuzz {} seed {} shard {}/{} jobs {jobs}",
         a.reconciler.name, a.seed, a.shard.0, a.shard.1
     );
     let mut campaign = Campaign::new(a.seed, a.reconciler.clone(), a.shard);
-    let (done, failures) = run_campaign(&a, jobs, &mut campaign, started);
-    let elapsed = started.elapsed().as_secs_f64();
+    let mut summary = run_campaign(&a, jobs, &mut campaign, started);
+    let (done, elapsed) = (summary.cases(), started.elapsed().as_secs_f64());
     say!(
         "{done} cases in {elapsed:.1}s ({:.0} cases/s), {} failing",
         done as f64 / elapsed,
-        failures.len()
+        summary.failures.len()
     );
     if a.save_all {
-        if let Err(e) = save_all(&a, &campaign, &failures) {
+        if let Err(e) = save_all(&a, &campaign, &summary.failures) {
             return input_error(e);
         }
     }
-    let mut by_invariant: BTreeMap<String, Vec<u64>> = BTreeMap::new();
-    for f in &failures {
-        for v in &f.violated {
-            by_invariant.entry(v.clone()).or_default().push(f.index);
+    for (invariant, cases) in &summary.by_invariant() {
+        match write_minimized(&a, &campaign, invariant, cases) {
+            Ok(m) => summary.minimized.push(m),
+            Err(e) => return input_error(e),
         }
     }
-    for (invariant, cases) in &by_invariant {
-        if let Err(e) = write_minimized(&a, &campaign, invariant, cases) {
-            return input_error(e);
+    if let Err(e) = write_summary(&a.out, &summary) {
+        return input_error(e);
+    }
+    ExitCode::from(u8::from(!summary.failures.is_empty()))
+}
+
+/// Each shard directory's `summary.json`, labelled by the directory.
+fn read_summaries(dirs: &[PathBuf]) -> Result<Vec<(String, Summary)>, String> {
+    dirs.iter()
+        .map(|d| {
+            let label = d.display().to_string();
+            let path = d.join(summary::FILE);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                format!(
+                    "{label}: no readable {} ({e}): not the --out directory of a finished \
+                     `lws-sim fuzz` (leave out a shard that did not finish)",
+                    summary::FILE
+                )
+            })?;
+            let s = Summary::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            Ok((label, s))
+        })
+        .collect()
+}
+
+/// Copy the files of directory `from` into `to` (created), subdirectories too.
+fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(from)
+        .map_err(|e| io(from, e))?
+        .map(|e| e.map(|e| e.path()).map_err(|e| io(from, e)))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for src in entries {
+        let dst = to.join(src.file_name().unwrap_or_default());
+        if src.is_dir() {
+            copy_dir(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
         }
     }
-    ExitCode::from(u8::from(!failures.is_empty()))
+    Ok(())
+}
+
+/// Whether `out` is one of `dirs` (the same directory however spelt).
+fn is_one_of(out: &Path, dirs: &[PathBuf]) -> bool {
+    let canon = |p: &Path| p.canonicalize().ok();
+    canon(out).is_some_and(|o| dirs.iter().any(|d| canon(d).as_ref() == Some(&o)))
+}
+
+/// A note on stderr naming the shards no directory holds.
+fn note_missing(m: &Merged, given: usize, n: u64) {
+    if m.missing.count == 0 {
+        return;
+    }
+    let named: Vec<String> = m.missing.first.iter().map(|i| format!("{i}/{n}")).collect();
+    let more = m.missing.count - m.missing.first.len() as u64;
+    let more = if more > 0 {
+        format!(", ... and {more} more")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "note: {} of {n} shards missing ({}{more}); merged the {given} given: the summary covers only their cases",
+        m.missing.count,
+        named.join(", ")
+    );
+}
+
+/// `fuzz merge`: read each shard's summary, merge, copy the minimized scenarios (and saved
+/// cases) into `--out` with the merged `summary.json`, and print the summary a campaign prints.
+fn cmd_fuzz_merge(a: MergeArgs) -> ExitCode {
+    if is_one_of(&a.out, &a.dirs) {
+        return usage_error("--out is one of the shard directories; merge into another");
+    }
+    let inputs = match read_summaries(&a.dirs) {
+        Ok(i) => i,
+        Err(e) => return input_error(e),
+    };
+    let n = inputs[0].1.shards;
+    let merged = match summary::merge(&inputs) {
+        Ok(m) => m,
+        Err(e) => return input_error(e),
+    };
+    note_missing(&merged, inputs.len(), n);
+    let s = &merged.summary;
+    for e in &s.errors {
+        eprintln!("case {} could not run: {}", e.case, e.error);
+    }
+    let copied = merged
+        .copies
+        .iter()
+        .try_for_each(|c| copy_dir(&a.dirs[c.input].join(&c.dir), &a.out.join(&c.dir)));
+    if let Err(e) = copied.and_then(|_| write_summary(&a.out, s)) {
+        return input_error(e);
+    }
+    say!(
+        "{} cases merged from {} of {n} shards, {} failing",
+        s.cases(),
+        inputs.len(),
+        s.failures.len()
+    );
+    let by_invariant = s.by_invariant();
+    for m in &s.minimized {
+        let p = a.out.join(&m.dir).join("scenario.yaml");
+        say!(
+            "{}",
+            minimized_line(m, &by_invariant[&m.invariant], &p, &p.with_extension("svg"))
+        );
+    }
+    ExitCode::from(u8::from(!s.failures.is_empty()))
 }
 
 /// `3, 17, 40` or, past ten, `3, 17, ... and 12 more`.
@@ -1004,14 +1178,15 @@ fn case_list(cases: &[u64]) -> String {
     }
 }
 
-/// Minimize one finding, write it as `OUT/INVARIANT-CAUSE.yaml` with its picture beside it,
-/// and print where.
+/// Write one minimized finding (`keep`, the original steps it kept, and its run) as
+/// `OUT/INVARIANT-CAUSE.yaml` with its picture beside it, and print where.
 fn write_finding(
     (a, out): (&ExploreArgs, &Path),
     s: &Scenario,
     ex: &Exploration,
     (invariant, cause): (&str, &str),
     f: &Finding,
+    (keep, run): (Vec<usize>, RunReport),
 ) -> Result<(), String> {
     let points: Vec<u64> = ex
         .findings
@@ -1019,8 +1194,6 @@ fn write_finding(
         .filter(|g| g.perturbation.cause() == cause && g.new.contains(invariant))
         .map(|g| g.perturbation.point())
         .collect();
-    let (keep, run) =
-        explore::minimize(s, f.perturbation, &a.reconciler, invariant).map_err(|e| e.0)?;
     let violated: Vec<String> = run.violated().into_iter().collect();
     let parent = a.path.parent().unwrap_or(Path::new("."));
     let dir = parent.canonicalize().unwrap_or(parent.to_path_buf());
@@ -1050,6 +1223,40 @@ fn write_finding(
     Ok(())
 }
 
+/// The perturbed runs of an exploration over `jobs` threads, with a progress bar; `Plan::finish`
+/// takes their outcomes in perturbation order, so `--jobs` never changes the result.
+fn run_exploration(a: &ExploreArgs, s: &Scenario, jobs: usize) -> Result<Exploration, String> {
+    let plan = explore::Plan::new(s, &a.reconciler, a.max).map_err(|e| e.0)?;
+    let indices: Vec<usize> = (0..plan.perturbations.len()).collect();
+    let pb = progress(indices.len() as u64, true, "explore");
+    let outcomes = par_map(&indices, jobs, |&i| {
+        let outcome = plan.try_one(i);
+        pb.inc(1);
+        outcome
+    });
+    pb.finish_and_clear();
+    plan.finish(outcomes).map_err(|e| e.0)
+}
+
+/// Minimize each distinct finding (over `jobs` threads), then write them in order.
+fn write_findings(
+    a: &ExploreArgs,
+    out: &Path,
+    s: &Scenario,
+    ex: &Exploration,
+    jobs: usize,
+) -> Result<(), String> {
+    let distinct: Vec<_> = ex.distinct().into_iter().collect();
+    let minimized = par_map(&distinct, jobs, |((invariant, _), f)| {
+        explore::minimize(s, f.perturbation, &a.reconciler, invariant)
+    });
+    for (((invariant, cause), f), m) in distinct.iter().zip(minimized) {
+        let m = m.map_err(|e| e.0)?;
+        write_finding((a, out), s, ex, (invariant, cause), f, m)?;
+    }
+    Ok(())
+}
+
 fn cmd_explore(a: ExploreArgs) -> ExitCode {
     let out = a.out.clone().unwrap_or_else(|| {
         let stem = a.path.file_stem().map(|s| s.to_string_lossy().to_string());
@@ -1059,17 +1266,12 @@ fn cmd_explore(a: ExploreArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return input_error(e),
     };
+    let jobs = capped_jobs(a.jobs);
     let started = Instant::now();
-    let pb = progress(0, true, "explore");
-    let mut tick = |done: usize, total: usize| {
-        pb.set_length(total as u64);
-        pb.set_position(done as u64);
-    };
-    let ex = match explore::explore_with_progress(&s, &a.reconciler, a.max, &mut tick) {
+    let ex = match run_exploration(&a, &s, jobs) {
         Ok(x) => x,
-        Err(e) => return input_error(e.0),
+        Err(e) => return input_error(e),
     };
-    pb.finish_and_clear();
     let base: Vec<String> = ex.reference.violated().into_iter().collect();
     say!(
         "{} [{}]: reference run broke {:?}; tried {} perturbations ({} controller writes, {} watch events, {} reconciles) in {:.1}s; {} broke something new",
@@ -1083,44 +1285,26 @@ fn cmd_explore(a: ExploreArgs) -> ExitCode {
         started.elapsed().as_secs_f64(),
         ex.findings.len()
     );
-    for ((invariant, cause), f) in ex.distinct() {
-        if let Err(e) = write_finding((&a, &out), &s, &ex, (&invariant, cause), f) {
-            return input_error(e);
-        }
+    if let Err(e) = write_findings(&a, &out, &s, &ex, jobs) {
+        return input_error(e);
     }
     ExitCode::from(u8::from(!ex.findings.is_empty()))
 }
 
 /// Run a sweep's tasks over `jobs` threads; `Sweep::collect` puts them back in order, so
-/// `--jobs` never changes the result.
+/// `--jobs` never changes the result (nor which error is reported: the first in task order).
 fn run_sweep(
     sw: &Sweep,
     jobs: usize,
     pb: &ProgressBar,
 ) -> Result<Vec<sweep::PointResult>, scenario::RunError> {
     let (scenarios, tasks) = sw.tasks()?;
-    let done = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..jobs)
-            .map(|j| {
-                let mine: Vec<sweep::Task> = tasks.iter().copied().skip(j).step_by(jobs).collect();
-                let scenarios = &scenarios;
-                s.spawn(move || {
-                    mine.into_iter()
-                        .map(|t| {
-                            let o = sw.run_task(scenarios, t);
-                            pb.inc(1);
-                            o.map(|o| (t, o))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("sweep worker"))
-            .collect::<Result<Vec<_>, _>>()
-    })?;
-    Ok(sw.collect(done))
+    let done = par_map(&tasks, jobs, |&t| {
+        let o = sw.run_task(&scenarios, t);
+        pb.inc(1);
+        o.map(|o| (t, o))
+    });
+    Ok(sw.collect(done.into_iter().collect::<Result<Vec<_>, _>>()?))
 }
 
 fn cmd_sweep(a: SweepArgs) -> ExitCode {
@@ -1201,7 +1385,12 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run(a) => cmd_run(a),
         Command::Check(a) => cmd_check(a),
-        Command::Fuzz(a) => cmd_fuzz(a),
+        Command::Fuzz(FuzzCmd {
+            merge: Some(FuzzSub::Merge(a)),
+            ..
+        }) => cmd_fuzz_merge(a),
+        Command::Fuzz(FuzzCmd { run: Some(a), .. }) => cmd_fuzz(a),
+        Command::Fuzz(_) => usage_error("fuzz takes --reconciler SPEC or `merge DIR...`"),
         Command::Explore(a) => cmd_explore(a),
         Command::Sweep(a) => cmd_sweep(a),
         Command::Completions { shell } => {

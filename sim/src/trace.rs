@@ -89,6 +89,13 @@ impl std::fmt::Write for Fnv {
     }
 }
 
+/// FNV-1a 64 of `text`: a fingerprint that is the same on every build and machine.
+pub fn fnv64(text: &str) -> u64 {
+    let mut h = Fnv(FNV64_OFFSET);
+    h.bytes(text.as_bytes());
+    h.0
+}
+
 impl Default for Trace {
     fn default() -> Self {
         Trace {

@@ -211,6 +211,34 @@ fn usage_errors_exit_2_with_a_suggestion() {
 }
 
 #[test]
+fn fuzz_merge_takes_directories_and_no_campaign_arguments() {
+    let (code, _, err) = run(&["fuzz", "merge"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("<DIR>"), "{err}");
+    let (code, _, err) = run(&["fuzz", "--reconciler", "v0.4.1", "merge", "d"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("merge"), "{err}");
+    let dir = scratch("merge");
+    let none = dir.join("no-shard");
+    let out = dir.join("out");
+    let (code, _, err) = run(&[
+        "fuzz",
+        "merge",
+        none.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!("{}: no readable summary.json", none.display())),
+        "{err}"
+    );
+    let (code, out, _) = run(&["fuzz", "merge", "--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("lws-sim fuzz merge"), "{out}");
+}
+
+#[test]
 fn completions_are_printed_for_each_shell() {
     for (shell, needle) in [
         ("bash", "complete -F"),

@@ -1,9 +1,11 @@
-//! `explore`: perturbations of a reference run; findings are replayable scenarios.
+//! `explore`: perturbations of a reference run; findings are replayable scenarios; `--jobs`
+//! never changes what is found, printed or written.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use lws::profile::Profile;
-use lws_sim::explore::{explore, minimize, perturbed, perturbed_spec, Perturbation};
+use lws_sim::explore::{explore, minimize, perturbed, perturbed_spec, Perturbation, Plan};
 use lws_sim::scenario::{run, run_with, spec_yaml, Scenario};
 
 fn scenario(name: &str) -> Scenario {
@@ -96,4 +98,115 @@ fn a_finding_is_minimized_to_the_steps_it_needs_and_still_replays() {
         replay.trace_hash, found.trace_hash,
         "the file replays the minimized run"
     );
+}
+
+#[test]
+fn a_plans_outcomes_taken_in_any_order_make_the_same_exploration() {
+    // Under v0.3.0 killing the controller after its 56th write breaks partitionBudget, which
+    // the reference run keeps; 10 points of each kind include it.
+    let s = scenario("rollout.yaml");
+    let v030 = profile("v0.3.0");
+    let serial = explore(&s, &v030, 10).unwrap();
+    assert_eq!(serial.tried, 40);
+    let found: Vec<Perturbation> = serial.findings.iter().map(|f| f.perturbation).collect();
+    assert_eq!(found, [Perturbation::KillAfterWrite(56)]);
+    let plan = Plan::new(&s, &v030, 10).unwrap();
+    let backwards = (0..plan.perturbations.len()).rev().map(|i| plan.try_one(i));
+    let outcomes = backwards.collect();
+    let shuffled = plan.finish(outcomes).unwrap();
+    assert_eq!(shuffled.tried, serial.tried);
+    assert_eq!(shuffled.findings, serial.findings);
+    assert_eq!(shuffled.reference.trace_hash, serial.reference.trace_hash);
+}
+
+/// `lws-sim explore` on a seed scenario with `--jobs J` into `out`: exit code and stdout, the
+/// wall time and `out` masked.
+fn explore_cli(name: &str, reconciler: &str, max: &str, jobs: &str, out: &Path) -> (i32, String) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../scenarios")
+        .join(name);
+    let o = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args([
+            "explore",
+            path.to_str().unwrap(),
+            "--reconciler",
+            reconciler,
+        ])
+        .args(["--max", max, "--jobs", jobs, "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let code = o.status.code().unwrap();
+    assert!(code == 0 || code == 1, "{stdout}{stderr}");
+    let masked: Vec<String> = stdout
+        .lines()
+        .map(|l| {
+            let l = l.replace(out.to_str().unwrap(), "OUT");
+            match (l.find(" in "), l.find("s; ")) {
+                (Some(a), Some(b)) if a < b => format!("{} in TIME{}", &l[..a], &l[b + 1..]),
+                _ => l,
+            }
+        })
+        .collect();
+    (code, masked.join("\n"))
+}
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn jobs_never_change_the_report_or_the_files_written() {
+    let scratch = std::env::temp_dir().join(format!("lws-sim-explore-jobs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let (one, two) = (scratch.join("jobs-1"), scratch.join("jobs-2"));
+    let serial = explore_cli("rollout.yaml", "v0.3.0", "10", "1", &one);
+    let parallel = explore_cli("rollout.yaml", "v0.3.0", "10", "2", &two);
+    assert_eq!(serial.0, 1, "a finding: {}", serial.1);
+    assert!(
+        serial.1.contains("tried 40 perturbations")
+            && serial
+                .1
+                .contains("partitionBudget via kill-after-write: 1 perturbations (at 56)"),
+        "{}",
+        serial.1
+    );
+    assert_eq!(parallel, serial);
+    let files = tree(&one);
+    let names: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
+    assert_eq!(
+        names,
+        [
+            Path::new("partitionBudget-kill-after-write.svg"),
+            Path::new("partitionBudget-kill-after-write.yaml")
+        ]
+    );
+    assert!(tree(&two) == files, "the same files, byte for byte");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[test]
+fn explore_jobs_0_is_a_usage_error() {
+    let o = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args(["explore", "x.yaml", "--reconciler", "v0.4.1", "--jobs", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--jobs"));
 }

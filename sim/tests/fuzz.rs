@@ -1,8 +1,9 @@
 //! The fuzzer finds the seed bug and shrinks it to a small scenario that replays exactly; the
 //! fixed reconciler raises no alarm over the same cases; a campaign's results do not depend on
-//! how its cases are batched.
+//! how its cases are batched; the shards of a campaign merge into the campaign.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use lws::profile::Profile;
 use lws_sim::fuzz::{check_case, Campaign};
@@ -67,4 +68,172 @@ fn a_case_result_does_not_depend_on_its_batch() {
         let (a, b) = (one.check(i), two.check(i));
         assert_eq!((a.violated, a.events), (b.violated, b.events));
     }
+}
+
+/// `lws-sim ARGS`: exit code, stdout, stderr.
+fn cli(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (o.status.code().unwrap(), text(o.stdout), text(o.stderr))
+}
+
+/// `lws-sim fuzz --reconciler R --cases N --out DIR` with more arguments.
+fn fuzz_cli(reconciler: &str, cases: u64, out: &Path, more: &[&str]) -> (i32, String) {
+    let cases = cases.to_string();
+    let mut args = vec!["fuzz", "--reconciler", reconciler, "--cases", &cases];
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(more);
+    let (code, stdout, stderr) = cli(&args);
+    assert!(code == 0 || code == 1, "{args:?}: {stdout}{stderr}");
+    (code, stdout)
+}
+
+/// Every file under `dir`, by path relative to it, with its bytes.
+fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                out.push((p.strip_prefix(dir).unwrap().to_path_buf(), bytes));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The summary's per-invariant lines, with the output directory masked.
+fn invariant_lines(stdout: &str, out: &Path) -> Vec<String> {
+    let out = out.to_str().unwrap();
+    stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.replace(out, "OUT"))
+        .collect()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lws-sim-fuzz-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn three_shards_merge_into_the_unsharded_campaign() {
+    let dir = scratch("merge");
+    let whole = dir.join("whole");
+    // Two threads for the whole campaign, one per shard: neither changes what is found. Every
+    // failing case saved too (`case-N/`).
+    let (code, stdout) = fuzz_cli("v0.4.1", 40, &whole, &["--jobs", "2", "--save-all"]);
+    assert_eq!(code, 1, "v0.4.1 fails some of 40 cases: {stdout}");
+    let shards: Vec<PathBuf> = (0..3).map(|i| dir.join(format!("shard-{i}"))).collect();
+    // Cases 0..40 over 3 shards: 14, 13 and 13 of them.
+    for (i, cases) in [14, 13, 13].into_iter().enumerate() {
+        let shard = format!("{i}/3");
+        fuzz_cli(
+            "v0.4.1",
+            cases,
+            &shards[i],
+            &["--shard", &shard, "--save-all"],
+        );
+    }
+    let merged = dir.join("merged");
+    let mut args = vec!["fuzz", "merge"];
+    args.extend(shards.iter().map(|s| s.to_str().unwrap()));
+    args.extend(["--out", merged.to_str().unwrap()]);
+    let (mcode, mout, merr) = cli(&args);
+    assert_eq!(mcode, 1, "{mout}{merr}");
+    assert!(!merr.contains("missing"), "{merr}");
+    let failing = |out: &str| {
+        out.lines()
+            .next()
+            .unwrap()
+            .rsplit(", ")
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        mout.starts_with("40 cases merged from 3 of 3 shards"),
+        "{mout}"
+    );
+    assert_eq!(failing(&mout), failing(&stdout));
+    let lines = invariant_lines(&stdout, &whole);
+    assert!(lines.len() >= 3, "several invariants break: {stdout}");
+    assert_eq!(invariant_lines(&mout, &merged), lines);
+    let summary = std::fs::read_to_string(whole.join("summary.json")).unwrap();
+    assert!(
+        summary.contains("\"failures\": [\n    {\n      \"case\": 0,"),
+        "{summary}"
+    );
+    let (w, m) = (tree(&whole), tree(&merged));
+    let names = |t: &[(PathBuf, Vec<u8>)]| t.iter().map(|(p, _)| p.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&m), names(&w));
+    assert!(
+        w.len() > lines.len() * 3,
+        "scenario, manifests and picture per invariant"
+    );
+    assert!(names(&w).contains(&PathBuf::from("case-0/scenario.yaml")));
+    assert!(
+        m == w,
+        "summary.json and every minimized file byte for byte"
+    );
+    refusals(&dir, &shards);
+}
+
+/// What `fuzz merge` refuses (exit 2, naming the directory) and what it merges with a note.
+fn refusals(dir: &Path, shards: &[PathBuf]) {
+    let s = |i: usize| shards[i].to_str().unwrap();
+    let merge = |dirs: &[&str], out: &Path| {
+        let mut args = vec!["fuzz", "merge"];
+        args.extend(dirs);
+        args.extend(["--out", out.to_str().unwrap()]);
+        cli(&args)
+    };
+    let out = dir.join("partial");
+    let (code, stdout, err) = merge(&[s(2), s(0)], &out);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("1 of 3 shards missing (1/3)"), "{err}");
+    assert!(
+        stdout.starts_with("27 cases merged from 2 of 3 shards"),
+        "{stdout}"
+    );
+    let (code, _, err) = merge(&[s(0), s(1), s(0)], &out);
+    assert_eq!(code, 2);
+    assert!(err.contains(&format!("{}: shard 0/3 again", s(0))), "{err}");
+    let other_seed = dir.join("seed-2");
+    fuzz_cli("v0.4.1", 1, &other_seed, &["--shard", "2/3", "--seed", "2"]);
+    let (code, _, err) = merge(&[s(0), s(1), other_seed.to_str().unwrap()], &out);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("seed-2: not a shard of the same campaign"),
+        "{err}"
+    );
+    assert!(err.contains("seed 2, not 1"), "{err}");
+    let fixed = dir.join("all-fixed");
+    fuzz_cli("all-fixed", 1, &fixed, &["--shard", "2/3"]);
+    let (code, _, err) = merge(&[s(0), fixed.to_str().unwrap()], &out);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("all-fixed: not a shard") && err.contains("reconciler"),
+        "{err}"
+    );
+    let (code, _, err) = merge(&[s(0), dir.to_str().unwrap()], &out);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!("{}: no readable summary.json", dir.display())),
+        "{err}"
+    );
+    let (code, _, err) = merge(&[s(0), s(1)], &shards[1]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--out"), "{err}");
 }
