@@ -6,6 +6,7 @@
 //! the command line are humantime's (`--time 90s`, `--time 1h30m`); progress bars are
 //! indicatif's, drawn only when stderr is a terminal and `--json` is off.
 
+use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -26,7 +27,7 @@ use lws_sim::sweep::{self, Param, Sweep};
 const USAGE: &str = "\
 lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
                 [--timeline FILE.svg] [--perfetto FILE.json]
-       lws-sim check PATH... [--seeds N] [--json]
+       lws-sim check PATH... [--seeds N] [--jobs J] [--json]
        lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] [--jobs J]
                 [--shard I/N] [--out DIR] [--save-all]
        lws-sim fuzz merge DIR... [--out DIR]
@@ -169,6 +170,9 @@ struct CheckArgs {
     /// by every seed, and the seeds that disagree are listed.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     seeds: Option<u64>,
+    /// Spread the runs over J threads (results and output do not depend on J).
+    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    jobs: u64,
     /// One JSON object on stdout instead of the table.
     #[arg(long)]
     json: bool,
@@ -654,20 +658,44 @@ fn check_name(f: &Path) -> String {
 }
 
 /// Run `s` against every reconciler in its `expect`, once or (`--seeds N`) at N seeds.
-fn check_scenario(f: &Path, s: &Scenario, seeds: Option<u64>) -> Result<Vec<CheckRow>, String> {
+/// Each expectation of `s` judged once (the file's seed) or over `seeds` seeds; the runs spread
+/// over `jobs` threads and collected in (expectation, seed) order.
+fn check_scenario(
+    f: &Path,
+    s: &Scenario,
+    seeds: Option<u64>,
+    jobs: usize,
+) -> Result<Vec<CheckRow>, String> {
+    let seed_list: Vec<Option<u64>> = match seeds {
+        None => vec![None],
+        Some(n) => sweep::seeds_of(s, n).into_iter().map(Some).collect(),
+    };
+    let tasks: Vec<(usize, Option<u64>)> = (0..s.expect.len())
+        .flat_map(|i| seed_list.iter().map(move |&seed| (i, seed)))
+        .collect();
+    let runs = par_map(&tasks, jobs, |&(i, seed)| {
+        scenario::run_with(s, &s.expect[i].0, seed).map_err(|e| e.0)
+    });
+    let mut runs = runs.into_iter();
     let mut rows = Vec::new();
     for (profile, expected) in &s.expect {
+        let mine: Vec<RunReport> = runs
+            .by_ref()
+            .take(seed_list.len())
+            .collect::<Result<_, _>>()?;
         let (got, ok, over_seeds) = match seeds {
             None => {
-                let report = scenario::run_with(s, profile, None).map_err(|e| e.0)?;
-                let ok = scenario::judge(&report, expected).is_ok();
-                (report.violated().into_iter().collect(), ok, None)
+                let ok = scenario::judge(&mine[0], expected).is_ok();
+                (mine[0].violated().into_iter().collect(), ok, None)
             }
-            Some(n) => {
-                let seeds = sweep::seeds_of(s, n);
-                let runs = sweep::outcomes(s, profile, &seeds).map_err(|e| e.0)?;
-                let verdict = sweep::judge_seeds(expected, &runs);
-                let runs: Vec<(u64, Vec<String>)> = runs
+            Some(_) => {
+                let outcomes: Vec<(u64, BTreeSet<String>)> = seed_list
+                    .iter()
+                    .zip(&mine)
+                    .map(|(seed, r)| (seed.unwrap_or(1), r.violated()))
+                    .collect();
+                let verdict = sweep::judge_seeds(expected, &outcomes);
+                let runs: Vec<(u64, Vec<String>)> = outcomes
                     .into_iter()
                     .map(|(seed, g)| (seed, g.into_iter().collect()))
                     .collect();
@@ -693,6 +721,7 @@ fn cmd_check(a: CheckArgs) -> ExitCode {
         Ok(f) => f,
         Err(m) => return usage_error(&m),
     };
+    let jobs = capped_jobs(a.jobs);
     let pb = progress(files.len() as u64, !a.json, "check");
     let mut rows = Vec::new();
     for f in &files {
@@ -701,7 +730,7 @@ fn cmd_check(a: CheckArgs) -> ExitCode {
             Ok(s) => s,
             Err(e) => return input_error(e),
         };
-        match check_scenario(f, &s, a.seeds) {
+        match check_scenario(f, &s, a.seeds, jobs) {
             Ok(r) => rows.extend(r),
             Err(e) => return input_error(e),
         }

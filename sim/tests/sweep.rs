@@ -131,7 +131,10 @@ fn rate_scenario(expect: &str) -> PathBuf {
     }
     let text = std::fs::read_to_string(scenario_path()).unwrap();
     let head = text.split("\nexpect:\n").next().unwrap();
-    let p = dir.join("rates.yaml");
+    // One file per call: tests run in parallel in this process.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = dir.join(format!("rates-{n}.yaml"));
     std::fs::write(&p, format!("{head}\nexpect:\n{expect}")).unwrap();
     p
 }
@@ -218,4 +221,35 @@ fn a_grid_value_past_a_load_limit_is_bad_input() {
     sw.params = vec![Param::parse("cluster.nodes.count=8..100000").unwrap()];
     let e = sw.tasks().expect_err("past the node limit");
     assert!(e.0.contains("cluster.nodes.count"), "{}", e.0);
+}
+
+#[test]
+fn check_over_seeds_gives_the_same_answer_for_any_jobs() {
+    let p = rate_scenario(
+        "  v0.3.0,worker-update-strategy=OnDelete: {violates: [convergence, groupConsistency, timeout], in: 50%..100%}\n  v0.3.0: holds\n",
+    );
+    let run = |jobs: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+            .args([
+                "check",
+                p.to_str().unwrap(),
+                "--seeds",
+                "4",
+                "--json",
+                "--jobs",
+                jobs,
+            ])
+            .output()
+            .unwrap();
+        (out.status.code(), out.stdout)
+    };
+    let (code1, one) = run("1");
+    let (code2, two) = run("2");
+    assert_eq!(
+        code1,
+        Some(1),
+        "v0.3.0 does not hold: {}",
+        String::from_utf8_lossy(&one)
+    );
+    assert_eq!((code1, one), (code2, two));
 }
