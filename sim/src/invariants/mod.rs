@@ -329,6 +329,9 @@ impl Checker {
 
     /// End of run: restarts still owed are late if their time has come.
     pub fn finish(&mut self, api: &ApiServer) {
+        if self.lws_deleting {
+            return;
+        }
         let namespace = self.lws.as_ref().map_or("", |l| l.namespace.as_str());
         let mut out = Sink {
             api,
@@ -358,9 +361,12 @@ impl Checker {
         let entries = &api.trace.entries[self.trace_cursor..];
         self.trace_cursor = api.trace.entries.len();
         let model = &self.model;
-        self.restart
-            .check_restarts(&mut out, model, &lws.namespace, &lws.name, entries);
-        self.restart.check_required(&mut out, model);
+        // An LWS being deleted owes no restarts: its groups go, whatever deletes them.
+        if !self.lws_deleting {
+            self.restart
+                .check_restarts(&mut out, model, &lws.namespace, &lws.name, entries);
+            self.restart.check_required(&mut out, model);
+        }
         let now = api.now_ms();
         for &g in &dirty {
             let change = self.model.reevaluate(g);
