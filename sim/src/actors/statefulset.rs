@@ -617,8 +617,11 @@ fn update_revision(
     data: &Value,
 ) -> Result<Revision, ()> {
     let max_rev = owned.last().map(|r| r.revision.unwrap_or(0)).unwrap_or(0);
-    let equal: Vec<&Shared<ControllerRevision>> =
-        owned.iter().filter(|r| r.data.0 == *data).collect();
+    let hash = name.rsplit('-').next().unwrap_or("");
+    let equal: Vec<&Shared<ControllerRevision>> = owned
+        .iter()
+        .filter(|r| equal_revision(r, hash, data))
+        .collect();
     Ok(match equal.last() {
         Some(last)
             if owned.last().map(|o| k8s::name(&o.metadata)) == Some(k8s::name(&last.metadata)) =>
@@ -646,6 +649,15 @@ fn update_revision(
             }
         }
     })
+}
+
+/// `history.EqualRevision`: revisions whose hash labels differ are not equal (no data compared);
+/// otherwise equal data is.
+fn equal_revision(r: &ControllerRevision, hash: &str, data: &Value) -> bool {
+    match k8s::label(&r.metadata, HASH_LABEL) {
+        Some(h) if h != hash => false,
+        _ => r.data.0 == *data,
+    }
 }
 
 /// `newRevision` + `createControllerRevision`: an existing revision of the same name and data
