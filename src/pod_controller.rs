@@ -137,23 +137,6 @@ async fn write_worker_statefulset<C: Client>(c: &C, flags: &Flags, sts: Stateful
     }
 }
 
-/// `ContainerRestarted` (V3 podu:28-44): Running or Pending with a restarted container.
-pub fn container_restarted(pod: &Pod) -> bool {
-    if !matches!(k8s::phase(pod), "Running" | "Pending") {
-        return false;
-    }
-    let st = pod.status.as_ref();
-    let statuses = st
-        .and_then(|s| s.container_statuses.as_ref())
-        .into_iter()
-        .flatten();
-    let init = st
-        .and_then(|s| s.init_container_statuses.as_ref())
-        .into_iter()
-        .flatten();
-    statuses.chain(init).any(|c| c.restart_count > 0)
-}
-
 /// The B09 fix (PR #999, dcbd8f0; `pod-delete-events=tombstone`): a delete event carries the
 /// deleted pod, so a deleted worker restarts its group even when the worker StatefulSet has
 /// already re-created a pod of the same name, which is all a reconcile by name would see. A
@@ -192,7 +175,7 @@ async fn handle_restart_policy<C: Client>(
     if lws.spec.leader_worker_template.restart_policy != "RecreateGroupOnPodRestart" {
         return Ok(false);
     }
-    if !gone && !container_restarted(pod) && !k8s::is_terminating(&pod.metadata) {
+    if !gone && !k8s::container_restarted(pod) && !k8s::is_terminating(&pod.metadata) {
         return Ok(false);
     }
     let ns = k8s::namespace(&pod.metadata);

@@ -60,7 +60,7 @@ pub fn pod_running_and_ready(pod: &Pod, flags: &Flags) -> bool {
 
 /// `ContainerRestarted`: Running or Pending with any (init) container restarted.
 pub fn container_restarted(pod: &Pod) -> bool {
-    crate::pod_controller::container_restarted(pod)
+    k8s::container_restarted(pod)
 }
 
 /// `PodDeleted`: the pod has a deletion timestamp.
