@@ -127,6 +127,23 @@ pub fn scaled_value(v: &IntOrString, total: i32, round_up: bool) -> Result<i32, 
     }
 }
 
+/// `ContainerRestarted` (lws pkg/utils/pod/pod_utils.go v0.3.0:28-44; the same at v0.10.0): Running or Pending with a restarted container.
+pub fn container_restarted(pod: &Pod) -> bool {
+    if !matches!(phase(pod), "Running" | "Pending") {
+        return false;
+    }
+    let st = pod.status.as_ref();
+    let statuses = st
+        .and_then(|s| s.container_statuses.as_ref())
+        .into_iter()
+        .flatten();
+    let init = st
+        .and_then(|s| s.init_container_statuses.as_ref())
+        .into_iter()
+        .flatten();
+    statuses.chain(init).any(|c| c.restart_count > 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,21 +165,4 @@ mod tests {
         assert_eq!(scaled_value(&IntOrString::Int(2), 5, false), Ok(2));
         assert!(scaled_value(&p("50"), 5, false).is_err());
     }
-}
-
-/// `ContainerRestarted` (lws pkg/utils/pod/pod_utils.go v0.3.0:28-44; the same at v0.10.0): Running or Pending with a restarted container.
-pub fn container_restarted(pod: &Pod) -> bool {
-    if !matches!(phase(pod), "Running" | "Pending") {
-        return false;
-    }
-    let st = pod.status.as_ref();
-    let statuses = st
-        .and_then(|s| s.container_statuses.as_ref())
-        .into_iter()
-        .flatten();
-    let init = st
-        .and_then(|s| s.init_container_statuses.as_ref())
-        .into_iter()
-        .flatten();
-    statuses.chain(init).any(|c| c.restart_count > 0)
 }
