@@ -317,21 +317,24 @@ fn recreated_asks_for_another_uid_than_the_deleted_one() {
     let m = check_messages(
         "  - waitFor: available
     timeout: 10m
-  - check: {kind: Pod, name: vllm-1, recreated: true}
   - deletePod: {pod: vllm-1-1}
   - waitFor: {kind: Pod, name: vllm-1-1, recreated: true, match: {status: {phase: Running}}}
     timeout: 5m
   - check: {kind: Pod, name: vllm-1-1, match: {metadata: {name: {$not: vllm-1-1}}}}
 ",
     );
-    assert_eq!(m.len(), 2, "{m:?}");
-    assert_eq!(
-        m[0],
-        "Pod vllm-1: `recreated` but no earlier step deleted it"
-    );
+    assert_eq!(m.len(), 1, "{m:?}");
     assert!(
-        m[1].ends_with(".metadata.name: expected anything but \"vllm-1-1\", found \"vllm-1-1\""),
+        m[0].ends_with(".metadata.name: expected anything but \"vllm-1-1\", found \"vllm-1-1\""),
         "{}",
-        m[1]
+        m[0]
+    );
+    // No earlier step deletes it: refused when the file loads, naming the step.
+    let e = scenario("  - check: {kind: Pod, name: vllm-1, recreated: true}\n").unwrap_err();
+    assert!(
+        e.ends_with(
+            "steps[0].check.recreated: no earlier `delete` or `deletePod` step deletes Pod vllm-1"
+        ),
+        "{e}"
     );
 }

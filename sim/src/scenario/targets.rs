@@ -287,7 +287,12 @@ pub fn check_scenario(
     let nodes = nodes.unwrap_or(crate::world::ClusterConfig::default().node_count);
     let pop = Population::of(manifests, steps);
     let mut waited: u64 = 0;
+    let mut deleted: BTreeSet<(String, String, String)> = BTreeSet::new();
     for (i, (s, step)) in spec.steps.iter().zip(steps).enumerate() {
+        note_deleted(s, &mut deleted);
+        if let Some(m) = recreated_without_delete(s, &deleted) {
+            return Err(at(lines.step(i), format!("steps[{i}].{m}")));
+        }
         if let StepSpec::Wait(d) = s {
             waited = waited.saturating_add(d.0);
             if waited > HORIZON_MS {
@@ -302,4 +307,42 @@ pub fn check_scenario(
             .map_err(|(_, m)| at(lines.step(i), format!("steps[{i}].{m}")))?;
     }
     Ok(())
+}
+
+/// The (kind, namespace, name) a `delete` or `deletePod` step deletes.
+fn note_deleted(s: &StepSpec, deleted: &mut BTreeSet<(String, String, String)>) {
+    let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| "default".into());
+    match s {
+        StepSpec::Delete(o) => {
+            deleted.insert((o.kind.clone(), ns(&o.namespace), o.name.clone()));
+        }
+        StepSpec::DeletePod(d) => {
+            deleted.insert(("Pod".into(), ns(&d.namespace), d.pod.clone()));
+        }
+        _ => {}
+    }
+}
+
+/// A `check`/`waitFor` with `recreated: true` whose object no earlier step deletes: the
+/// message, else `None`.
+fn recreated_without_delete(
+    s: &StepSpec,
+    deleted: &BTreeSet<(String, String, String)>,
+) -> Option<String> {
+    let (key, o) = match s {
+        StepSpec::Check(o) => ("check", o.clone()),
+        StepSpec::WaitFor { target, .. } => (
+            "waitFor",
+            serde_json::from_value::<super::spec::ObjectRef>(target.clone()).ok()?,
+        ),
+        _ => return None,
+    };
+    let ns = o.namespace.clone().unwrap_or_else(|| "default".into());
+    let known = deleted.contains(&(o.kind.clone(), ns, o.name.clone()));
+    (o.recreated && !known).then(|| {
+        format!(
+            "{key}.recreated: no earlier `delete` or `deletePod` step deletes {} {}",
+            o.kind, o.name
+        )
+    })
 }
