@@ -519,3 +519,42 @@ fn kube_rs_lists_watches_patches_and_applies() {
         assert!(matches!(missing, kube::Error::Api(ref e) if e.code == 404), "{missing:?}");
     });
 }
+
+#[test]
+fn kubectl_gets_and_describes_the_events_the_controllers_recorded() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    s.step("3m");
+    let events = s.ok(&["get", "events"]);
+    for want in ["LAST SEEN", "REASON", "leaderworkerset/vllm", "Normal"] {
+        assert!(events.contains(want), "no {want:?} in:\n{events}");
+    }
+    let selected = s.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "involvedObject.kind=LeaderWorkerSet,type=Normal",
+        "-o",
+        "jsonpath={.items[*].involvedObject.name}",
+    ]);
+    assert!(
+        selected.split_whitespace().all(|n| n == "vllm"),
+        "{selected}"
+    );
+    assert!(!selected.is_empty());
+    let described = s.ok(&["describe", "lws", "vllm"]);
+    // `kubectl describe` lists the LWS's events by field selector (involvedObject.*).
+    let listed = described.split("Events:").nth(1).unwrap_or("");
+    assert!(
+        listed.contains("GroupsProgressing") && listed.contains("Created leader statefulset vllm"),
+        "describe lists the LWS's events:\n{described}"
+    );
+    let (ok, text) = s.kubectl(&["get", "events", "--field-selector", "spec.x=1"]);
+    assert!(!ok && text.contains("not a known field selector"), "{text}");
+    let (code, body) = s.http(
+        "POST",
+        "/api/v1/namespaces/default/events",
+        "application/json",
+        "{}",
+    );
+    assert_eq!(code, 405, "{body}");
+}

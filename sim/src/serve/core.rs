@@ -69,6 +69,8 @@ enum Route {
     Group(String),
     Resources(String, String),
     Resource(Target),
+    /// `/api/v1/[namespaces/NS/]events[/NAME]` (`events.rs`): namespace, name.
+    Events(Option<String>, Option<String>),
     Sim(String),
     OpenApiRoot,
     OpenApi(String),
@@ -95,6 +97,13 @@ fn route(path: &str) -> Route {
         [plural, more @ ..] => (None, (plural, more)),
     };
     let (plural, more) = rest;
+    if (group, version, *plural) == ("", "v1", "events") {
+        return match more {
+            [] => Route::Events(namespace, None),
+            [n] => Route::Events(namespace, Some(n.to_string())),
+            _ => Route::NotFound,
+        };
+    }
     let Some(res) = resources::find(group, version, plural) else {
         return Route::NotFound;
     };
@@ -247,6 +256,14 @@ impl Core {
                 .unwrap_or_else(not_found_path),
             Route::NotFound => not_found_path(),
             Route::Resource(t) => self.resource(t, &req),
+            Route::Events(ns, name) if req.method == "GET" => super::events::get(
+                &self.runner.world.api,
+                ns.as_deref(),
+                name.as_deref(),
+                &req.query,
+                &req.accept,
+            ),
+            Route::Events(..) => super::events::refuse(&req.method),
         };
         self.pump();
         r

@@ -11,6 +11,7 @@
 
 mod clock;
 pub mod core;
+mod events;
 mod http;
 pub mod ops;
 pub mod query;

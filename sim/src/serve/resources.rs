@@ -181,6 +181,17 @@ pub fn api_group(group: &str) -> Option<Value> {
 /// `GET /api/v1` or `/apis/GROUP/VERSION`: `APIResourceList`, subresources as `plural/sub`.
 pub fn resource_list(group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
+    if (group, version) == ("", "v1") {
+        // Read-only: the controllers' recorded events (`events.rs`).
+        resources.push(json!({
+            "name": "events",
+            "singularName": "event",
+            "namespaced": true,
+            "kind": "Event",
+            "verbs": ["get", "list"],
+            "shortNames": ["ev"],
+        }));
+    }
     for r in RESOURCES
         .iter()
         .filter(|r| r.group == group && r.version == version)
