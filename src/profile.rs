@@ -125,6 +125,14 @@ pub struct Flags {
     /// Without it a foreground deletion never ends: the reconciler re-creates the leader
     /// StatefulSet and headless Service the garbage collector deletes.
     pub deleting_lws_returns: bool,
+    /// Not upstream: a proposed fix for Z07 (docs/findings/Z07.md). When the leader StatefulSet
+    /// is not in the cache, `getOrCreateRevisionIfNonExist` (v0.10.0) asks for no key and
+    /// creates a revision; a reconcile whose StatefulSet cache lags its own create so makes a
+    /// second revision of the same key. With this set, it first looks for a revision under the
+    /// key `NewRevision` would give the current templates and reuses it. Only the v0.10.0 port
+    /// reads it: the shared port names a revision by its hash alone, so a duplicate is refused
+    /// there (AlreadyExists).
+    pub revision_reuse_at_creation: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -333,6 +341,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.deleting_lws_returns = i == 1,
     },
     FlagSpec {
+        name: "revision-at-creation",
+        values: &["create", "reuse"],
+        upstream: "proposed fix for Z07 (not upstream)",
+        at_v0_10_0: &["create", "reuse"],
+        get: |f| usize::from(f.revision_reuse_at_creation),
+        set: |f, i| f.revision_reuse_at_creation = i == 1,
+    },
+    FlagSpec {
         name: "terminating-pods",
         values: &["ready", "not-ready"],
         upstream: "proposed fix for Z02 (not upstream)",
@@ -377,6 +393,7 @@ impl Flags {
             restart_policy_default_recreate: false,
             network_config: false,
             deleting_lws_returns: false,
+            revision_reuse_at_creation: false,
         }
     }
 

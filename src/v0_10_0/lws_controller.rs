@@ -52,7 +52,8 @@ pub async fn reconcile<C: Client>(
     {
         return Ok(Action::requeue_after(5_000));
     }
-    let mut revision = get_or_create_revision_if_non_exist(c, leader_sts.as_deref(), &lws).await?;
+    let mut revision =
+        get_or_create_revision_if_non_exist(c, ctx, leader_sts.as_deref(), &lws).await?;
     let updated = get_updated_revision(c, leader_sts.as_deref(), &lws, &revision).await?;
     let lws_updated = updated.is_some();
     if let Some(u) = updated {
@@ -382,14 +383,27 @@ async fn get_leader_statefulset<C: Client>(
 
 /// `getOrCreateRevisionIfNonExist`: the revision named by the leader StatefulSet's key, or a
 /// new one (for a new LWS, or one upgraded from a release without revisions).
+///
+/// Upstream asks `GetRevision` for the key "" when no leader StatefulSet is in the cache, and
+/// that finds nothing: a reconcile whose StatefulSet cache has not yet seen the StatefulSet a
+/// previous reconcile created makes a second revision of the same key (Z07).
+/// `revision-at-creation=reuse` (not upstream) first looks for a revision under the key
+/// `NewRevision` would give the current templates.
 async fn get_or_create_revision_if_non_exist<C: Client>(
     c: &C,
+    ctx: &Ctx<'_>,
     sts: Option<&StatefulSet>,
     lws: &LeaderWorkerSet,
 ) -> Result<Arc<ControllerRevision>> {
     let revision_key = sts.map_or("", |s| get_revision_key(&s.metadata));
     if let Some(r) = rev::get_revision(c, lws, revision_key).await? {
         return Ok(r);
+    }
+    if revision_key.is_empty() && ctx.flags.revision_reuse_at_creation {
+        let current_key = rev::current_revision_key(lws);
+        if let Some(r) = rev::get_revision(c, lws, &current_key).await? {
+            return Ok(r);
+        }
     }
     let revision = rev::new_revision(c, lws, revision_key).await?;
     let key = get_revision_key(&revision.metadata).to_string();
@@ -768,4 +782,182 @@ pub fn exclusive_condition_types(a: &str, b: &str) -> bool {
             | (AVAILABLE, UPDATE_IN_PROGRESS)
             | (UPDATE_IN_PROGRESS, AVAILABLE)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+    use k8s_openapi::jiff::Timestamp;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::client::{Propagation, Reason, Resource};
+    use crate::profile::Flags;
+
+    /// The revisions of one namespace: listed by labels, created by name (AlreadyExists on a
+    /// taken one); every other call is refused, as `getOrCreateRevisionIfNonExist` makes none.
+    #[derive(Default)]
+    struct Revisions(RefCell<Vec<ControllerRevision>>);
+
+    fn convert<A: serde::Serialize, B: serde::de::DeserializeOwned>(a: &A) -> B {
+        serde_json::from_value(serde_json::to_value(a).expect("encodes")).expect("decodes")
+    }
+
+    fn refused(call: &str) -> Error {
+        Error::internal(format!("Revisions: unexpected {call}"))
+    }
+
+    impl Client for Revisions {
+        async fn get<K: Resource>(&self, _namespace: &str, _name: &str) -> Result<Arc<K>> {
+            Err(refused("get"))
+        }
+
+        async fn list<K: Resource>(
+            &self,
+            _namespace: &str,
+            labels: &[(&str, &str)],
+        ) -> Result<Vec<Arc<K>>> {
+            assert_eq!(K::KIND, "ControllerRevision");
+            let all = self.0.borrow();
+            let matching = all.iter().filter(|r| {
+                labels
+                    .iter()
+                    .all(|&(k, v)| k8s::label(&r.metadata, k) == Some(v))
+            });
+            Ok(matching.map(|r| Arc::new(convert(r))).collect())
+        }
+
+        async fn create<K: Resource>(&self, obj: K) -> Result<Arc<K>> {
+            let r: ControllerRevision = convert(&obj);
+            let mut all = self.0.borrow_mut();
+            if all.iter().any(|o| o.metadata.name == r.metadata.name) {
+                return Err(Error::new(Reason::AlreadyExists, "taken"));
+            }
+            all.push(r);
+            Ok(Arc::new(obj))
+        }
+
+        async fn update<K: Resource>(&self, _obj: K) -> Result<Arc<K>> {
+            Err(refused("update"))
+        }
+
+        async fn update_status<K: Resource>(&self, _obj: K) -> Result<Arc<K>> {
+            Err(refused("update_status"))
+        }
+
+        async fn merge_patch<K: Resource>(
+            &self,
+            _namespace: &str,
+            _name: &str,
+            _patch: Value,
+        ) -> Result<Arc<K>> {
+            Err(refused("merge_patch"))
+        }
+
+        async fn apply<K: Resource>(
+            &self,
+            _obj: K,
+            _manager: &str,
+            _force: bool,
+        ) -> Result<Arc<K>> {
+            Err(refused("apply"))
+        }
+
+        async fn delete<K: Resource>(
+            &self,
+            _namespace: &str,
+            _name: &str,
+            _propagation: Option<Propagation>,
+        ) -> Result<()> {
+            Err(refused("delete"))
+        }
+
+        fn event<K: Resource>(&self, _object: &K, _type_: &str, _reason: &str, _message: &str) {}
+    }
+
+    /// Runs a future that never suspends (`Revisions` answers at once).
+    fn block_on<F: Future>(f: F) -> F::Output {
+        let mut f = pin!(f);
+        match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(v) => v,
+            Poll::Pending => panic!("a future on Revisions suspended"),
+        }
+    }
+
+    fn lws(size: i32) -> LeaderWorkerSet {
+        let mut l = LeaderWorkerSet::default();
+        l.metadata.name = Some("test-sample".into());
+        l.metadata.namespace = Some("default".into());
+        l.metadata.uid = Some("uid-1".into());
+        l.spec.leader_worker_template.size = Some(size);
+        l
+    }
+
+    /// One reconcile's `getOrCreateRevisionIfNonExist` with no leader StatefulSet in the cache,
+    /// under `revision-at-creation=<reuse>`.
+    fn with_no_sts(api: &Revisions, lws: &LeaderWorkerSet, reuse: bool) -> ControllerRevision {
+        let flags = Flags {
+            revision_reuse_at_creation: reuse,
+            ..Flags::v0_10_0()
+        };
+        let ctx = Ctx {
+            flags: &flags,
+            now: Time(Timestamp::UNIX_EPOCH),
+        };
+        let r = block_on(get_or_create_revision_if_non_exist(api, &ctx, None, lws));
+        (*r.expect("a revision")).clone()
+    }
+
+    fn names(api: &Revisions) -> Vec<String> {
+        api.0
+            .borrow()
+            .iter()
+            .map(|r| k8s::name(&r.metadata).to_string())
+            .collect()
+    }
+
+    /// Z07: a second reconcile that still does not see the leader StatefulSet it created makes
+    /// a second revision of the same key upstream (numbered 2, so its name is free), and reuses
+    /// the first with `revision-at-creation=reuse`.
+    #[test]
+    fn a_revision_of_the_current_templates_is_created_twice_upstream_and_reused_with_the_fix() {
+        let l = lws(2);
+        let api = Revisions::default();
+        let first = with_no_sts(&api, &l, false);
+        let key = get_revision_key(&first.metadata).to_string();
+        assert_eq!(key, rev::current_revision_key(&l));
+        let second = with_no_sts(&api, &l, false);
+        assert_eq!(get_revision_key(&second.metadata), key);
+        let (n1, n2) = (
+            format!("test-sample-{key}-1"),
+            format!("test-sample-{key}-2"),
+        );
+        assert_eq!(names(&api), [n1.clone(), n2]);
+
+        let api = Revisions::default();
+        with_no_sts(&api, &l, true);
+        let again = with_no_sts(&api, &l, true);
+        assert_eq!(k8s::name(&again.metadata), n1);
+        assert_eq!(names(&api), [n1]);
+    }
+
+    /// The fix reuses only a revision of the current templates: after a template change (no
+    /// leader StatefulSet seen) it creates one, numbered above the old.
+    #[test]
+    fn reuse_creates_a_revision_when_the_templates_changed() {
+        let api = Revisions::default();
+        let old = with_no_sts(&api, &lws(2), true);
+        let new = with_no_sts(&api, &lws(3), true);
+        assert_ne!(
+            get_revision_key(&new.metadata),
+            get_revision_key(&old.metadata)
+        );
+        assert_eq!(new.revision, Some(2));
+        assert_eq!(names(&api).len(), 2);
+    }
 }

@@ -15,7 +15,8 @@
 //! hook one named spot: `worker-sts-ready` and `terminating-pods` in `utils::statefulset_ready`
 //! and the leader readiness of `getReplicaStates`, `partition=all-unready` in
 //! `rolling_update_partition`, `worker-update-strategy` in the worker StatefulSet,
-//! `pod-delete-events` in `pod_controller::reconcile_deleted`, and `leader-pod-watch` in the
+//! `pod-delete-events` in `pod_controller::reconcile_deleted`, `revision-at-creation` in
+//! `lws_controller::get_or_create_revision_if_non_exist`, and `leader-pod-watch` in the
 //! simulator's handler wiring. docs/fidelity.md lists every function and simplification.
 
 pub mod lws_controller;

@@ -61,6 +61,13 @@ pub async fn new_revision<C: Client>(
     })
 }
 
+/// The key `NewRevision(lws, "")` labels a revision of the current templates with: the hash
+/// of the stored patch. Not an upstream function: the lookup of `revision-at-creation=reuse`
+/// (Z07's proposed fix).
+pub fn current_revision_key(lws: &LeaderWorkerSet) -> String {
+    hash_revision(&get_patch(lws))
+}
+
 /// `CreateRevision`.
 pub async fn create_revision<C: Client>(
     c: &C,
