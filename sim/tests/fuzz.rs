@@ -237,3 +237,20 @@ fn refusals(dir: &Path, shards: &[PathBuf]) {
     assert_eq!(code, 2);
     assert!(err.contains("--out"), "{err}");
 }
+
+#[test]
+fn a_case_run_in_memory_is_the_run_of_its_written_files() {
+    // `run_case` decodes the manifests straight from JSON; the files a failure is written as
+    // go through YAML. Both must be the same run, trace for trace.
+    let reconciler = profile("v0.4.1");
+    let campaign = Campaign::new(7, reconciler.clone(), (0, 1));
+    for i in 0..6 {
+        let case = campaign.case(i);
+        let in_memory = lws_sim::fuzz::run_case(&case, &reconciler).unwrap();
+        let files = case.files(Some(&reconciler.name), None, "");
+        let s = files.scenario(Path::new("case.yaml")).unwrap();
+        let written = lws_sim::scenario::run_with(&s, &reconciler, None).unwrap();
+        assert_eq!(in_memory.trace_hash, written.trace_hash, "case {i}");
+        assert_eq!(in_memory.violated(), written.violated(), "case {i}");
+    }
+}

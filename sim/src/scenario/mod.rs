@@ -53,6 +53,20 @@ impl ManifestFiles for BTreeMap<String, String> {
     }
 }
 
+/// Manifests already decoded, by file name: what a generator that builds its objects in memory
+/// (fuzz cases) hands the loader instead of text to parse.
+pub struct DecodedManifests(pub BTreeMap<String, Vec<Manifest>>);
+
+impl ManifestFiles for DecodedManifests {
+    fn read(&self, name: &str) -> Result<(String, Vec<Manifest>), LoadError> {
+        let m = self
+            .0
+            .get(name)
+            .ok_or_else(|| err(name, "no such manifest in this scenario"))?;
+        Ok((name.to_string(), m.clone()))
+    }
+}
+
 /// A scenario held in memory: its spec and the text of every manifest file it names, by the
 /// name it uses. `main.rs` writes it out as files (`yaml` beside the manifests).
 #[derive(Clone, Debug, PartialEq)]
