@@ -150,7 +150,22 @@ impl Schema {
 
 /// Prune `lws` by the CRD schema of `release`.
 pub fn prune(lws: &mut LeaderWorkerSet, release: Release) {
-    Schema::of(release).prune(lws);
+    schema(release).prune(lws);
+}
+
+/// Each release's schema, read once: the API server prunes every LWS write by it.
+fn schema(release: Release) -> &'static Schema {
+    static SCHEMAS: [std::sync::OnceLock<Schema>; 3] = [
+        std::sync::OnceLock::new(),
+        std::sync::OnceLock::new(),
+        std::sync::OnceLock::new(),
+    ];
+    let i = match release {
+        Release::V0_3_0 => 0,
+        Release::V0_4_1 => 1,
+        Release::V0_10_0 => 2,
+    };
+    SCHEMAS[i].get_or_init(|| Schema::of(release))
 }
 
 /// A `+kubebuilder:validation:Enum` violation in the API server's words
