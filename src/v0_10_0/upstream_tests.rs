@@ -6,10 +6,12 @@
 //!
 //! Objects are built with `Lws`, a copy of `test/wrappers.LeaderWorkerSetWrapper`, and with
 //! `serde_json::json!` for the expected Kubernetes objects. The few async functions exercised
-//! (`rolling_update_parameters`, `new_revision`) run on `FakeApi`, which stands in for the fake
-//! controller-runtime client of the Go tests: it lists the revisions it was given and refuses
-//! every other call; `block_on` polls once, since nothing in it ever suspends.
+//! (`rolling_update_parameters`, `new_revision`, and for finding Z07
+//! `get_or_create_revision_if_non_exist`) run on `FakeApi`, which stands in for the fake
+//! controller-runtime client of the Go tests: it lists and creates revisions and refuses every
+//! other call; `block_on` polls once, since nothing in it ever suspends.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::pin;
@@ -26,7 +28,8 @@ use serde_json::{json, Value};
 
 use super::lws_controller::{
     calculate_rolling_update_replicas, construct_leader_statefulset_apply_configuration,
-    exclusive_condition_types, rolling_update_parameters, set_condition,
+    exclusive_condition_types, get_or_create_revision_if_non_exist, rolling_update_parameters,
+    set_condition,
 };
 use super::pod_controller::construct_worker_statefulset_apply_configuration;
 use super::revision::{
@@ -46,7 +49,7 @@ use crate::api::{
     keys, LeaderWorkerSet, NetworkConfig, RollingUpdateConfiguration, RolloutStrategy,
     SubGroupPolicy,
 };
-use crate::client::{Client, Error, Propagation, Resource, Result};
+use crate::client::{Client, Error, Propagation, Reason, Resource, Result};
 use crate::k8s;
 use crate::lws_controller::Ctx;
 use crate::profile::Flags;
@@ -296,11 +299,27 @@ impl Lws {
     }
 }
 
-/// The fake client of the Go tests: lists the revisions it holds; every other call is refused
-/// (the ported code paths make none).
+/// The fake client of the Go tests: lists and creates the revisions it holds; every other call
+/// is refused (the ported code paths make none).
 #[derive(Default)]
 struct FakeApi {
-    revisions: Vec<ControllerRevision>,
+    /// Listed by labels; `create` adds one (AlreadyExists on a taken name).
+    revisions: RefCell<Vec<ControllerRevision>>,
+}
+
+impl FakeApi {
+    fn with(revisions: Vec<ControllerRevision>) -> FakeApi {
+        FakeApi {
+            revisions: RefCell::new(revisions),
+        }
+    }
+
+    fn names(&self) -> Vec<String> {
+        let all = self.revisions.borrow();
+        all.iter()
+            .map(|r| k8s::name(&r.metadata).to_string())
+            .collect()
+    }
 }
 
 fn refused(call: &str) -> Error {
@@ -320,7 +339,8 @@ impl Client for FakeApi {
         if K::KIND != "ControllerRevision" {
             return Err(refused("list"));
         }
-        let matching = self.revisions.iter().filter(|r| {
+        let all = self.revisions.borrow();
+        let matching = all.iter().filter(|r| {
             labels
                 .iter()
                 .all(|&(k, v)| k8s::label(&r.metadata, k) == Some(v))
@@ -330,8 +350,17 @@ impl Client for FakeApi {
             .collect())
     }
 
-    async fn create<K: Resource>(&self, _obj: K) -> Result<Arc<K>> {
-        Err(refused("create"))
+    async fn create<K: Resource>(&self, obj: K) -> Result<Arc<K>> {
+        if K::KIND != "ControllerRevision" {
+            return Err(refused("create"));
+        }
+        let r: ControllerRevision = from_json(serde_json::to_value(&obj).expect("encodes"));
+        let mut all = self.revisions.borrow_mut();
+        if all.iter().any(|o| o.metadata.name == r.metadata.name) {
+            return Err(Error::new(Reason::AlreadyExists, "taken"));
+        }
+        all.push(r);
+        Ok(Arc::new(obj))
     }
 
     async fn update<K: Resource>(&self, _obj: K) -> Result<Arc<K>> {
@@ -1575,9 +1604,7 @@ fn get_highest_revision_table() {
         },
     ];
     for c in cases {
-        let api = FakeApi {
-            revisions: c.revisions,
-        };
+        let api = FakeApi::with(c.revisions);
         let next = block_on(new_revision(&api, &lws, ""))
             .expect("NewRevision")
             .revision;
@@ -3562,3 +3589,67 @@ fn containers_requesting_tpus_tables() {
 // Not ported from pkg/utils at v0.10.0:
 // - pod/pod_utils_test.go TestAddLWSVariables (:103), TestGetEnvVarIfInContainer (:188): the
 //   port's `add_lws_variables` is private to the pod webhook.
+
+/// One reconcile's `getOrCreateRevisionIfNonExist` with no leader StatefulSet in the cache,
+/// under `revision-at-creation=<reuse>` (finding Z07, not an upstream test).
+fn revision_with_no_sts(api: &FakeApi, lws: &LeaderWorkerSet, reuse: bool) -> ControllerRevision {
+    let flags = Flags {
+        revision_reuse_at_creation: reuse,
+        ..Flags::v0_10_0()
+    };
+    let ctx = Ctx {
+        flags: &flags,
+        now: Time(Timestamp::UNIX_EPOCH),
+    };
+    let r = block_on(get_or_create_revision_if_non_exist(api, &ctx, None, lws));
+    (*r.expect("a revision")).clone()
+}
+
+fn z07_lws(size: i32) -> LeaderWorkerSet {
+    let mut l = LeaderWorkerSet::default();
+    l.metadata.name = Some("test-sample".into());
+    l.metadata.namespace = Some("default".into());
+    l.metadata.uid = Some("uid-1".into());
+    l.spec.leader_worker_template.size = Some(size);
+    l
+}
+
+/// Z07: a second reconcile that still does not see the leader StatefulSet it created makes
+/// a second revision of the same key upstream (numbered 2, so its name is free), and reuses
+/// the first with `revision-at-creation=reuse`.
+#[test]
+fn z07_a_revision_of_the_current_templates_is_created_twice_upstream_and_reused_with_the_fix() {
+    let l = z07_lws(2);
+    let api = FakeApi::default();
+    let first = revision_with_no_sts(&api, &l, false);
+    let key = get_revision_key(&first.metadata).to_string();
+    assert_eq!(key, super::revision::current_revision_key(&l));
+    let second = revision_with_no_sts(&api, &l, false);
+    assert_eq!(get_revision_key(&second.metadata), key);
+    let (n1, n2) = (
+        format!("test-sample-{key}-1"),
+        format!("test-sample-{key}-2"),
+    );
+    assert_eq!(api.names(), [n1.clone(), n2]);
+
+    let api = FakeApi::default();
+    revision_with_no_sts(&api, &l, true);
+    let again = revision_with_no_sts(&api, &l, true);
+    assert_eq!(k8s::name(&again.metadata), n1);
+    assert_eq!(api.names(), [n1]);
+}
+
+/// The Z07 fix reuses only a revision of the current templates: after a template change (no
+/// leader StatefulSet seen) it creates one, numbered above the old.
+#[test]
+fn z07_reuse_creates_a_revision_when_the_templates_changed() {
+    let api = FakeApi::default();
+    let old = revision_with_no_sts(&api, &z07_lws(2), true);
+    let new = revision_with_no_sts(&api, &z07_lws(3), true);
+    assert_ne!(
+        get_revision_key(&new.metadata),
+        get_revision_key(&old.metadata)
+    );
+    assert_eq!(new.revision, Some(2));
+    assert_eq!(api.names().len(), 2);
+}
