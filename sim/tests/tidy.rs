@@ -115,7 +115,32 @@ fn expand_use(tree: &str) -> Vec<String> {
         .collect()
 }
 
-/// Which modules of `sim/src` each file imports through `crate::` paths (file level; a folder's
+/// The paths `code` names after `root` (`crate::` or `super::`): each `use ROOT...;`
+/// statement, groups expanded, over as many lines as it takes, and each `ROOT x::y` in
+/// expressions and types.
+fn paths_after(code: &str, root: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for stmt in code.split(&format!("use {root}")).skip(1) {
+        let tree: String = stmt
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .collect();
+        paths.extend(expand_use(&tree));
+    }
+    for rest in code.split(root).skip(1) {
+        let path: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        paths.push(path);
+    }
+    paths
+}
+
+/// Which modules of the crate under `root` (`sim/src`, `src`) each file imports through `crate::` paths (file level; a folder's
 /// `mod.rs` is the folder's module; `lib.rs` and `main.rs` are roots, not modules).
 fn import_graph(
     root: &Path,
@@ -148,48 +173,12 @@ fn import_graph(
             .map(|l| l.split("//").next().unwrap_or(""))
             .collect::<Vec<_>>()
             .join("\n");
-        let mut paths = Vec::new();
-        // `use crate::...;` statements, groups included, over as many lines as they take.
-        for stmt in code.split("use crate::").skip(1) {
-            let tree: String = stmt
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .collect();
-            paths.extend(expand_use(&tree));
-        }
-        // Paths in expressions and types: `crate::x::y`.
-        for rest in code.split("crate::").skip(1) {
-            let path: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-                .collect();
-            paths.push(path);
-        }
+        let paths = paths_after(&code, "crate::");
         // `super::sibling`: a module of the same folder. A child's use of its own parent (the
         // folder's `mod.rs`) is the folder's plumbing, not an edge between files.
         let parent: Vec<&str> = module.split("::").collect();
         let parent = &parent[..parent.len() - 1];
-        let mut siblings = Vec::new();
-        for stmt in code.split("use super::").skip(1) {
-            let tree: String = stmt
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .chars()
-                .filter(|c| !c.is_whitespace())
-                .collect();
-            siblings.extend(expand_use(&tree));
-        }
-        for rest in code.split("super::").skip(1) {
-            let path: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-                .collect();
-            siblings.push(path);
-        }
+        let siblings = paths_after(&code, "super::");
         let parent_module = parent.join("::");
         let sibling_deps = siblings.iter().filter_map(|p| {
             let mut segs: Vec<&str> = parent.to_vec();
