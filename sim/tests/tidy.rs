@@ -140,8 +140,9 @@ fn paths_after(code: &str, root: &str) -> Vec<String> {
     paths
 }
 
-/// Which modules of the crate under `root` (`sim/src`, `src`) each file imports through `crate::` paths (file level; a folder's
-/// `mod.rs` is the folder's module; `lib.rs` and `main.rs` are roots, not modules).
+/// Which modules of the crate under `root` (`sim/src`, `src`) each file imports through
+/// `crate::` paths (file level; a folder's `mod.rs` is the folder's module; `lib.rs` and
+/// `main.rs` are roots, not modules).
 fn import_graph(
     root: &Path,
 ) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {

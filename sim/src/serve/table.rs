@@ -162,22 +162,12 @@ pub fn cells(kind: KindId, obj: &Value, now_ms: u64) -> Vec<Value> {
                 json!(or_none(s(obj, "/spec/nodeName"))),
             ]
         }
-        KindId::StatefulSet => {
-            let (c, i) = containers(obj, "/spec/template/spec/containers");
-            let ready = format!(
-                "{}/{}",
-                n(obj, "/status/readyReplicas"),
-                obj.pointer("/spec/replicas")
-                    .and_then(Value::as_i64)
-                    .unwrap_or(1)
-            );
-            vec![json!(name), json!(ready), json!(age), json!(c), json!(i)]
-        }
-        KindId::LeaderWorkerSet => {
-            let (c, i) = containers(
-                obj,
-                "/spec/leaderWorkerTemplate/workerTemplate/spec/containers",
-            );
+        KindId::StatefulSet | KindId::LeaderWorkerSet => {
+            let template = match kind {
+                KindId::StatefulSet => "/spec/template/spec/containers",
+                _ => "/spec/leaderWorkerTemplate/workerTemplate/spec/containers",
+            };
+            let (c, i) = containers(obj, template);
             let ready = format!(
                 "{}/{}",
                 n(obj, "/status/readyReplicas"),
