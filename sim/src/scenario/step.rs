@@ -4,6 +4,7 @@
 
 use crate::fault::ClusterFault;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use super::manifest::{self, LoadError, Manifest};
@@ -31,6 +32,15 @@ pub enum Target {
         /// `None`: at least one.
         count: Option<u32>,
     },
+}
+
+/// Whether `v` holds a `{$fieldOf: ...}` anywhere.
+fn has_refs(v: &Value) -> bool {
+    match v {
+        Value::Object(m) => m.contains_key("$fieldOf") || m.values().any(has_refs),
+        Value::Array(a) => a.iter().any(has_refs),
+        _ => false,
+    }
 }
 
 /// A pattern with each `{$fieldOf: {kind, name, pointer}}` replaced by the value at the JSON
@@ -144,15 +154,16 @@ impl ObjectMatch {
     /// Ok when the step's condition holds; otherwise why not, with the first field that
     /// differs for a named object.
     pub(super) fn matching(&self, api: &ApiServer) -> Result<(), String> {
+        // `waitFor` asks after every event: copy the pattern only when it refers elsewhere.
         let pattern = match &self.pattern {
-            Some(p) => Some(resolve_refs(api, &self.namespace, p)?),
+            Some(p) if has_refs(p) => Some(Cow::Owned(resolve_refs(api, &self.namespace, p)?)),
+            Some(p) => Some(Cow::Borrowed(p)),
             None => None,
         };
+        let pattern = pattern.as_deref();
         match &self.target {
-            Target::Named(name) => self.named(api, name, pattern.as_ref()),
-            Target::Selected { labels, count } => {
-                self.selected(api, labels, *count, pattern.as_ref())
-            }
+            Target::Named(name) => self.named(api, name, pattern),
+            Target::Selected { labels, count } => self.selected(api, labels, *count, pattern),
         }
     }
 
