@@ -10,6 +10,7 @@ pub mod fixtures;
 pub mod fuzz;
 pub mod informer;
 pub mod invariants;
+pub mod lookup;
 pub mod perfetto;
 pub mod queue;
 pub mod rng;

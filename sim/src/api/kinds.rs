@@ -239,6 +239,14 @@ impl PartialEq for dyn KeyRef + '_ {
 
 impl Eq for dyn KeyRef + '_ {}
 
+/// Hashes as `Key` does (a `String` hashes as its `str`), so a hash map keyed by `Key` can be
+/// searched by `(&str, &str)` too.
+impl std::hash::Hash for dyn KeyRef + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.parts().hash(state);
+    }
+}
+
 impl PartialOrd for dyn KeyRef + '_ {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))

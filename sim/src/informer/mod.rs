@@ -16,7 +16,11 @@
 //! state (unobserved state); and, when asked to, the informer remembers each object's previous
 //! version so a read can be served from it (stale state).
 
+mod slots;
+
 use std::collections::{BTreeMap, BTreeSet};
+
+use slots::{Slot, Slots};
 
 use crate::api::{ApiServer, Cursor, EventType, Expired, Key, KeyRef, Kind, Selector, Shared};
 
@@ -35,9 +39,9 @@ pub const HOLD_MAX_MS: u64 = 30_000;
 pub struct Informer<K> {
     cursor: Cursor,
     lag_ms: u64,
-    cache: BTreeMap<Key, Shared<K>>,
-    by_label: BTreeMap<(String, String), BTreeSet<Key>>,
-    by_owner: BTreeMap<String, BTreeSet<Key>>,
+    cache: Slots<K>,
+    by_label: BTreeMap<(String, String), BTreeMap<Key, Slot>>,
+    by_owner: BTreeMap<String, BTreeMap<Key, Slot>>,
     last_rv: u64,
     /// A held-back event: its object's key, the event, and when it is delivered anyway.
     held: Option<Held<K>>,
@@ -55,12 +59,13 @@ struct Held<K> {
     due_ms: u64,
 }
 
-fn labels_of<K: Kind>(o: &K) -> impl Iterator<Item = (String, String)> + '_ {
-    o.meta()
-        .labels
-        .iter()
-        .flatten()
-        .map(|(k, v)| (k.clone(), v.clone()))
+/// An object's key, borrowed from its metadata.
+fn key_ref<K: Kind>(o: &K) -> (&str, &str) {
+    let m = o.meta();
+    (
+        m.namespace.as_deref().unwrap_or_default(),
+        m.name.as_deref().unwrap_or_default(),
+    )
 }
 
 fn owner_of<K: Kind>(o: &K) -> Option<&str> {
@@ -79,7 +84,7 @@ impl<K: Kind> Informer<K> {
         let mut inf = Informer {
             cursor: store.log().reader(store.log().len()),
             lag_ms,
-            cache: BTreeMap::new(),
+            cache: Slots::default(),
             by_label: BTreeMap::new(),
             by_owner: BTreeMap::new(),
             last_rv: api.resource_version(),
@@ -87,18 +92,19 @@ impl<K: Kind> Informer<K> {
             relists: 0,
             previous: None,
         };
-        for (k, v) in store.iter() {
-            inf.insert(k.clone(), v.clone());
+        for (_, v) in store.iter() {
+            inf.insert(v.clone());
         }
         inf
     }
 
-    fn unindex(&mut self, key: &Key, o: &K) {
-        for pair in labels_of(o) {
-            if let Some(s) = self.by_label.get_mut(&pair) {
+    fn unindex(&mut self, key: &dyn KeyRef, o: &K) {
+        for (k, v) in o.meta().labels.iter().flatten() {
+            let pair: &dyn KeyRef = &(k.as_str(), v.as_str());
+            if let Some(s) = self.by_label.get_mut(pair) {
                 s.remove(key);
                 if s.is_empty() {
-                    self.by_label.remove(&pair);
+                    self.by_label.remove(pair);
                 }
             }
         }
@@ -117,37 +123,51 @@ impl<K: Kind> Informer<K> {
         self.previous.get_or_insert_with(BTreeMap::new);
     }
 
-    fn remember(&mut self, key: &Key, old: Option<Shared<K>>) {
+    fn remember(&mut self, key: &dyn KeyRef, old: Option<Shared<K>>) {
         if let Some(p) = self.previous.as_mut() {
-            p.insert(key.clone(), old);
+            let (ns, name) = key.parts();
+            p.insert((ns.to_string(), name.to_string()), old);
         }
     }
 
-    fn insert(&mut self, key: Key, o: Shared<K>) -> Option<Shared<K>> {
-        let old = self.cache.insert(key.clone(), o.clone());
+    /// Cache `o` under its own key. Returns the version it replaced.
+    fn insert(&mut self, o: Shared<K>) -> Option<Shared<K>> {
+        let key = key_ref(&*o);
+        let (slot, old) = self.cache.insert(&key, o.clone());
         self.remember(&key, old.clone());
         if let Some(old) = &old {
-            // Most changes (status, resourceVersion) keep labels and owner: the indexes stay.
+            // Most changes (status, resourceVersion) keep labels and owner: the object changed
+            // in its slot, and the indexes stay.
             let (om, nm) = (old.meta(), o.meta());
             if om.labels == nm.labels && owner_of(&**old) == owner_of(&*o) {
                 return Some(old.clone());
             }
             self.unindex(&key, old);
         }
-        for pair in labels_of(&*o) {
-            self.by_label.entry(pair).or_default().insert(key.clone());
+        let owned: Key = (key.0.to_string(), key.1.to_string());
+        for (k, v) in o.meta().labels.iter().flatten() {
+            let pair: &dyn KeyRef = &(k.as_str(), v.as_str());
+            match self.by_label.get_mut(pair) {
+                Some(set) => {
+                    set.insert(owned.clone(), slot);
+                }
+                None => {
+                    let set = BTreeMap::from([(owned.clone(), slot)]);
+                    self.by_label.insert((k.clone(), v.clone()), set);
+                }
+            }
         }
         if let Some(uid) = owner_of(&*o) {
             self.by_owner
                 .entry(uid.to_string())
                 .or_default()
-                .insert(key);
+                .insert(owned, slot);
         }
         old
     }
 
-    fn remove(&mut self, key: &Key) -> Option<Shared<K>> {
-        let old = self.cache.remove(key)?;
+    fn remove(&mut self, key: &dyn KeyRef) -> Option<Shared<K>> {
+        let (_, old) = self.cache.remove(key)?;
         self.unindex(key, &old);
         self.remember(key, Some(old.clone()));
         Some(old)
@@ -206,8 +226,8 @@ impl<K: Kind> Informer<K> {
                 });
             }
         }
-        for (key, obj) in store.iter() {
-            let old = self.insert(key.clone(), obj.clone());
+        for (_, obj) in store.iter() {
+            let old = self.insert(obj.clone());
             let ty = if old.is_some() {
                 EventType::Modified
             } else {
@@ -253,13 +273,12 @@ impl<K: Kind> Informer<K> {
             );
             self.last_rv = e.rv;
             self.cursor.advance();
-            let key = crate::api::key_of(&*e.obj);
             if let Some(n) = hold.as_mut() {
                 *n -= 1;
                 if *n == 0 {
                     *hold = None;
                     self.held = Some(Held {
-                        key,
+                        key: crate::api::key_of(&*e.obj),
                         ty: e.ty,
                         obj: e.obj.clone(),
                         due_ms: now_ms.saturating_add(HOLD_MAX_MS),
@@ -267,14 +286,18 @@ impl<K: Kind> Informer<K> {
                     continue;
                 }
             }
-            if self.held.as_ref().is_some_and(|h| h.key == key) {
+            if self
+                .held
+                .as_ref()
+                .is_some_and(|h| (h.key.0.as_str(), h.key.1.as_str()) == key_ref(&*e.obj))
+            {
                 self.held = None;
             }
-            out.push(self.apply(e.ty, key, e.obj.clone()));
+            out.push(self.apply(e.ty, e.obj.clone()));
         }
         if let Some(h) = self.held.take() {
             if h.due_ms <= now_ms {
-                out.push(self.apply(h.ty, h.key, h.obj));
+                out.push(self.apply(h.ty, h.obj));
             } else {
                 self.held = Some(h);
             }
@@ -282,10 +305,10 @@ impl<K: Kind> Informer<K> {
         out
     }
 
-    fn apply(&mut self, ty: EventType, key: Key, obj: Shared<K>) -> Delta<K> {
+    fn apply(&mut self, ty: EventType, obj: Shared<K>) -> Delta<K> {
         let old = match ty {
-            EventType::Deleted => self.remove(&key),
-            _ => self.insert(key, obj.clone()),
+            EventType::Deleted => self.remove(&key_ref(&*obj)),
+            _ => self.insert(obj.clone()),
         };
         Delta { ty, old, obj }
     }
@@ -313,7 +336,11 @@ impl<K: Kind> Informer<K> {
                 .take_while(move |((ns, _), _)| ns == namespace)
                 .map(|(k, _)| k.clone())
         }
-        let mut keys: BTreeSet<Key> = in_ns(&self.cache, namespace).collect();
+        let mut keys: BTreeSet<Key> = self
+            .cache
+            .in_namespace(namespace)
+            .map(|(k, _)| k.clone())
+            .collect();
         if let Some(p) = &self.previous {
             keys.extend(in_ns(p, namespace));
         }
@@ -334,20 +361,19 @@ impl<K: Kind> Informer<K> {
             pairs
                 .iter()
                 .map(|pair| self.by_label.get(pair as &dyn KeyRef))
-                .min_by_key(|s| s.map_or(0, BTreeSet::len))
+                .min_by_key(|s| s.map_or(0, BTreeMap::len))
         });
         match candidates {
             Some(None) => Vec::new(),
             Some(Some(keys)) => keys
                 .iter()
-                .filter(|(ns, _)| ns == namespace)
-                .filter_map(|k| self.cache.get(k))
+                .filter(|((ns, _), _)| ns == namespace)
+                .map(|(_, &slot)| self.cache.at(slot))
                 .filter(|o| selector.matches(o.meta().labels.as_ref()))
                 .collect(),
             None => self
                 .cache
-                .range((namespace.to_string(), String::new())..)
-                .take_while(|((ns, _), _)| ns == namespace)
+                .in_namespace(namespace)
                 .map(|(_, o)| o)
                 .filter(|o| selector.matches(o.meta().labels.as_ref()))
                 .collect(),
@@ -358,7 +384,7 @@ impl<K: Kind> Informer<K> {
     pub fn owned_by(&self, uid: &str) -> Vec<&Shared<K>> {
         self.by_owner
             .get(uid)
-            .map(|keys| keys.iter().filter_map(|k| self.cache.get(k)).collect())
+            .map(|keys| keys.values().map(|&slot| self.cache.at(slot)).collect())
             .unwrap_or_default()
     }
 
@@ -371,7 +397,7 @@ impl<K: Kind> Informer<K> {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.cache.is_empty()
+        self.cache.len() == 0
     }
 }
 

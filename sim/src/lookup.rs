@@ -1,0 +1,47 @@
+//! `LookupMap`: a hash map that cannot be iterated. Runs must not depend on hash order, so the
+//! simulator uses no `HashMap` (sim/tests/tidy.rs); this wrapper is the one exception, because
+//! it offers only `get`, `insert` and `remove`: nothing can observe its order. Used where a key
+//! is looked up far more often than the keys are walked in order (the informer caches keep a
+//! `BTreeMap` beside it for that).
+
+use std::borrow::Borrow;
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use rustc_hash::FxBuildHasher;
+
+pub struct LookupMap<K, V>(HashMap<K, V, FxBuildHasher>);
+
+impl<K, V> Default for LookupMap<K, V> {
+    fn default() -> Self {
+        LookupMap(HashMap::default())
+    }
+}
+
+impl<K: Hash + Eq, V> LookupMap<K, V> {
+    pub fn get<Q: Hash + Eq + ?Sized>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+    {
+        self.0.get(key)
+    }
+
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        self.0.insert(key, value)
+    }
+
+    pub fn remove<Q: Hash + Eq + ?Sized>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+    {
+        self.0.remove(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
