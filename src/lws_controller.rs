@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec,
-    StatefulSetUpdateStrategy,
+    StatefulSetStatus, StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Service, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
@@ -148,7 +148,8 @@ fn leader_view(sts: &StatefulSet) -> LeaderSts {
 
 /// `StatefulsetReady` (V3 stsu:48-51), or availability with PR #705.
 pub fn statefulset_ready(sts: &StatefulSet, readiness: WorkerStsReady) -> bool {
-    let st = sts.status.clone().unwrap_or_default();
+    let default = StatefulSetStatus::default();
+    let st = sts.status.as_ref().unwrap_or(&default);
     let counted = match readiness {
         WorkerStsReady::Exists => st.replicas,
         WorkerStsReady::Available => st.available_replicas.unwrap_or(0),

@@ -12,6 +12,7 @@ pub mod informer;
 pub mod invariants;
 pub mod lookup;
 pub mod perfetto;
+pub mod probe;
 pub mod queue;
 pub mod rng;
 pub mod scenario;

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetStatus};
 use k8s_openapi::api::core::v1::{
     Container, PersistentVolumeClaim, PersistentVolumeClaimSpec, Pod, Service, ServiceSpec,
 };
@@ -42,7 +42,8 @@ pub fn sort_by_index<K: Resource>(items: Vec<Arc<K>>, length: i32) -> Vec<Option
 /// existing pods); `terminating-pods=not-ready` (the proposed Z02 fix) also asks every pod to
 /// be an updated, non-terminating one.
 pub fn statefulset_ready(sts: &StatefulSet, flags: &Flags) -> bool {
-    let st = sts.status.clone().unwrap_or_default();
+    let default = StatefulSetStatus::default();
+    let st = sts.status.as_ref().unwrap_or(&default);
     let want = sts.spec.replicas.unwrap_or(1);
     let counted = match flags.worker_sts_ready {
         WorkerStsReady::Available => st.available_replicas.unwrap_or(0),

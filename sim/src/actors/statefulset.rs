@@ -89,7 +89,10 @@ impl StatefulSetController {
                 self.queue.add_after(key, after(now_ms, 1));
                 continue;
             }
-            match self.sync(api, &key, now_ms) {
+            let result = crate::probe::timed(crate::probe::Section::StatefulSetSync, || {
+                self.sync(api, &key, now_ms)
+            });
+            match result {
                 Ok(()) => self.queue.forget(&key),
                 Err(()) => self.queue.add_rate_limited(key, now_ms),
             }

@@ -699,25 +699,9 @@ impl ReconcileOutcomes {
     }
 }
 
-/// Called with `true` before and `false` after every poll of a ported reconciler. Benches
-/// install one to time the reconcilers' share of a run; the simulator itself reads no clock.
-pub type PollHook = Box<dyn FnMut(bool)>;
-
-thread_local! {
-    static POLL_HOOK: std::cell::RefCell<Option<PollHook>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Install (or with `None`, remove) this thread's reconciler poll hook.
-pub fn set_poll_hook(hook: Option<PollHook>) {
-    POLL_HOOK.with(|h| *h.borrow_mut() = hook);
-}
-
 fn poll_once<F: Future + ?Sized>(f: Pin<&mut F>) -> Poll<F::Output> {
     let mut cx = Context::from_waker(Waker::noop());
-    POLL_HOOK.with(|h| h.borrow_mut().as_mut().map(|f| f(true)));
-    let r = f.poll(&mut cx);
-    POLL_HOOK.with(|h| h.borrow_mut().as_mut().map(|f| f(false)));
-    r
+    crate::probe::timed(crate::probe::Section::Reconcile, || f.poll(&mut cx))
 }
 
 fn start_reconcile(

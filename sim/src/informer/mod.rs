@@ -357,27 +357,40 @@ impl<K: Kind> Informer<K> {
     /// Objects in `namespace` matching `selector`, in key order. An equality selector is served
     /// from the label index through its rarest pair.
     pub fn list(&self, namespace: &str, selector: &Selector) -> Vec<&Shared<K>> {
-        let candidates = selector.equalities().and_then(|pairs| {
-            pairs
-                .iter()
-                .map(|pair| self.by_label.get(pair as &dyn KeyRef))
-                .min_by_key(|s| s.map_or(0, BTreeMap::len))
-        });
-        match candidates {
-            Some(None) => Vec::new(),
-            Some(Some(keys)) => keys
-                .iter()
-                .filter(|((ns, _), _)| ns == namespace)
-                .map(|(_, &slot)| self.cache.at(slot))
-                .filter(|o| selector.matches(o.meta().labels.as_ref()))
-                .collect(),
-            None => self
+        let Some(pairs) = selector.equalities() else {
+            return self
                 .cache
                 .in_namespace(namespace)
                 .map(|(_, o)| o)
                 .filter(|o| selector.matches(o.meta().labels.as_ref()))
-                .collect(),
-        }
+                .collect();
+        };
+        // The rarest pair's index holds every candidate; each candidate has that pair, so only
+        // the other pairs are checked.
+        let rarest = pairs
+            .iter()
+            .enumerate()
+            .map(|(i, pair)| (i, self.by_label.get(pair as &dyn KeyRef)))
+            .min_by_key(|(_, s)| s.map_or(0, BTreeMap::len));
+        let Some((i, Some(keys))) = rarest else {
+            return Vec::new();
+        };
+        let rest: Vec<(&str, &str)> = pairs
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, &p)| p)
+            .collect();
+        let has_rest = |o: &K| {
+            let labels = o.meta().labels.as_ref();
+            rest.iter()
+                .all(|&(k, v)| labels.and_then(|l| l.get(k)).is_some_and(|x| x == v))
+        };
+        keys.iter()
+            .filter(|((ns, _), _)| ns == namespace)
+            .map(|(_, &slot)| self.cache.at(slot))
+            .filter(|o| has_rest(o))
+            .collect()
     }
 
     /// Objects whose controller owner has this UID, in key order.
