@@ -57,16 +57,15 @@ pub fn apply_revision(lws: &LeaderWorkerSet, rev: &ControllerRevision) -> Result
         .data
         .0
         .get("leaderWorkerTemplate")
-        .cloned()
-        .unwrap_or_default();
-    out.spec.leader_worker_template = serde_json::from_value(template).map_err(|e| {
+        .unwrap_or(&serde_json::Value::Null);
+    out.spec.leader_worker_template = serde::Deserialize::deserialize(template).map_err(|e| {
         Error::internal(format!(
             "revision {} does not decode: {e}",
             k8s::name(&rev.metadata)
         ))
     })?;
     if let Some(nc) = rev.data.0.get("networkConfig") {
-        out.spec.network_config = serde_json::from_value(nc.clone()).ok();
+        out.spec.network_config = serde::Deserialize::deserialize(nc).ok();
     }
     Ok(out)
 }

@@ -50,12 +50,9 @@ pub fn write_bursts(entries: &[TraceEntry], actors: &[&str], gap_ms: u64) -> Vec
             detail: writes.join(", "),
         });
     };
-    for e in entries
-        .iter()
-        .filter(|e| actors.contains(&e.actor.as_str()))
-    {
+    for e in entries.iter().filter(|e| actors.contains(&&*e.actor)) {
         let what = format!("{} {} {}", e.verb, e.kind, e.name);
-        let actor = actors.iter().find(|a| **a == e.actor).expect("filtered");
+        let actor = actors.iter().find(|a| **a == &*e.actor).expect("filtered");
         match open.get_mut(actor) {
             Some((_, t1, writes)) if e.at_ms <= t1.saturating_add(gap_ms) => {
                 *t1 = e.at_ms;
@@ -115,10 +112,10 @@ pub fn render(entries: &[TraceEntry], slices: &[Slice], tl: &Timeline, title: &s
         }));
     }
     for e in entries {
-        let (track, cat) = if e.actor == "fault" || e.actor == "step" {
+        let (track, cat) = if matches!(&*e.actor, "fault" | "step") {
             (FAULTS, "fault")
         } else {
-            (e.actor.as_str(), "api")
+            (&*e.actor, "api")
         };
         let tid = tracks.id(track);
         let name = if cat == "fault" {
@@ -129,7 +126,7 @@ pub fn render(entries: &[TraceEntry], slices: &[Slice], tl: &Timeline, title: &s
         events.push(json!({
             "name": name, "cat": cat, "ph": "i", "s": "t", "pid": PID, "tid": tid,
             "ts": us(e.at_ms),
-            "args": {"kind": e.kind, "namespace": e.namespace, "name": e.name, "rv": e.rv, "detail": e.detail},
+            "args": {"kind": &*e.kind, "namespace": &*e.namespace, "name": e.name, "rv": e.rv, "detail": e.detail},
         }));
     }
     let tid = tracks.id(VIOLATIONS);

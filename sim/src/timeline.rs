@@ -133,10 +133,10 @@ impl Timeline {
     /// leader-election write of its Lease.
     pub fn annotate(&mut self, entries: &[TraceEntry]) {
         for e in entries {
-            match e.actor.as_str() {
+            match &*e.actor {
                 "fault" | "step" => {
                     let label = match (e.name.is_empty(), e.detail.is_empty()) {
-                        (true, true) => e.verb.clone(),
+                        (true, true) => e.verb.to_string(),
                         (true, false) => format!("{} {}", e.verb, e.detail),
                         (false, _) => format!("{} {}", e.verb, e.name),
                     };

@@ -2,6 +2,7 @@
 //! FNV-1a 64 hash of those lines that is the run's fingerprint.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// One trace line as written to a `--trace` file (JSON lines): a boundary type.
 #[derive(serde::Serialize)]
@@ -32,15 +33,52 @@ impl TraceEntry {
     }
 }
 
+/// A shared string of a trace entry: compares with and reads as a `str`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Word(Arc<str>);
+
+impl std::ops::Deref for Word {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Word {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for Word {
+    fn from(s: &str) -> Word {
+        Word(Arc::from(s))
+    }
+}
+
+impl PartialEq<str> for Word {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for Word {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == **other
+    }
+}
+
 /// One traced happening. `verb` is an API verb (`create`, `update`, `delete`, ...) or the name
 /// of an external event (`fault:drainNode`, `step:apply`, ...).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TraceEntry {
     pub at_ms: u64,
-    pub actor: String,
-    pub verb: String,
-    pub kind: String,
-    pub namespace: String,
+    /// Actor, verb, kind and namespace come from small sets: `Trace::word` shares one copy of
+    /// each among all entries.
+    pub actor: Word,
+    pub verb: Word,
+    pub kind: Word,
+    pub namespace: Word,
     pub name: String,
     /// The resourceVersion the write produced; 0 for external events and failed calls.
     pub rv: u64,
@@ -66,7 +104,12 @@ impl TraceEntry {
 pub struct Trace {
     pub entries: Vec<TraceEntry>,
     hash: u64,
+    /// Interned actors, verbs, kinds and namespaces (at most `WORDS_MAX`).
+    words: Vec<Word>,
 }
+
+/// Past this many distinct words, `Trace::word` stops sharing and allocates each one.
+const WORDS_MAX: usize = 256;
 
 const FNV64_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV64_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -101,6 +144,7 @@ impl Default for Trace {
         Trace {
             entries: Vec::new(),
             hash: FNV64_OFFSET,
+            words: Vec::new(),
         }
     }
 }
@@ -122,6 +166,18 @@ impl Trace {
         h.bytes(b"\n");
         self.hash = h.0;
         self.entries.push(entry);
+    }
+
+    /// The shared copy of `s` (the sets are small: a linear search is cheaper than a map).
+    pub fn word(&mut self, s: &str) -> Word {
+        if let Some(w) = self.words.iter().find(|w| **w == *s) {
+            return w.clone();
+        }
+        let w = Word::from(s);
+        if self.words.len() < WORDS_MAX {
+            self.words.push(w.clone());
+        }
+        w
     }
 
     /// The fingerprint of everything traced so far.

@@ -94,18 +94,18 @@ impl GarbageCollector {
             self.cursor.advance();
             match e.ty {
                 EventType::Deleted => {
-                    self.deleting_owners.remove(&e.uid);
-                    if let Some(old) = self.nodes.remove(&e.uid) {
+                    self.deleting_owners.remove(e.uid());
+                    if let Some(old) = self.nodes.remove(e.uid()) {
                         for o in &old.owners {
                             if let Some(d) = self.dependents.get_mut(&o.uid) {
-                                d.remove(&e.uid);
+                                d.remove(e.uid());
                             }
                             if self.deleting_owners.contains(&o.uid) {
                                 self.owners_to_process.insert(o.uid.clone());
                             }
                         }
                     }
-                    if let Some(deps) = self.dependents.get(&e.uid) {
+                    if let Some(deps) = self.dependents.get(e.uid()) {
                         self.attempt_delete.extend(deps.iter().cloned());
                     }
                 }
@@ -119,49 +119,67 @@ impl GarbageCollector {
     /// its reference or stops blocking (`addUnblockedOwnersToDeleteQueue`), and an object that
     /// starts waiting for its own dependents has them examined (`processTransitions`).
     fn observe_update(&mut self, e: &MetaEvent) {
-        let old_owners = self
+        let (uid, owners) = (e.uid(), e.owners());
+        let same_node = self
             .nodes
-            .get(&e.uid)
-            .map(|n| n.owners.clone())
-            .unwrap_or_default();
-        for o in &old_owners {
-            if let Some(d) = self.dependents.get_mut(&o.uid) {
-                d.remove(&e.uid);
-            }
-            if unblocks(o, &e.owners) && self.deleting_owners.contains(&o.uid) {
-                self.owners_to_process.insert(o.uid.clone());
-            }
-        }
-        for o in &e.owners {
-            self.dependents
-                .entry(o.uid.clone())
-                .or_default()
-                .insert(e.uid.clone());
+            .get(uid)
+            .is_some_and(|n| n.kind == e.kind && n.owners == owners && key_is(&n.key, e.key()));
+        for o in owners {
             if !self.nodes.contains_key(&o.uid) {
                 // An owner the graph has never seen: verify it (virtual node).
-                self.attempt_delete.insert(e.uid.clone());
+                self.attempt_delete.insert(uid.to_string());
             }
         }
-        self.nodes.insert(
-            e.uid.clone(),
-            GraphNode {
-                kind: e.kind,
-                key: e.key.clone(),
-                owners: e.owners.clone(),
-            },
-        );
-        let waits = e.deleting
-            && e.finalizers
+        if !same_node {
+            self.relink(e);
+        }
+        let waits = e.deleting()
+            && e.finalizers()
                 .iter()
                 .any(|f| f == FINALIZER_FOREGROUND || f == FINALIZER_ORPHAN);
-        if waits && self.deleting_owners.insert(e.uid.clone()) {
-            self.owners_to_process.insert(e.uid.clone());
-            if e.finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) {
-                if let Some(deps) = self.dependents.get(&e.uid) {
+        if waits && self.deleting_owners.insert(uid.to_string()) {
+            self.owners_to_process.insert(uid.to_string());
+            if e.finalizers().iter().any(|f| f == FINALIZER_FOREGROUND) {
+                if let Some(deps) = self.dependents.get(uid) {
                     self.attempt_delete.extend(deps.iter().cloned());
                 }
             }
         }
+    }
+
+    /// Re-link a new or changed node to its owners: drop it from its old owners' dependents
+    /// (queueing an owner it stopped blocking), add it to its new owners', store it. A change
+    /// that keeps kind, key and owners (most: status) leaves the graph as it is, so it skips this.
+    fn relink(&mut self, e: &MetaEvent) {
+        let (uid, owners) = (e.uid(), e.owners());
+        let old_owners = self
+            .nodes
+            .get(uid)
+            .map(|n| n.owners.clone())
+            .unwrap_or_default();
+        for o in &old_owners {
+            if let Some(d) = self.dependents.get_mut(&o.uid) {
+                d.remove(uid);
+            }
+            if unblocks(o, owners) && self.deleting_owners.contains(&o.uid) {
+                self.owners_to_process.insert(o.uid.clone());
+            }
+        }
+        for o in owners {
+            self.dependents
+                .entry(o.uid.clone())
+                .or_default()
+                .insert(uid.to_string());
+        }
+        let (ns, name) = e.key();
+        self.nodes.insert(
+            uid.to_string(),
+            GraphNode {
+                kind: e.kind,
+                key: (ns.to_string(), name.to_string()),
+                owners: owners.to_vec(),
+            },
+        );
     }
 
     pub fn step(&mut self, api: &mut ApiServer, now_ms: u64) {
@@ -373,6 +391,10 @@ fn remove_finalizer(
 
 /// `addUnblockedOwnersToDeleteQueue`: a blocking reference `old` that is gone from `now`, or
 /// is still there without `blockOwnerDeletion`.
+fn key_is(key: &Key, (ns, name): (&str, &str)) -> bool {
+    key.0 == ns && key.1 == name
+}
+
 fn unblocks(old: &OwnerReference, now: &[OwnerReference]) -> bool {
     let blocked = |r: &OwnerReference| r.block_owner_deletion == Some(true);
     blocked(old)

@@ -81,7 +81,9 @@ impl fmt::Display for KindId {
 }
 
 /// A stored kind. Implementations encode the per-type registry strategy of the real API server.
-pub trait Kind: Clone + PartialEq + Serialize + DeserializeOwned + fmt::Debug + 'static {
+pub trait Kind:
+    Clone + PartialEq + Serialize + DeserializeOwned + fmt::Debug + Send + Sync + 'static
+{
     const ID: KindId;
     fn meta(&self) -> &ObjectMeta;
     fn meta_mut(&mut self) -> &mut ObjectMeta;

@@ -23,7 +23,7 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Node, Pod, PodCondition, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use lws::api::LeaderWorkerSet;
 use serde_json::Value;
 
@@ -97,18 +97,71 @@ pub struct WatchEvent<K> {
     pub obj: Shared<K>,
 }
 
-/// One entry of the cross-kind metadata log: what a metadata informer (the GC's) sees.
-#[derive(Clone, Debug)]
+/// One entry of the cross-kind metadata log: what a metadata informer (the GC's) sees. It
+/// shares the stored object (the same `Arc` the kind's own watch log holds) and reads its
+/// metadata on demand.
+#[derive(Clone)]
 pub struct MetaEvent {
     pub rv: u64,
     pub at_ms: u64,
     pub ty: EventType,
     pub kind: KindId,
-    pub key: Key,
-    pub uid: String,
-    pub owners: Vec<OwnerReference>,
-    pub finalizers: Vec<String>,
-    pub deleting: bool,
+    obj: Arc<dyn HasMeta>,
+}
+
+/// An object of any kind, seen through its metadata.
+pub trait HasMeta: Send + Sync {
+    fn object_meta(&self) -> &ObjectMeta;
+}
+
+impl<K: Kind + Send + Sync> HasMeta for K {
+    fn object_meta(&self) -> &ObjectMeta {
+        self.meta()
+    }
+}
+
+impl MetaEvent {
+    pub fn meta(&self) -> &ObjectMeta {
+        self.obj.object_meta()
+    }
+
+    /// `(namespace, name)`.
+    pub fn key(&self) -> (&str, &str) {
+        let m = self.meta();
+        (
+            m.namespace.as_deref().unwrap_or_default(),
+            m.name.as_deref().unwrap_or_default(),
+        )
+    }
+
+    pub fn uid(&self) -> &str {
+        self.meta().uid.as_deref().unwrap_or_default()
+    }
+
+    pub fn owners(&self) -> &[OwnerReference] {
+        self.meta().owner_references.as_deref().unwrap_or_default()
+    }
+
+    pub fn finalizers(&self) -> &[String] {
+        self.meta().finalizers.as_deref().unwrap_or_default()
+    }
+
+    pub fn deleting(&self) -> bool {
+        self.meta().deletion_timestamp.is_some()
+    }
+}
+
+impl fmt::Debug for MetaEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetaEvent")
+            .field("rv", &self.rv)
+            .field("at_ms", &self.at_ms)
+            .field("ty", &self.ty)
+            .field("kind", &self.kind)
+            .field("key", &self.key())
+            .field("uid", &self.uid())
+            .finish()
+    }
 }
 
 /// `DeleteOptions` as far as we use them.
@@ -1018,17 +1071,12 @@ impl ApiServer {
         key: &Key,
         obj: &Shared<K>,
     ) {
-        let meta = obj.meta();
         self.meta_log.push(MetaEvent {
             rv: self.rv,
             at_ms: self.now_ms,
             ty,
             kind: K::ID,
-            key: key.clone(),
-            uid: meta.uid.clone().unwrap_or_default(),
-            owners: meta.owner_references.clone().unwrap_or_default(),
-            finalizers: meta.finalizers.clone().unwrap_or_default(),
-            deleting: meta.deletion_timestamp.is_some(),
+            obj: obj.clone(),
         });
         let (rv, at_ms) = (self.rv, self.now_ms);
         K::store_mut(self).log.push(WatchEvent {
@@ -1042,16 +1090,18 @@ impl ApiServer {
         } else {
             String::new()
         };
-        self.trace.push(TraceEntry {
+        let t = &mut self.trace;
+        let entry = TraceEntry {
             at_ms: self.now_ms,
-            actor: actor.to_string(),
-            verb: verb.to_string(),
-            kind: K::ID.as_str().to_string(),
-            namespace: key.0.clone(),
+            actor: t.word(actor),
+            verb: t.word(verb),
+            kind: t.word(K::ID.as_str()),
+            namespace: t.word(&key.0),
             name: key.1.clone(),
             rv: self.rv,
             detail,
-        });
+        };
+        t.push(entry);
     }
 
     fn fail<T>(
@@ -1062,16 +1112,18 @@ impl ApiServer {
         key: &Key,
         e: ApiError,
     ) -> ApiResult<T> {
-        self.trace.push(TraceEntry {
+        let t = &mut self.trace;
+        let entry = TraceEntry {
             at_ms: self.now_ms,
-            actor: actor.to_string(),
-            verb: verb.to_string(),
-            kind: kind.as_str().to_string(),
-            namespace: key.0.clone(),
+            actor: t.word(actor),
+            verb: t.word(verb),
+            kind: t.word(kind.as_str()),
+            namespace: t.word(&key.0),
             name: key.1.clone(),
             rv: 0,
             detail: format!("error={:?}", e.reason),
-        });
+        };
+        t.push(entry);
         Err(e)
     }
 
@@ -1084,16 +1136,18 @@ impl ApiServer {
         name: &str,
         detail: String,
     ) {
-        self.trace.push(TraceEntry {
+        let t = &mut self.trace;
+        let entry = TraceEntry {
             at_ms: self.now_ms,
-            actor: actor.to_string(),
-            verb: verb.to_string(),
-            kind: kind.to_string(),
-            namespace: String::new(),
+            actor: t.word(actor),
+            verb: t.word(verb),
+            kind: t.word(kind),
+            namespace: t.word(""),
             name: name.to_string(),
             rv: 0,
             detail,
-        });
+        };
+        t.push(entry);
     }
 }
 
