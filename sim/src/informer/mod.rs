@@ -2,9 +2,10 @@
 //! (client-go `tools/cache` reflector + store @32ce75a7; controller-runtime `pkg/cache`). Each consumer has its own, so
 //! caches of different kinds and different actors are skewed, as in a real cluster.
 //!
-//! The cache keeps two indexes, by label pair and by controller owner UID, so a list by labels
-//! or by owner costs the size of the answer, not of the namespace. (client-go scans the
-//! namespace; the result is the same, only our cost differs.)
+//! The cache keeps two indexes, by label (for each label key some list has selected on) and by
+//! controller owner UID, so a list by labels or by owner costs the size of the answer, not of
+//! the namespace. (client-go scans the namespace; the result is the same, only our cost
+//! differs.)
 //!
 //! Simplification (docs/fidelity.md): the initial list is consistent (WatchList, client-go
 //! v0.35+) and the lag is fixed per informer. An informer whose cursor the server's log
@@ -18,6 +19,7 @@
 
 mod slots;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use slots::{Slot, Slots};
@@ -40,7 +42,10 @@ pub struct Informer<K> {
     cursor: Cursor,
     lag_ms: u64,
     cache: Slots<K>,
-    by_label: BTreeMap<(String, String), BTreeMap<Key, Slot>>,
+    /// Label key → value → the objects with that label, in key order. Only the label keys some
+    /// list has selected on are indexed (built on that first list), so a change costs the
+    /// labels anyone looks up, not every label an object carries.
+    by_label: RefCell<BTreeMap<String, LabelIndex>>,
     by_owner: BTreeMap<String, BTreeMap<Key, Slot>>,
     last_rv: u64,
     /// A held-back event: its object's key, the event, and when it is delivered anyway.
@@ -57,6 +62,20 @@ struct Held<K> {
     ty: EventType,
     obj: Shared<K>,
     due_ms: u64,
+}
+
+/// One label key's index: value → objects with it (key order) and their slots.
+type LabelIndex = BTreeMap<String, BTreeMap<Key, Slot>>;
+
+fn add_to_index(index: &mut LabelIndex, value: &str, key: &Key, slot: Slot) {
+    match index.get_mut(value) {
+        Some(set) => {
+            set.insert(key.clone(), slot);
+        }
+        None => {
+            index.insert(value.to_string(), BTreeMap::from([(key.clone(), slot)]));
+        }
+    }
 }
 
 /// An object's key, borrowed from its metadata.
@@ -85,7 +104,7 @@ impl<K: Kind> Informer<K> {
             cursor: store.log().reader(store.log().len()),
             lag_ms,
             cache: Slots::default(),
-            by_label: BTreeMap::new(),
+            by_label: RefCell::default(),
             by_owner: BTreeMap::new(),
             last_rv: api.resource_version(),
             held: None,
@@ -99,12 +118,15 @@ impl<K: Kind> Informer<K> {
     }
 
     fn unindex(&mut self, key: &dyn KeyRef, o: &K) {
+        let by_label = self.by_label.get_mut();
         for (k, v) in o.meta().labels.iter().flatten() {
-            let pair: &dyn KeyRef = &(k.as_str(), v.as_str());
-            if let Some(s) = self.by_label.get_mut(pair) {
+            let Some(index) = by_label.get_mut(k) else {
+                continue;
+            };
+            if let Some(s) = index.get_mut(v) {
                 s.remove(key);
                 if s.is_empty() {
-                    self.by_label.remove(pair);
+                    index.remove(v);
                 }
             }
         }
@@ -145,16 +167,10 @@ impl<K: Kind> Informer<K> {
             self.unindex(&key, old);
         }
         let owned: Key = (key.0.to_string(), key.1.to_string());
+        let by_label = self.by_label.get_mut();
         for (k, v) in o.meta().labels.iter().flatten() {
-            let pair: &dyn KeyRef = &(k.as_str(), v.as_str());
-            match self.by_label.get_mut(pair) {
-                Some(set) => {
-                    set.insert(owned.clone(), slot);
-                }
-                None => {
-                    let set = BTreeMap::from([(owned.clone(), slot)]);
-                    self.by_label.insert((k.clone(), v.clone()), set);
-                }
+            if let Some(index) = by_label.get_mut(k) {
+                add_to_index(index, v, &owned, slot);
             }
         }
         if let Some(uid) = owner_of(&*o) {
@@ -367,10 +383,14 @@ impl<K: Kind> Informer<K> {
         };
         // The rarest pair's index holds every candidate; each candidate has that pair, so only
         // the other pairs are checked.
+        for (k, _) in &pairs {
+            self.ensure_label_index(k);
+        }
+        let by_label = self.by_label.borrow();
         let rarest = pairs
             .iter()
             .enumerate()
-            .map(|(i, pair)| (i, self.by_label.get(pair as &dyn KeyRef)))
+            .map(|(i, (k, v))| (i, by_label.get(*k).and_then(|index| index.get(*v))))
             .min_by_key(|(_, s)| s.map_or(0, BTreeMap::len));
         let Some((i, Some(keys))) = rarest else {
             return Vec::new();
@@ -391,6 +411,27 @@ impl<K: Kind> Informer<K> {
             .map(|(_, &slot)| self.cache.at(slot))
             .filter(|o| has_rest(o))
             .collect()
+    }
+
+    /// Index label `key` from now on, if it is not yet (one scan of the cache).
+    fn ensure_label_index(&self, key: &str) {
+        if self.by_label.borrow().contains_key(key) {
+            return;
+        }
+        let mut index = LabelIndex::new();
+        for (k, slot) in self.cache.slots() {
+            if let Some(v) = self
+                .cache
+                .at(slot)
+                .meta()
+                .labels
+                .as_ref()
+                .and_then(|l| l.get(key))
+            {
+                add_to_index(&mut index, v, k, slot);
+            }
+        }
+        self.by_label.borrow_mut().insert(key.to_string(), index);
     }
 
     /// Objects whose controller owner has this UID, in key order.
@@ -476,6 +517,55 @@ mod tests {
             .unwrap();
         inf.poll(&api, 0);
         assert_eq!(names(&inf, "x"), ["b"]);
+    }
+
+    #[test]
+    fn an_index_built_by_a_late_first_list_answers_as_a_scan_would() {
+        let mut api = ApiServer::new(1, FeatureGates::for_minor(29));
+        let mut inf = Informer::<Pod>::start(&api, 0);
+        for i in 0..12 {
+            let mut p = pod(&format!("p{i:02}"), if i % 2 == 0 { "x" } else { "y" });
+            let labels = p.metadata.labels.get_or_insert_with(Default::default);
+            labels.insert("tier".into(), (i % 3).to_string());
+            api.create("t", p).unwrap();
+        }
+        relabel(&mut api, "p04", "y");
+        api.delete::<Pod>("t", "default", "p06", &crate::api::DeleteOptions::default())
+            .unwrap();
+        inf.poll(&api, 0);
+        let listed = |inf: &Informer<Pod>, pairs: &[(&str, &str)]| -> Vec<String> {
+            let sel = Selector::labels(pairs.iter().copied());
+            inf.list("default", &sel)
+                .iter()
+                .map(|p| p.metadata.name.clone().unwrap())
+                .collect()
+        };
+        let scanned = |inf: &Informer<Pod>, pairs: &[(&str, &str)]| -> Vec<String> {
+            let sel = Selector::labels(pairs.iter().copied());
+            inf.all()
+                .filter(|p| sel.matches(p.metadata.labels.as_ref()))
+                .map(|p| p.metadata.name.clone().unwrap())
+                .collect()
+        };
+        // The first list on "tier" builds its index from the cache; both pairs then answer from
+        // indexes, the rarer one first.
+        for pairs in [
+            &[("tier", "0")][..],
+            &[("app", "x"), ("tier", "0")],
+            &[("tier", "1"), ("app", "y")],
+            &[("app", "z")],
+        ] {
+            assert_eq!(listed(&inf, pairs), scanned(&inf, pairs), "{pairs:?}");
+        }
+        assert_eq!(listed(&inf, &[("app", "x"), ("tier", "0")]), ["p00"]);
+        // Changes after the indexes exist keep them true.
+        relabel(&mut api, "p00", "y");
+        inf.poll(&api, 0);
+        assert!(listed(&inf, &[("app", "x"), ("tier", "0")]).is_empty());
+        assert_eq!(
+            listed(&inf, &[("tier", "0"), ("app", "y")]),
+            ["p00", "p03", "p09"]
+        );
     }
 
     fn relabel(api: &mut ApiServer, name: &str, app: &str) {

@@ -77,6 +77,11 @@ impl<K> Slots<K> {
         Some((slot, old))
     }
 
+    /// Keys and their slots, in key order.
+    pub fn slots(&self) -> impl Iterator<Item = (&Key, Slot)> {
+        self.keys.iter().map(|(k, &s)| (k, s))
+    }
+
     pub fn keys(&self) -> impl Iterator<Item = &Key> {
         self.keys.keys()
     }
