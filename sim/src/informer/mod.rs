@@ -18,11 +18,13 @@
 //! version so a read can be served from it (stale state).
 
 mod slots;
+mod views;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use slots::{Slot, Slots};
+use views::Views;
 
 use crate::api::{ApiServer, Cursor, EventType, Expired, Key, KeyRef, Kind, Selector, Shared};
 
@@ -42,10 +44,9 @@ pub struct Informer<K> {
     cursor: Cursor,
     lag_ms: u64,
     cache: Slots<K>,
-    /// Label key → value → the objects with that label, in key order. Only the label keys some
-    /// list has selected on are indexed (built on that first list), so a change costs the
-    /// labels anyone looks up, not every label an object carries.
-    by_label: RefCell<BTreeMap<String, LabelIndex>>,
+    /// The answer of every equality selector some list has asked for, kept up to date
+    /// (`views.rs`); built on that first list.
+    views: RefCell<Views>,
     by_owner: BTreeMap<String, BTreeMap<Key, Slot>>,
     last_rv: u64,
     /// A held-back event: its object's key, the event, and when it is delivered anyway.
@@ -62,20 +63,6 @@ struct Held<K> {
     ty: EventType,
     obj: Shared<K>,
     due_ms: u64,
-}
-
-/// One label key's index: value → objects with it (key order) and their slots.
-type LabelIndex = BTreeMap<String, BTreeMap<Key, Slot>>;
-
-fn add_to_index(index: &mut LabelIndex, value: &str, key: &Key, slot: Slot) {
-    match index.get_mut(value) {
-        Some(set) => {
-            set.insert(key.clone(), slot);
-        }
-        None => {
-            index.insert(value.to_string(), BTreeMap::from([(key.clone(), slot)]));
-        }
-    }
 }
 
 /// An object's key, borrowed from its metadata.
@@ -104,7 +91,7 @@ impl<K: Kind> Informer<K> {
             cursor: store.log().reader(store.log().len()),
             lag_ms,
             cache: Slots::default(),
-            by_label: RefCell::default(),
+            views: RefCell::default(),
             by_owner: BTreeMap::new(),
             last_rv: api.resource_version(),
             held: None,
@@ -117,19 +104,7 @@ impl<K: Kind> Informer<K> {
         inf
     }
 
-    fn unindex(&mut self, key: &dyn KeyRef, o: &K) {
-        let by_label = self.by_label.get_mut();
-        for (k, v) in o.meta().labels.iter().flatten() {
-            let Some(index) = by_label.get_mut(k) else {
-                continue;
-            };
-            if let Some(s) = index.get_mut(v) {
-                s.remove(key);
-                if s.is_empty() {
-                    index.remove(v);
-                }
-            }
-        }
+    fn unindex_owner(&mut self, key: &dyn KeyRef, o: &K) {
         if let Some(uid) = owner_of(o) {
             if let Some(s) = self.by_owner.get_mut(uid) {
                 s.remove(key);
@@ -161,30 +136,36 @@ impl<K: Kind> Informer<K> {
             // Most changes (status, resourceVersion) keep labels and owner: the object changed
             // in its slot, and the indexes stay.
             let (om, nm) = (old.meta(), o.meta());
-            if om.labels == nm.labels && owner_of(&**old) == owner_of(&*o) {
+            let same_owner = owner_of(&**old) == owner_of(&*o);
+            if om.labels != nm.labels {
+                self.views
+                    .get_mut()
+                    .on_change(&key, slot, om.labels.as_ref(), nm.labels.as_ref());
+            }
+            if same_owner {
                 return Some(old.clone());
             }
-            self.unindex(&key, old);
-        }
-        let owned: Key = (key.0.to_string(), key.1.to_string());
-        let by_label = self.by_label.get_mut();
-        for (k, v) in o.meta().labels.iter().flatten() {
-            if let Some(index) = by_label.get_mut(k) {
-                add_to_index(index, v, &owned, slot);
-            }
+            self.unindex_owner(&key, old);
+        } else {
+            self.views
+                .get_mut()
+                .on_change(&key, slot, None, o.meta().labels.as_ref());
         }
         if let Some(uid) = owner_of(&*o) {
             self.by_owner
                 .entry(uid.to_string())
                 .or_default()
-                .insert(owned, slot);
+                .insert((key.0.to_string(), key.1.to_string()), slot);
         }
         old
     }
 
     fn remove(&mut self, key: &dyn KeyRef) -> Option<Shared<K>> {
-        let (_, old) = self.cache.remove(key)?;
-        self.unindex(key, &old);
+        let (slot, old) = self.cache.remove(key)?;
+        self.views
+            .get_mut()
+            .on_change(key, slot, old.meta().labels.as_ref(), None);
+        self.unindex_owner(key, &old);
         self.remember(key, Some(old.clone()));
         Some(old)
     }
@@ -381,57 +362,20 @@ impl<K: Kind> Informer<K> {
                 .filter(|o| selector.matches(o.meta().labels.as_ref()))
                 .collect();
         };
-        // The rarest pair's index holds every candidate; each candidate has that pair, so only
-        // the other pairs are checked.
-        for (k, _) in &pairs {
-            self.ensure_label_index(k);
+        let pairs = views::normal(&pairs);
+        if let Some(members) = self.views.borrow().get(namespace, &pairs) {
+            return members.values().map(|&slot| self.cache.at(slot)).collect();
         }
-        let by_label = self.by_label.borrow();
-        let rarest = pairs
-            .iter()
-            .enumerate()
-            .map(|(i, (k, v))| (i, by_label.get(*k).and_then(|index| index.get(*v))))
-            .min_by_key(|(_, s)| s.map_or(0, BTreeMap::len));
-        let Some((i, Some(keys))) = rarest else {
-            return Vec::new();
-        };
-        let rest: Vec<(&str, &str)> = pairs
-            .iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, &p)| p)
+        // The first list by this selector: one scan of the namespace files its view.
+        let members: BTreeMap<Key, Slot> = self
+            .cache
+            .slots_in_namespace(namespace)
+            .filter(|&(_, slot)| selector.matches(self.cache.at(slot).meta().labels.as_ref()))
+            .map(|(k, slot)| (k.clone(), slot))
             .collect();
-        let has_rest = |o: &K| {
-            let labels = o.meta().labels.as_ref();
-            rest.iter()
-                .all(|&(k, v)| labels.and_then(|l| l.get(k)).is_some_and(|x| x == v))
-        };
-        keys.iter()
-            .filter(|((ns, _), _)| ns == namespace)
-            .map(|(_, &slot)| self.cache.at(slot))
-            .filter(|o| has_rest(o))
-            .collect()
-    }
-
-    /// Index label `key` from now on, if it is not yet (one scan of the cache).
-    fn ensure_label_index(&self, key: &str) {
-        if self.by_label.borrow().contains_key(key) {
-            return;
-        }
-        let mut index = LabelIndex::new();
-        for (k, slot) in self.cache.slots() {
-            if let Some(v) = self
-                .cache
-                .at(slot)
-                .meta()
-                .labels
-                .as_ref()
-                .and_then(|l| l.get(key))
-            {
-                add_to_index(&mut index, v, k, slot);
-            }
-        }
-        self.by_label.borrow_mut().insert(key.to_string(), index);
+        let out = members.values().map(|&slot| self.cache.at(slot)).collect();
+        self.views.borrow_mut().add(namespace, pairs, members);
+        out
     }
 
     /// Objects whose controller owner has this UID, in key order.

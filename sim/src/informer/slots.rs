@@ -77,9 +77,15 @@ impl<K> Slots<K> {
         Some((slot, old))
     }
 
-    /// Keys and their slots, in key order.
-    pub fn slots(&self) -> impl Iterator<Item = (&Key, Slot)> {
-        self.keys.iter().map(|(k, &s)| (k, s))
+    /// Keys and slots of one namespace, in key order.
+    pub fn slots_in_namespace<'a, 'n>(
+        &'a self,
+        namespace: &'n str,
+    ) -> impl Iterator<Item = (&'a Key, Slot)> + use<'a, 'n, K> {
+        self.keys
+            .range((namespace.to_string(), String::new())..)
+            .take_while(move |((ns, _), _)| ns == namespace)
+            .map(|(k, &s)| (k, s))
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &Key> {
