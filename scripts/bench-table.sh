@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every criterion bench in release mode and print the README's results table (medians),
-# followed by the per-scenario and per-size notes the benches print.
+# the per-scenario notes the benches print, and the scale bench's growth table (16 to 4,096
+# groups, one timed run per size above 128; the 4,096-group run takes several minutes).
 # Usage: scripts/bench-table.sh [criterion filter]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,20 @@ for r in globals().get('rows', []):
     print(f"| {r[0]} | {r[1]} | {r[2] if len(r) > 2 else ''} |")
 print()
 for line in text.splitlines():
-    if line.startswith(('calls ', 'scenario ', 'scale ')):
+    if line.startswith(('calls ', 'scenario ')):
         print('    ' + line)
+# The scale bench's timed runs (one per size) as the README's growth table.
+scale = {}
+for line in text.splitlines():
+    m = re.match(r'scale groups=(\d+)[^:]*: events=(\d+) wall=([\d.]+)s reconcilers=([\d.]+)s \((\d+)%\) '
+                 r'sts-syncs=([\d.]+)s \((\d+)%\) simulator=([\d.]+)us/event peak-rss=(\S+)', line)
+    if m:
+        scale[int(m.group(1))] = m.groups()
+if scale:
+    print()
+    print("| groups of 8 | events | wall | ported reconcilers | StatefulSet syncs | simulator per event | peak RSS |")
+    print("|---|---|---|---|---|---|---|")
+    for n in sorted(scale):
+        g = scale[n]
+        print(f"| {n:,} | {int(g[1]):,} | {float(g[2]):.1f} s | {g[4]}% | {g[6]}% | {g[7]} µs | {g[8]} |")
 PY
