@@ -1,5 +1,6 @@
 //! Generated fuzz cases per second on one core: generate, build in memory and run one case of
-//! the default distribution (see `lws_sim::fuzz::DEFAULT_PARAMS`), under v0.4.1.
+//! the default distribution (see `lws_sim::fuzz::DEFAULT_PARAMS`), under all-fixed (the profile
+//! a campaign for new bugs runs) and under v0.4.1 (whose cases often break invariants).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lws::profile::Profile;
@@ -8,16 +9,18 @@ use lws_sim::fuzz::check_case;
 mod common;
 
 fn fuzz(c: &mut Criterion) {
-    let reconciler = Profile::parse("v0.4.1").expect("a profile");
     let mut g = c.benchmark_group("fuzz");
     g.throughput(Throughput::Elements(1));
-    let mut i = 0;
-    g.bench_function("case/v0.4.1", |b| {
-        b.iter(|| {
-            i += 1;
-            check_case(1, i % 200, &reconciler).events
-        })
-    });
+    for spec in ["all-fixed", "v0.4.1"] {
+        let reconciler = Profile::parse(spec).expect("a profile");
+        let mut i = 0;
+        g.bench_function(format!("case/{spec}"), |b| {
+            b.iter(|| {
+                i += 1;
+                check_case(1, i % 200, &reconciler).events
+            })
+        });
+    }
     g.finish();
     let _ = common::measuring();
 }

@@ -12,7 +12,8 @@ pub const BACKOFF_MAX_MS: u64 = 1_000_000;
 
 #[derive(Default, Debug)]
 pub struct WorkQueue {
-    due_by_key: BTreeMap<Key, u64>,
+    /// Each queued key's due time and sequence number: its entry in `order`.
+    due_by_key: BTreeMap<Key, (u64, u64)>,
     order: BTreeSet<(u64, u64, Key)>,
     seq: u64,
     failures: BTreeMap<Key, u32>,
@@ -25,15 +26,15 @@ impl WorkQueue {
 
     /// `AddAfter`: keep the earlier of the existing and the new due time.
     pub fn add_after(&mut self, key: Key, at_ms: u64) {
-        if let Some(&due) = self.due_by_key.get(&key) {
+        if let Some(&(due, seq)) = self.due_by_key.get(&key) {
             if due <= at_ms {
                 return;
             }
-            self.order.retain(|(_, _, k)| k != &key);
+            self.order.remove(&(due, seq, key.clone()));
         }
         self.seq += 1;
         self.order.insert((at_ms, self.seq, key.clone()));
-        self.due_by_key.insert(key, at_ms);
+        self.due_by_key.insert(key, (at_ms, self.seq));
     }
 
     /// `AddRateLimited` with `ItemExponentialFailureRateLimiter(5ms, 1000s)`.
