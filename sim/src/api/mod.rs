@@ -841,10 +841,9 @@ impl ApiServer {
                 ApiError::new(Reason::Conflict, msg),
             );
         }
-        let mut new = (*old).clone();
         let already_deleting = meta.deletion_timestamp.is_some();
         // Propagation finalizers (store.go shouldOrphanDependents / ...InForeground).
-        let finalizers = new.meta_mut().finalizers.get_or_insert_with(Vec::new);
+        let mut finalizers = meta.finalizers.clone().unwrap_or_default();
         match opts.propagation {
             Some(Propagation::Foreground)
                 if !already_deleting && !finalizers.iter().any(|f| f == FINALIZER_FOREGROUND) =>
@@ -858,18 +857,17 @@ impl ApiServer {
             }
             _ => {}
         }
-        if finalizers.is_empty() {
-            new.meta_mut().finalizers = None;
-        }
-        let has_finalizers = new
-            .meta()
-            .finalizers
-            .as_ref()
-            .is_some_and(|f| !f.is_empty());
+        let has_finalizers = !finalizers.is_empty();
         let grace_s = if K::ID == KindId::Pod {
-            pod_grace_seconds(&new, opts)
+            pod_grace_seconds(&*old, opts)
         } else {
             0
+        };
+        // The object as a delete that does not remove it leaves it: copied only then.
+        let marked = |old: &K| {
+            let mut new = old.clone();
+            new.meta_mut().finalizers = has_finalizers.then_some(finalizers);
+            new
         };
         if already_deleting {
             // A repeat delete may only shorten a pod's grace period; grace 0 with no finalizers
@@ -879,6 +877,7 @@ impl ApiServer {
                 return Ok(Deleted::Gone(self.remove(actor, old)));
             }
             if grace_s < remaining {
+                let mut new = marked(&old);
                 let m = new.meta_mut();
                 m.deletion_grace_period_seconds = Some(grace_s);
                 m.deletion_timestamp = Some(to_time(after(self.now_ms, secs_to_ms(grace_s))));
@@ -892,6 +891,7 @@ impl ApiServer {
             return Ok(Deleted::Terminating(old));
         }
         if grace_s > 0 || has_finalizers {
+            let mut new = marked(&old);
             let m = new.meta_mut();
             m.deletion_timestamp = Some(to_time(after(self.now_ms, secs_to_ms(grace_s))));
             m.deletion_grace_period_seconds = Some(grace_s);

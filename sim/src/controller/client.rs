@@ -47,18 +47,20 @@ fn get_in<K: Any + Send + Sync + crate::api::Kind>(
     found.map(|o| o.clone() as AnyObject)
 }
 
+/// The answer as a `Vec<Arc<K>>` in a box: the caller downcasts the list once, not each item.
 fn list_in<K: Any + Send + Sync + crate::api::Kind>(
     inf: &Informer<K>,
     ns: &str,
     sel: &Selector,
     stale: bool,
-) -> Vec<AnyObject> {
+) -> Box<dyn Any> {
     let found = if stale {
         inf.stale_list(ns, sel)
     } else {
         inf.list(ns, sel)
     };
-    found.into_iter().map(|o| o.clone() as AnyObject).collect()
+    let typed: Vec<Arc<K>> = found.into_iter().cloned().collect();
+    Box::new(typed)
 }
 
 impl Caches {
@@ -75,15 +77,17 @@ impl Caches {
         }
     }
 
-    fn list(&self, kind: KindId, ns: &str, sel: &Selector, stale: bool) -> Vec<AnyObject> {
+    /// A list's answer, a `Vec<Arc<K>>` of the kind's type (boxed); `None` for a kind the
+    /// manager does not cache.
+    fn list(&self, kind: KindId, ns: &str, sel: &Selector, stale: bool) -> Option<Box<dyn Any>> {
         match kind {
-            KindId::LeaderWorkerSet => list_in(&self.lws, ns, sel, stale),
-            KindId::StatefulSet => list_in(&self.statefulsets, ns, sel, stale),
-            KindId::Pod => list_in(&self.pods, ns, sel, stale),
-            KindId::Service => list_in(&self.services, ns, sel, stale),
-            KindId::Node => list_in(&self.nodes, "", sel, stale),
-            KindId::ControllerRevision => list_in(&self.revisions, ns, sel, stale),
-            _ => Vec::new(),
+            KindId::LeaderWorkerSet => Some(list_in(&self.lws, ns, sel, stale)),
+            KindId::StatefulSet => Some(list_in(&self.statefulsets, ns, sel, stale)),
+            KindId::Pod => Some(list_in(&self.pods, ns, sel, stale)),
+            KindId::Service => Some(list_in(&self.services, ns, sel, stale)),
+            KindId::Node => Some(list_in(&self.nodes, "", sel, stale)),
+            KindId::ControllerRevision => Some(list_in(&self.revisions, ns, sel, stale)),
+            _ => None,
         }
     }
 
@@ -234,7 +238,10 @@ impl Client for SimClient {
             .caches
             .borrow()
             .list(kind_of::<K>(), namespace, &sel, ex.stale);
-        Ok(items.into_iter().map(downcast).collect())
+        Ok(items.map_or_else(Vec::new, |b| {
+            *b.downcast::<Vec<Arc<K>>>()
+                .unwrap_or_else(|_| panic!("list of the wrong kind for {}", K::KIND))
+        }))
     }
 
     async fn create<K: Resource>(&self, obj: K) -> Result<Arc<K>> {
