@@ -26,7 +26,7 @@ for line in text.splitlines():
             name = line.split('time:')[0].strip()
         thr = ''
         pending = name
-    th = re.search(r'thrpt:\s+\[\S+ \S+ (\S+ \S+) \S+ \S+\]', line)
+    th = re.search(r'thrpt:\s+\[\S+\s+\S+\s+(\S+\s+\S+)\s+\S+\s+\S+\]', line)
     if t:
         row = [pending or line.split('time:')[0].strip(), t.group(1)]
         rows = globals().setdefault('rows', [])
