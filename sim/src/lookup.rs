@@ -36,12 +36,4 @@ impl<K: Hash + Eq, V> LookupMap<K, V> {
     {
         self.0.remove(key)
     }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }

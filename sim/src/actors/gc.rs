@@ -120,10 +120,8 @@ impl GarbageCollector {
     /// starts waiting for its own dependents has them examined (`processTransitions`).
     fn observe_update(&mut self, e: &MetaEvent) {
         let (uid, owners) = (e.uid(), e.owners());
-        let same_node = self
-            .nodes
-            .get(uid)
-            .is_some_and(|n| n.kind == e.kind && n.owners == owners && key_is(&n.key, e.key()));
+        // A UID names one object for good (kind and key never change): only its owners can.
+        let same_node = self.nodes.get(uid).is_some_and(|n| n.owners == owners);
         for o in owners {
             if !self.nodes.contains_key(&o.uid) {
                 // An owner the graph has never seen: verify it (virtual node).
@@ -149,7 +147,7 @@ impl GarbageCollector {
 
     /// Re-link a new or changed node to its owners: drop it from its old owners' dependents
     /// (queueing an owner it stopped blocking), add it to its new owners', store it. A change
-    /// that keeps kind, key and owners (most: status) leaves the graph as it is, so it skips this.
+    /// that keeps the owners (most: status) leaves the graph as it is, so it skips this.
     fn relink(&mut self, e: &MetaEvent) {
         let (uid, owners) = (e.uid(), e.owners());
         let old_owners = self
@@ -391,10 +389,6 @@ fn remove_finalizer(
 
 /// `addUnblockedOwnersToDeleteQueue`: a blocking reference `old` that is gone from `now`, or
 /// is still there without `blockOwnerDeletion`.
-fn key_is(key: &Key, (ns, name): (&str, &str)) -> bool {
-    key.0 == ns && key.1 == name
-}
-
 fn unblocks(old: &OwnerReference, now: &[OwnerReference]) -> bool {
     let blocked = |r: &OwnerReference| r.block_owner_deletion == Some(true);
     blocked(old)

@@ -261,6 +261,14 @@ impl Ord for dyn KeyRef + '_ {
     }
 }
 
+/// An object's key borrowed from its metadata, for lookups that need no owned `Key`.
+pub fn meta_key(m: &ObjectMeta) -> (&str, &str) {
+    (
+        m.namespace.as_deref().unwrap_or_default(),
+        m.name.as_deref().unwrap_or_default(),
+    )
+}
+
 pub fn key_of<K: Kind>(obj: &K) -> Key {
     let m = obj.meta();
     (

@@ -32,7 +32,7 @@ use crate::time::{after, secs_to_ms, to_time};
 use crate::trace::{Trace, TraceEntry};
 pub use defaults::STATEFULSET_REPLICAS_MAX;
 pub(crate) use kinds::with_kind;
-pub use kinds::{key_of, Key, KeyRef, Kind, KindId, Shared};
+pub use kinds::{key_of, meta_key, Key, KeyRef, Kind, KindId, Shared};
 use patch::FieldPath;
 pub use selector::Selector;
 pub use watch::{Cursor, Expired, WatchLog};
@@ -114,7 +114,7 @@ pub trait HasMeta: Send + Sync {
     fn object_meta(&self) -> &ObjectMeta;
 }
 
-impl<K: Kind + Send + Sync> HasMeta for K {
+impl<K: Kind> HasMeta for K {
     fn object_meta(&self) -> &ObjectMeta {
         self.meta()
     }
@@ -127,11 +127,7 @@ impl MetaEvent {
 
     /// `(namespace, name)`.
     pub fn key(&self) -> (&str, &str) {
-        let m = self.meta();
-        (
-            m.namespace.as_deref().unwrap_or_default(),
-            m.name.as_deref().unwrap_or_default(),
-        )
+        kinds::meta_key(self.meta())
     }
 
     pub fn uid(&self) -> &str {

@@ -2,10 +2,10 @@
 //! (client-go `tools/cache` reflector + store @32ce75a7; controller-runtime `pkg/cache`). Each consumer has its own, so
 //! caches of different kinds and different actors are skewed, as in a real cluster.
 //!
-//! The cache keeps two indexes, by label (for each label key some list has selected on) and by
-//! controller owner UID, so a list by labels or by owner costs the size of the answer, not of
-//! the namespace. (client-go scans the namespace; the result is the same, only our cost
-//! differs.)
+//! The cache keeps the answer of every equality selector some list has asked for (`views.rs`)
+//! and an index by controller owner UID, so a list by labels or by owner costs the size of the
+//! answer, not of the namespace. (client-go scans the namespace; the result is the same, only
+//! our cost differs.)
 //!
 //! Simplification (docs/fidelity.md): the initial list is consistent (WatchList, client-go
 //! v0.35+) and the lag is fixed per informer. An informer whose cursor the server's log
@@ -65,13 +65,8 @@ struct Held<K> {
     due_ms: u64,
 }
 
-/// An object's key, borrowed from its metadata.
 fn key_ref<K: Kind>(o: &K) -> (&str, &str) {
-    let m = o.meta();
-    (
-        m.namespace.as_deref().unwrap_or_default(),
-        m.name.as_deref().unwrap_or_default(),
-    )
+    crate::api::meta_key(o.meta())
 }
 
 fn owner_of<K: Kind>(o: &K) -> Option<&str> {

@@ -102,10 +102,8 @@ impl<K> Slots<K> {
         &'a self,
         namespace: &'n str,
     ) -> impl Iterator<Item = (&'a Key, &'a Shared<K>)> + use<'a, 'n, K> {
-        self.keys
-            .range((namespace.to_string(), String::new())..)
-            .take_while(move |((ns, _), _)| ns == namespace)
-            .map(|(k, &s)| (k, self.at(s)))
+        self.slots_in_namespace(namespace)
+            .map(|(k, s)| (k, self.at(s)))
     }
 
     pub fn len(&self) -> usize {
