@@ -40,6 +40,8 @@ pub mod keys {
     pub const RECREATE_GROUP_AFTER_START: &str =
         "leaderworkerset.sigs.k8s.io/experimental-recreate-group-after-start";
     pub const WORKER_INDEX_ENV: &str = "LWS_WORKER_INDEX";
+    /// Not upstream: the finalizer of the proposed Z05 fix (`crate::restart_guard`).
+    pub const GROUP_RESTART_FINALIZER: &str = "leaderworkerset.sigs.k8s.io/group-restart";
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

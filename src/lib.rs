@@ -10,6 +10,7 @@ pub mod k8s;
 pub mod lws_controller;
 pub mod pod_controller;
 pub mod profile;
+pub mod restart_guard;
 pub mod revision;
 pub mod rollout;
 pub mod tpu;

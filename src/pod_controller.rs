@@ -21,6 +21,7 @@ use crate::client::{Action, Client, Error, Propagation, Result};
 use crate::k8s;
 use crate::lws_controller::{add_topology_annotations, headless_service, FIELD_MANAGER};
 use crate::profile::{Flags, WorkerStsWrite};
+use crate::restart_guard;
 
 pub async fn reconcile<C: Client>(
     c: &C,
@@ -42,9 +43,20 @@ pub async fn reconcile<C: Client>(
         )));
     };
     let lws = match c.get::<LeaderWorkerSet>(namespace, lws_name).await {
-        Ok(l) => l,
-        Err(e) if e.is_not_found() => return Ok(Action::done()),
+        Ok(l) => Some(l),
+        Err(e) if e.is_not_found() => None,
         Err(e) => return Err(e),
+    };
+    if flags.worker_finalizer && restart_guard::awaits_release(&pod) {
+        // The Z05 fix: the restart policy sees the deleted worker, then lets it go.
+        if let Some(lws) = &lws {
+            handle_restart_policy(c, flags, &pod, lws, false).await?;
+        }
+        restart_guard::release(c, &pod).await?;
+        return Ok(Action::done());
+    }
+    let Some(lws) = lws else {
+        return Ok(Action::done());
     };
     if handle_restart_policy(c, flags, &pod, &lws, false).await? {
         return Ok(Action::done());
@@ -294,6 +306,11 @@ pub fn worker_statefulset(
     add_topology_annotations(lws, annotations);
     // V3 podc:289 = FX podc:298.
     crate::tpu::add_tpu_annotations(leader, annotations);
+    if flags.worker_finalizer
+        && restart_guard::policy_needs_guard(&lws.spec.leader_worker_template.restart_policy)
+    {
+        restart_guard::guard_template(tmeta);
+    }
     let service_name = if unique_per_replica {
         name.clone()
     } else {

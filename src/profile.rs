@@ -133,6 +133,11 @@ pub struct Flags {
     /// reads it: the shared port names a revision by its hash alone, so a duplicate is refused
     /// there (AlreadyExists).
     pub revision_reuse_at_creation: bool,
+    /// Not upstream: a proposed fix for Z05 (docs/findings/Z05.md, `crate::restart_guard`).
+    /// Under a group-recreating restart policy, worker pods carry a finalizer the pod
+    /// reconciler removes only after applying the restart policy to the deleted pod, so a
+    /// worker deleted while no controller runs is still seen by the next one.
+    pub worker_finalizer: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -349,6 +354,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.revision_reuse_at_creation = i == 1,
     },
     FlagSpec {
+        name: "worker-finalizer",
+        values: &["off", "on"],
+        upstream: "proposed fix for Z05 (not upstream)",
+        at_v0_10_0: &["off", "on"],
+        get: |f| usize::from(f.worker_finalizer),
+        set: |f, i| f.worker_finalizer = i == 1,
+    },
+    FlagSpec {
         name: "terminating-pods",
         values: &["ready", "not-ready"],
         upstream: "proposed fix for Z02 (not upstream)",
@@ -394,6 +407,7 @@ impl Flags {
             network_config: false,
             deleting_lws_returns: false,
             revision_reuse_at_creation: false,
+            worker_finalizer: false,
         }
     }
 

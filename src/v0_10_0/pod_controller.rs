@@ -22,6 +22,7 @@ use crate::api::{keys, LeaderWorkerSet};
 use crate::client::{Action, Client, Error, Propagation, Result};
 use crate::k8s;
 use crate::profile::Flags;
+use crate::restart_guard;
 
 const RECREATE_ON_RESTART: &str = "RecreateGroupOnPodRestart";
 const RECREATE_AFTER_START: &str = "RecreateGroupAfterStart";
@@ -50,9 +51,20 @@ pub async fn reconcile<C: Client>(
         ));
     }
     let lws = match c.get::<LeaderWorkerSet>(namespace, lws_name).await {
-        Ok(l) => l,
-        Err(e) if e.is_not_found() => return Ok(Action::done()),
+        Ok(l) => Some(l),
+        Err(e) if e.is_not_found() => None,
         Err(e) => return Err(e),
+    };
+    if flags.worker_finalizer && restart_guard::awaits_release(&pod) {
+        // Not upstream: the Z05 fix. The restart policy sees the deleted worker, then lets it go.
+        if let Some(lws) = &lws {
+            handle_restart_policy(c, &pod, lws, false).await?;
+        }
+        restart_guard::release(c, &pod).await?;
+        return Ok(Action::done());
+    }
+    let Some(lws) = lws else {
+        return Ok(Action::done());
     };
     if handle_restart_policy(c, &pod, &lws, false).await? {
         return Ok(Action::done());
@@ -326,6 +338,11 @@ pub fn construct_worker_statefulset_apply_configuration(
         .extend(labels.clone());
     let annotations = tmeta.annotations.get_or_insert_with(BTreeMap::new);
     annotations.extend(worker_pod_annotations(leader, lws));
+    if flags.worker_finalizer
+        && restart_guard::policy_needs_guard(&lws.spec.leader_worker_template.restart_policy)
+    {
+        restart_guard::guard_template(tmeta); // not upstream: the Z05 fix
+    }
     let service_name = match subdomain_policy(lws) {
         None | Some("Shared") => lws.name().to_string(),
         Some(_) => leader_name.clone(),

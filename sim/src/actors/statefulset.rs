@@ -784,7 +784,9 @@ pub fn safe_encode(s: &str) -> String {
         .collect()
 }
 
-/// `newVersionedStatefulSetPod`: the pod for one ordinal at one revision.
+/// `newVersionedStatefulSetPod`: the pod for one ordinal at one revision. Labels, annotations
+/// and finalizers come from the template (`GetPodFromTemplate`, kubernetes
+/// pkg/controller/controller_utils.go @0004b149).
 fn new_pod(set: &StatefulSet, ordinal: i32, rev: &Revision) -> Pod {
     let template = rev.template.as_deref().unwrap_or(&set.spec.template);
     let name = format!("{}-{}", k8s::name(&set.metadata), ordinal);
@@ -802,6 +804,7 @@ fn new_pod(set: &StatefulSet, ordinal: i32, rev: &Revision) -> Pod {
             namespace: set.metadata.namespace.clone(),
             labels: Some(labels),
             annotations: tmeta.annotations,
+            finalizers: tmeta.finalizers,
             owner_references: Some(vec![k8s::controller_ref(
                 "apps/v1",
                 "StatefulSet",

@@ -20,6 +20,9 @@ pub(super) struct PartitionChecks {
     max_surge_raw: Option<IntOrString>,
     /// When each unavailable group became unavailable.
     unavailable_since: BTreeMap<i32, u64>,
+    /// When each group that had been unavailable became available again (kept until the group
+    /// goes down again): a controller may not have seen it up yet.
+    available_since: BTreeMap<i32, u64>,
     /// Unavailable groups that have had a terminating pod since they went down (a terminating
     /// pod may still be Ready, and upstream counts it as ready: see docs/bug-zoo.md, Z02).
     down_terminating: BTreeSet<i32>,
@@ -40,9 +43,12 @@ impl PartitionChecks {
     /// Group g was re-evaluated: track since when it is down, and why.
     pub fn on_group(&mut self, model: &Model, g: i32, change: GroupChange, now_ms: u64) {
         if change.available {
-            self.unavailable_since.remove(&g);
+            if self.unavailable_since.remove(&g).is_some() {
+                self.available_since.insert(g, now_ms);
+            }
             self.down_terminating.remove(&g);
         } else {
+            self.available_since.remove(&g);
             self.unavailable_since.entry(g).or_insert(now_ms);
             if model.has_terminating(g) {
                 self.down_terminating.insert(g);
@@ -60,6 +66,10 @@ impl PartitionChecks {
     /// while that would leave fewer than `replicas - maxUnavailable` groups up, counting the
     /// groups already down (bug B10; lws-bugs-and-tests I-AVAIL as judged at the move). Groups
     /// down for less than `STALE_VIEW_MS` count as up: the controller may not have seen them.
+    /// Symmetrically, a group back up for less than `STALE_VIEW_MS` is not exposed by the move:
+    /// the controller may still see it down, and lowering the partition onto a group it sees
+    /// down costs nothing in its view (found with the Z05 fix: a worker StatefulSet's status
+    /// turned ready 7 ms before a reconcile whose cache had not yet seen it).
     /// Unlike `availability`, groups disrupted by faults are not excused: the budget is what
     /// the controller must protect.
     fn check_partition_move(&mut self, out: &mut Sink, model: &Model, sts: &StatefulSet) {
@@ -98,14 +108,20 @@ impl PartitionChecks {
             let leader = model.group_pods(*g).find(|p| p.leader && !p.terminating);
             leader.is_some_and(|p| p.revision.as_deref() != target)
         };
+        let now = out.now_ms();
+        let seen_up = |g: &i32| {
+            self.available_since
+                .get(g)
+                .is_none_or(|&since| now >= since + STALE_VIEW_MS)
+        };
         let exposed: Vec<i32> = (partition..before.min(s))
             .filter(|g| model.is_available(*g) && model.phase(*g) == Some(Phase::Old))
             .filter(replaced)
+            .filter(seen_up)
             .collect();
         if exposed.is_empty() {
             return;
         }
-        let now = out.now_ms();
         let (mut down, mut unseen) = (Vec::new(), 0);
         for (&g, &since) in &self.unavailable_since {
             if g >= s {
