@@ -306,11 +306,7 @@ pub fn worker_statefulset(
     add_topology_annotations(lws, annotations);
     // V3 podc:289 = FX podc:298.
     crate::tpu::add_tpu_annotations(leader, annotations);
-    if flags.worker_finalizer
-        && restart_guard::policy_needs_guard(&lws.spec.leader_worker_template.restart_policy)
-    {
-        restart_guard::guard_template(tmeta);
-    }
+    restart_guard::guard_worker_template(tmeta, flags, lws);
     let service_name = if unique_per_replica {
         name.clone()
     } else {

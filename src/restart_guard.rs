@@ -13,26 +13,30 @@
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
-use crate::api::keys;
+use crate::api::{keys, LeaderWorkerSet};
 use crate::client::{Client, Result};
 use crate::k8s;
+use crate::profile::Flags;
 
 /// Whether `policy` (`leaderWorkerTemplate.restartPolicy`) recreates a group when one of its
 /// pods goes: the only policies under which a worker's deletion must be seen.
-pub fn policy_needs_guard(policy: &str) -> bool {
+fn policy_needs_guard(policy: &str) -> bool {
     policy == "RecreateGroupOnPodRestart" || policy == "RecreateGroupAfterStart"
 }
 
-/// Adds the finalizer to a worker pod template's metadata (the StatefulSet controller copies a
-/// template's finalizers to each pod it creates).
-pub fn guard_template(meta: &mut ObjectMeta) {
-    let finalizers = meta.finalizers.get_or_insert_with(Vec::new);
-    if !finalizers
-        .iter()
-        .any(|f| f == keys::GROUP_RESTART_FINALIZER)
+/// With the flag on and a group-recreating restart policy, adds the finalizer to the worker pod
+/// template's metadata (the StatefulSet controller copies a template's finalizers to each pod
+/// it creates). Both ports call it where they build the worker template.
+pub fn guard_worker_template(meta: &mut ObjectMeta, flags: &Flags, lws: &LeaderWorkerSet) {
+    if !flags.worker_finalizer
+        || !policy_needs_guard(&lws.spec.leader_worker_template.restart_policy)
+        || holds_guard(meta)
     {
-        finalizers.push(keys::GROUP_RESTART_FINALIZER.to_string());
+        return;
     }
+    meta.finalizers
+        .get_or_insert_with(Vec::new)
+        .push(keys::GROUP_RESTART_FINALIZER.to_string());
 }
 
 /// A guarded pod that has been deleted: the restart policy must see it before it may go.
@@ -67,13 +71,26 @@ mod tests {
 
     #[test]
     fn guard_is_added_once_and_only_deleted_guarded_pods_await_release() {
+        let mut lws = LeaderWorkerSet::default();
+        lws.spec.leader_worker_template.restart_policy = "RecreateGroupAfterStart".into();
+        let on = Flags {
+            worker_finalizer: true,
+            ..Flags::v0_10_0()
+        };
         let mut meta = ObjectMeta::default();
-        guard_template(&mut meta);
-        guard_template(&mut meta);
+        guard_worker_template(&mut meta, &Flags::v0_10_0(), &lws);
+        assert_eq!(meta.finalizers, None, "flag off");
+        guard_worker_template(&mut meta, &on, &lws);
+        guard_worker_template(&mut meta, &on, &lws);
         assert_eq!(
             meta.finalizers.as_deref(),
             Some(&[keys::GROUP_RESTART_FINALIZER.to_string()][..])
         );
+        let mut none = LeaderWorkerSet::default();
+        none.spec.leader_worker_template.restart_policy = "None".into();
+        let mut unguarded = ObjectMeta::default();
+        guard_worker_template(&mut unguarded, &on, &none);
+        assert_eq!(unguarded.finalizers, None, "policy None");
         let mut pod = Pod {
             metadata: meta,
             ..Default::default()
@@ -86,7 +103,5 @@ mod tests {
         assert!(awaits_release(&pod));
         pod.metadata.finalizers = Some(vec!["example.com/other".into()]);
         assert!(!awaits_release(&pod), "someone else's finalizer");
-        assert!(policy_needs_guard("RecreateGroupAfterStart"));
-        assert!(!policy_needs_guard("None"));
     }
 }

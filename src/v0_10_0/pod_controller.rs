@@ -338,11 +338,7 @@ pub fn construct_worker_statefulset_apply_configuration(
         .extend(labels.clone());
     let annotations = tmeta.annotations.get_or_insert_with(BTreeMap::new);
     annotations.extend(worker_pod_annotations(leader, lws));
-    if flags.worker_finalizer
-        && restart_guard::policy_needs_guard(&lws.spec.leader_worker_template.restart_policy)
-    {
-        restart_guard::guard_template(tmeta); // not upstream: the Z05 fix
-    }
+    restart_guard::guard_worker_template(tmeta, flags, lws); // not upstream: the Z05 fix
     let service_name = match subdomain_policy(lws) {
         None | Some("Shared") => lws.name().to_string(),
         Some(_) => leader_name.clone(),
