@@ -19,7 +19,7 @@ use std::rc::{Rc, Weak};
 pub const WINDOW_MAX: usize = 1 << 16;
 
 /// Compaction looks at the readers only once this many entries are kept (amortised).
-const COMPACT_AT: usize = 1024;
+const COMPACT_AT: usize = 256;
 
 /// `410 Gone`: the entries after this reader's position were compacted away; relist.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
