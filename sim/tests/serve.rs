@@ -558,3 +558,28 @@ fn kubectl_gets_and_describes_the_events_the_controllers_recorded() {
     );
     assert_eq!(code, 405, "{body}");
 }
+
+#[test]
+fn a_watch_from_before_the_kept_history_gets_410_instead_of_a_gap() {
+    // The scenario brought the LWS up before serving: those pod writes were read by every
+    // reader and dropped from the pods' watch log, although the apiserver's own 5-minute
+    // compaction has not run. A watch from resourceVersion 1 cannot be served without a gap.
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    s.step("2m");
+    let pods = "/api/v1/namespaces/default/pods";
+    let (code, body) = s.http(
+        "GET",
+        &format!("{pods}?watch=true&resourceVersion=1&timeoutSeconds=1"),
+        "",
+        "",
+    );
+    assert_eq!(code, 200);
+    assert!(
+        body.contains("\"type\":\"ERROR\"") && body.contains("\"code\":410"),
+        "{body}"
+    );
+    assert!(
+        !body.contains("\"type\":\"ADDED\""),
+        "no partial history before the 410: {body}"
+    );
+}

@@ -97,6 +97,12 @@ pub struct WatchEvent<K> {
     pub obj: Shared<K>,
 }
 
+impl<K> watch::Versioned for WatchEvent<K> {
+    fn rv(&self) -> u64 {
+        self.rv
+    }
+}
+
 /// One entry of the cross-kind metadata log: what a metadata informer (the GC's) sees. It
 /// shares the stored object (the same `Arc` the kind's own watch log holds) and reads its
 /// metadata on demand.
@@ -117,6 +123,12 @@ pub trait HasMeta: Send + Sync {
 impl<K: Kind> HasMeta for K {
     fn object_meta(&self) -> &ObjectMeta {
         self.meta()
+    }
+}
+
+impl watch::Versioned for MetaEvent {
+    fn rv(&self) -> u64 {
+        self.rv
     }
 }
 

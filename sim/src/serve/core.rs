@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use crate::api::{with_kind, Kind, KindId};
+use crate::api::{with_kind, ApiServer, Cursor, Kind, KindId};
 use crate::invariants::{FaultEffect, ObjectRef};
 use crate::scenario::spec::parse_duration;
 use crate::scenario::Runner;
@@ -24,6 +24,19 @@ use super::watch::{Watcher, WATCH_BUFFER};
 /// etcd compaction period (kube-apiserver `--etcd-compaction-interval`, default 5m): at every
 /// multiple of it, resourceVersions older than the previous multiple's are compacted.
 pub const COMPACTION_MS: u64 = 5 * 60_000;
+
+/// A reader on every kind's watch log, positioned after the entries up to `rv`.
+fn hold_history(api: &ApiServer, rv: u64) -> Vec<Cursor> {
+    KindId::ALL
+        .into_iter()
+        .map(|kind| {
+            with_kind!(kind, K => {
+                let log = K::store(api).log();
+                log.reader(log.partition_point(|e| e.rv <= rv))
+            })
+        })
+        .collect()
+}
 
 /// One HTTP request, as the network front hands it over.
 pub struct ApiRequest {
@@ -49,6 +62,9 @@ pub struct Core {
     next_compaction_ms: u64,
     rv_at_last_compaction: u64,
     compacted_rv: u64,
+    /// One reader per kind's watch log, just after `compacted_rv`: the log keeps what a watch
+    /// this apiserver still serves may ask for (the simulation's readers alone would let it go).
+    history: Vec<Cursor>,
     /// Why time stopped for good (a runaway world), if it did.
     stopped: Option<String>,
     shutdown: bool,
@@ -136,6 +152,7 @@ impl Core {
     ) -> Core {
         let now = runner.world.now_ms;
         let rv = runner.world.api.resource_version();
+        let history = hold_history(&runner.world.api, 0);
         Core {
             runner,
             clock,
@@ -146,6 +163,7 @@ impl Core {
             next_compaction_ms: (now / COMPACTION_MS + 1) * COMPACTION_MS,
             rv_at_last_compaction: rv,
             compacted_rv: 0,
+            history,
             stopped: None,
             shutdown: false,
         }
@@ -201,6 +219,7 @@ impl Core {
                 break;
             }
             self.compacted_rv = self.rv_at_last_compaction;
+            self.history = hold_history(&self.runner.world.api, self.compacted_rv);
             self.rv_at_last_compaction = self.runner.world.api.resource_version();
             self.next_compaction_ms += COMPACTION_MS;
             if until == t {

@@ -148,8 +148,9 @@ impl Watcher {
                 at
             }
         };
-        if log.expired(start) {
-            // Fell more than the log's window behind: 410, and the client relists.
+        if log.expired(start) || self.cursor < log.compacted_rv() {
+            // Fell more than the log's window behind, or asked for a version older than what
+            // compaction dropped (it would miss events): 410, and the client relists.
             let oldest = log.get(log.first_index()).map_or(0, |e| e.rv);
             self.expired(self.cursor, oldest);
             return Outcome::Closed;
