@@ -391,15 +391,15 @@ impl ApiServer {
 
     /// Compact every watch log (between events, so no reader is mid-read).
     fn compact(&mut self) {
-        self.lws.log.compact();
-        self.statefulsets.log.compact();
-        self.revisions.log.compact();
-        self.pods.log.compact();
-        self.services.log.compact();
-        self.nodes.log.compact();
-        self.leases.log.compact();
-        self.pdbs.log.compact();
-        self.meta_log.compact();
+        self.lws.log.maybe_compact();
+        self.statefulsets.log.maybe_compact();
+        self.revisions.log.maybe_compact();
+        self.pods.log.maybe_compact();
+        self.services.log.maybe_compact();
+        self.nodes.log.maybe_compact();
+        self.leases.log.maybe_compact();
+        self.pdbs.log.maybe_compact();
+        self.meta_log.maybe_compact();
     }
 
     pub fn now_ms(&self) -> u64 {

@@ -59,6 +59,8 @@ pub struct WatchLog<T> {
     /// older resourceVersion would miss events: `410 Gone` (etcd's "required revision has been
     /// compacted").
     compacted_rv: u64,
+    /// `maybe_compact` looks at the readers again only once this many entries are kept.
+    check_at: usize,
     /// Kept entries, oldest first: a `Vec`, so a suffix is a slice (`log[at..]`); the front is
     /// dropped only when at least half of it can go (amortised O(1) per entry).
     entries: Vec<T>,
@@ -72,6 +74,7 @@ impl<T> Default for WatchLog<T> {
         WatchLog {
             base: 0,
             compacted_rv: 0,
+            check_at: COMPACT_AT,
             entries: Vec::new(),
             readers: RefCell::new(Vec::new()),
             window: WINDOW_MAX,
@@ -153,6 +156,17 @@ impl<T: Versioned> WatchLog<T> {
     /// The resourceVersion of the newest entry compaction dropped (0: none).
     pub fn compacted_rv(&self) -> u64 {
         self.compacted_rv
+    }
+
+    /// `compact`, amortised: after an attempt, the next waits until `COMPACT_AT / 2` more
+    /// entries are kept, so a slow reader holding many entries costs a look at the readers
+    /// every few writes, not every event.
+    pub(crate) fn maybe_compact(&mut self) {
+        if self.entries.len() < self.check_at.min(self.window) {
+            return;
+        }
+        self.compact();
+        self.check_at = COMPACT_AT.max(self.entries.len() + COMPACT_AT / 2);
     }
 
     /// Drop the entries every live reader has passed, and any more than `WINDOW_MAX` behind
