@@ -583,3 +583,50 @@ fn a_watch_from_before_the_kept_history_gets_410_instead_of_a_gap() {
         "no partial history before the 410: {body}"
     );
 }
+
+#[test]
+fn json_patch_is_applied_to_the_stored_object_and_written_as_an_update() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    s.ok(&[
+        "patch",
+        "lws",
+        "vllm",
+        "--type=json",
+        "-p",
+        r#"[{"op":"replace","path":"/spec/replicas","value":2},{"op":"add","path":"/metadata/labels","value":{"team":"a"}}]"#,
+    ]);
+    let got = s.ok(&[
+        "get",
+        "lws",
+        "vllm",
+        "-o",
+        "jsonpath={.spec.replicas} {.metadata.labels.team}",
+    ]);
+    assert_eq!(got.trim(), "2 a");
+    // A failed `test` operation changes nothing: 422.
+    let (ok, text) = s.kubectl(&[
+        "patch",
+        "lws",
+        "vllm",
+        "--type=json",
+        "-p",
+        r#"[{"op":"test","path":"/spec/replicas","value":7},{"op":"replace","path":"/spec/replicas","value":9}]"#,
+    ]);
+    assert!(!ok && text.contains("rejected our request"), "{text}");
+    let lws = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/vllm";
+    let ct = "application/json-patch+json";
+    // The result goes through the admission webhooks like any update.
+    let bad = r#"[{"op":"replace","path":"/spec/leaderWorkerTemplate/size","value":0}]"#;
+    let (code, body) = s.http("PATCH", lws, ct, bad);
+    assert_eq!(code, 422, "{body}");
+    assert!(body.contains("admission webhook"), "{body}");
+    // On /scale, the operations apply to the Scale object.
+    let scale = r#"[{"op":"replace","path":"/spec/replicas","value":3}]"#;
+    let (code, body) = s.http("PATCH", &format!("{lws}/scale"), ct, scale);
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"replicas\":3"), "{body}");
+    let (code, body) = s.http("PATCH", lws, ct, r#"{"op":"replace"}"#);
+    assert_eq!(code, 400, "not a list of operations: {body}");
+    let got = s.ok(&["get", "lws", "vllm", "-o", "jsonpath={.spec.replicas}"]);
+    assert_eq!(got.trim(), "3");
+}

@@ -593,8 +593,6 @@ impl Core {
     }
 
     fn update<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
-        let name = t.name.clone().expect("named");
-        let ns = t.namespace.clone().unwrap_or_default();
         let v = match ops::body_value(&req.body, false) {
             Ok(v) => v,
             Err(r) => return r,
@@ -603,6 +601,14 @@ impl Core {
         if t.sub.as_deref() == Some("scale") {
             return self.scale::<K>(t, v, false, &actor);
         }
+        self.put::<K>(t, v, &actor, "update")
+    }
+
+    /// Write `v` (a whole object) as an update of the target or its `/status`; `verb` names
+    /// the request in the recording.
+    fn put<K: Kind>(&mut self, t: &Target, v: Value, actor: &str, verb: &str) -> Reply {
+        let name = t.name.clone().expect("named");
+        let ns = t.namespace.clone().unwrap_or_default();
         let obj: K = match ops::decode(v, &t.res, t.namespace.as_deref()) {
             Ok(o) => o,
             Err(r) => return r,
@@ -613,25 +619,55 @@ impl Core {
         let status = t.sub.as_deref() == Some("status");
         let api = &mut self.runner.world.api;
         let r = if status {
-            api.update_status(&actor, obj)
+            api.update_status(actor, obj)
         } else {
-            api.update(&actor, obj)
+            api.update(actor, obj)
         };
         match r {
             Ok(o) => {
                 let v = to_value(&*o);
                 if status {
                     self.record(|r, now| {
-                        r.unrecordable(now, format!("update {} {ns}/{name} status", K::ID))
+                        r.unrecordable(now, format!("{verb} {} {ns}/{name} status", K::ID))
                     });
                 } else {
-                    self.record(|r, now| r.object(now, "update", K::ID, &v));
+                    self.record(|r, now| r.object(now, verb, K::ID, &v));
                 }
                 self.settle();
                 Reply::ok(&v)
             }
             Err(e) => api_error(&e, &t.res, &name),
         }
+    }
+
+    /// `application/json-patch+json` (RFC 6902): the operations applied to the stored object
+    /// (or its Scale) as JSON, and the result written as an update, through the same
+    /// defaulting, admission and resourceVersion check (apiserver
+    /// `pkg/endpoints/handlers/patch.go` `jsonPatcher`). Recorded as the resulting object.
+    fn json_patch<K: Kind>(&mut self, t: &Target, req: &ApiRequest, actor: &str) -> Reply {
+        let name = t.name.clone().expect("named");
+        let ns = t.namespace.clone().unwrap_or_default();
+        let patch = match ops::json_patch_body(&req.body) {
+            Ok(p) => p,
+            Err(r) => return r,
+        };
+        let current = match self.runner.world.api.get::<K>(&ns, &name) {
+            Ok(o) => to_value(&*o),
+            Err(e) => return api_error(&e, &t.res, &name),
+        };
+        let scale = t.sub.as_deref() == Some("scale");
+        let mut doc = if scale {
+            crate::api::scale::scale_of(K::ID, &current)
+        } else {
+            current
+        };
+        if let Err(r) = ops::apply_json_patch(&mut doc, &patch) {
+            return r;
+        }
+        if scale {
+            return self.scale::<K>(t, doc, false, actor);
+        }
+        self.put::<K>(t, doc, actor, "patch")
     }
 
     fn patch<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
@@ -653,9 +689,7 @@ impl Core {
                 Ok(v) => v,
                 Err(r) => return r,
             },
-            "application/json-patch+json" => {
-                return failure(415, "UnsupportedMediaType", "JSON patch is not supported by lws-sim serve; use a merge patch")
-            }
+            "application/json-patch+json" => return self.json_patch::<K>(t, req, &actor),
             other => {
                 return failure(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {other:?}"))
             }

@@ -1,4 +1,4 @@
-//! The resource verbs: get, list, create, update, patch (merge, strategic as merge, apply),
+//! The resource verbs: get, list, create, update, patch (merge, strategic as merge, JSON patch, apply),
 //! delete, and the `/status` and `/scale` subresources, each through the same `ApiServer` calls
 //! (and so the same defaulting, admission webhooks and resourceVersions) the simulation uses.
 //! Errors are `metav1.Status` objects (apimachinery `pkg/api/errors/errors.go`).
@@ -38,6 +38,25 @@ pub fn body_value(body: &[u8], yaml: bool) -> Result<Value, Reply> {
         Err(_) => serde_saphyr::from_str(text)
             .map_err(|e| bad_request(format!("error decoding the request body as YAML: {e}"))),
     }
+}
+
+/// An `application/json-patch+json` body: RFC 6902 operations (400 when it is not one).
+pub fn json_patch_body(body: &[u8]) -> Result<json_patch::Patch, Reply> {
+    serde_json::from_slice(body)
+        .map_err(|e| bad_request(format!("error decoding the JSON patch: {e}")))
+}
+
+/// Apply JSON patch operations to `doc`; a failed operation (a missing path, a failed `test`)
+/// is 422, as kube-apiserver's `jsonPatcher` answers (apiserver
+/// `pkg/endpoints/handlers/patch.go`).
+pub fn apply_json_patch(doc: &mut Value, patch: &json_patch::Patch) -> Result<(), Reply> {
+    json_patch::patch(doc, patch).map_err(|e| {
+        failure(
+            422,
+            "Invalid",
+            format!("the server rejected our request due to an error in our request: {e}"),
+        )
+    })
 }
 
 /// The body as a `K` for the request's namespace (filled in when absent, 400 when different).
