@@ -448,3 +448,47 @@ fn a_huge_wait_stops_at_the_horizon_without_wrapping_time() {
     assert_eq!(w.now_ms, HORIZON_MS);
     assert!(!w.run_until_pred(u64::MAX, |_| false));
 }
+
+#[test]
+fn a_pod_deleted_before_its_containers_started_is_never_started() {
+    // Start-up (1 s) shorter than termination (20 s): the kubelet's start would come first.
+    let mut w = World::new(
+        9,
+        ClusterConfig {
+            node_count: 3,
+            pods_per_node: 4,
+            pod_startup_ms: (1_000, 1_000),
+            pod_termination_ms: (20_000, 20_000),
+            ..Default::default()
+        },
+    );
+    w.api.create("user", sts("web", 1)).unwrap();
+    let bound = |w: &World| {
+        pods(w, "web")
+            .first()
+            .is_some_and(|p| !k8s::node_name(p).is_empty())
+    };
+    assert!(w.run_until_pred(10_000, bound));
+    let uid = pods(&w, "web")[0].metadata.uid.clone();
+    let opts = DeleteOptions::default();
+    w.api
+        .delete::<Pod>("kubectl", "default", "web-0", &opts)
+        .unwrap();
+    let mut started = false;
+    let gone = w.run_until_pred(60_000, |w| match w.api.try_get::<Pod>("default", "web-0") {
+        Some(p) if p.metadata.uid == uid => {
+            started |= k8s::phase(&p) != "Pending" || k8s::is_ready(&p);
+            false
+        }
+        _ => true,
+    });
+    assert!(gone, "the pod terminates");
+    assert!(
+        !started,
+        "a terminating pod is never started (pod_workers.go)"
+    );
+    assert!(
+        w.run_until_pred(60_000, |w| ready(w, "web", 1)),
+        "its replacement starts"
+    );
+}

@@ -120,7 +120,12 @@ impl Kubelet {
         }
         match action {
             Action::Start | Action::Restart => {
-                if action == Action::Start && k8s::phase(&live) != "Pending" {
+                // A pod marked for deletion before its containers started is never started:
+                // its pod worker goes straight to terminating (kubernetes
+                // pkg/kubelet/pod_workers.go, `UpdatePod` on a pod with a deletionTimestamp).
+                if action == Action::Start
+                    && (k8s::phase(&live) != "Pending" || k8s::is_terminating(&live.metadata))
+                {
                     return;
                 }
                 let mut pod = (*live).clone();
