@@ -50,7 +50,10 @@ pub async fn reconcile<C: Client>(
     if flags.worker_finalizer && restart_guard::awaits_release(&pod) {
         // The Z05 fix: the restart policy sees the deleted worker, then lets it go.
         if let Some(lws) = &lws {
-            handle_restart_policy(c, flags, &pod, lws, false).await?;
+            // A leader already gone (a group scaled away) leaves nothing to recreate.
+            restart_guard::ignore_not_found(
+                handle_restart_policy(c, flags, &pod, lws, false).await,
+            )?;
         }
         restart_guard::release(c, &pod).await?;
         return Ok(Action::done());

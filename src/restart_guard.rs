@@ -51,6 +51,18 @@ fn holds_guard(meta: &ObjectMeta) -> bool {
         .any(|f| f == keys::GROUP_RESTART_FINALIZER)
 }
 
+/// The restart policy's outcome for a guarded pod, with NotFound (its leader or group already
+/// gone) as nothing to do: the pod must be released either way, or it stays terminating for
+/// good (the v0.4.1 port's restart policy answers a missing leader with an error, as upstream
+/// v0.4.1 does).
+pub fn ignore_not_found(r: Result<bool>) -> Result<()> {
+    match r {
+        Ok(_) => Ok(()),
+        Err(e) if e.is_not_found() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// Removes the finalizer (an update carrying the pod's resourceVersion: a stale read gets a
 /// Conflict and the reconcile is retried). A pod already gone needs nothing.
 pub async fn release<C: Client>(c: &C, pod: &Pod) -> Result<()> {

@@ -58,7 +58,8 @@ pub async fn reconcile<C: Client>(
     if flags.worker_finalizer && restart_guard::awaits_release(&pod) {
         // Not upstream: the Z05 fix. The restart policy sees the deleted worker, then lets it go.
         if let Some(lws) = &lws {
-            handle_restart_policy(c, &pod, lws, false).await?;
+            // A leader already gone (a group scaled away) leaves nothing to recreate.
+            restart_guard::ignore_not_found(handle_restart_policy(c, &pod, lws, false).await)?;
         }
         restart_guard::release(c, &pod).await?;
         return Ok(Action::done());

@@ -421,11 +421,14 @@ impl Checker {
             if l.metadata.generation != self.lws_generation {
                 self.lws_generation = l.metadata.generation;
                 let before = self.model.replicas;
+                let floor_before = self.model.replicas - self.model.max_unavailable;
                 let key = self.hashing.key(l);
                 self.status.on_revision(&key);
                 self.restart.on_lws_spec(l);
                 self.partition.on_lws_spec(l);
                 self.model.observe_spec(l, key);
+                let floor = self.model.replicas - self.model.max_unavailable;
+                self.partition.on_floor(floor_before, floor, e.at_ms);
                 self.groups.on_recount(&self.model);
                 dirty.extend(self.model.groups.keys().copied());
                 if self.model.replicas < before {

@@ -33,11 +33,21 @@ pub(super) struct PartitionChecks {
     leader_spec_writes: VecDeque<u64>,
     storming: bool,
     over_surge: bool,
+    /// The availability floor (`replicas - maxUnavailable`) before the LWS spec last changed
+    /// it, and when: a controller may still work from the old spec.
+    floor_before: Option<(i32, u64)>,
 }
 
 impl PartitionChecks {
     pub fn on_lws_spec(&mut self, l: &LeaderWorkerSet) {
         self.max_surge_raw = l.rolling_update().max_surge;
+    }
+
+    /// The LWS spec moved the availability floor from `before` to `after` at `at_ms`.
+    pub fn on_floor(&mut self, before: i32, after: i32, at_ms: u64) {
+        if before != after {
+            self.floor_before = Some((before, at_ms));
+        }
     }
 
     /// Group g was re-evaluated: track since when it is down, and why.
@@ -70,6 +80,10 @@ impl PartitionChecks {
     /// the controller may still see it down, and lowering the partition onto a group it sees
     /// down costs nothing in its view (found with the Z05 fix: a worker StatefulSet's status
     /// turned ready 7 ms before a reconcile whose cache had not yet seen it).
+    /// The same allowance holds for the floor: within `STALE_VIEW_MS` of a spec change the
+    /// lower of the old and new floors applies (a scale from 3 to 5 groups 14 ms before a
+    /// reconcile that still saw 3 lowered the partition as 3 groups allow; fuzz case 19143,
+    /// scenarios/defects/partition-scale-race.yaml).
     /// Unlike `availability`, groups disrupted by faults are not excused: the budget is what
     /// the controller must protect.
     fn check_partition_move(&mut self, out: &mut Sink, model: &Model, sts: &StatefulSet) {
@@ -134,7 +148,14 @@ impl PartitionChecks {
             }
         }
         let up = model.counts.available + unseen - exposed.len() as i32;
-        let floor = model.replicas - model.max_unavailable;
+        // The spec's floor, or the one before it if it changed within the stale-view window: a
+        // scale-up racing a partition move is judged by the replicas the controller saw.
+        let floor = match self.floor_before {
+            Some((f, at)) if now < at + STALE_VIEW_MS => {
+                f.min(model.replicas - model.max_unavailable)
+            }
+            _ => model.replicas - model.max_unavailable,
+        };
         if up >= floor {
             return;
         }
