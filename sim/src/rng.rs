@@ -5,6 +5,7 @@
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
+#[derive(Clone)]
 pub struct SimRng {
     inner: ChaCha8Rng,
 }

@@ -630,3 +630,106 @@ fn json_patch_is_applied_to_the_stored_object_and_written_as_an_update() {
     let got = s.ok(&["get", "lws", "vllm", "-o", "jsonpath={.spec.replicas}"]);
     assert_eq!(got.trim(), "3");
 }
+
+#[test]
+fn dry_run_answers_like_the_write_and_changes_nothing() {
+    let dir = temp_dir("dry-run");
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let rv = |s: &Server| {
+        s.ok(&[
+            "get",
+            "lws",
+            "vllm",
+            "-o",
+            "jsonpath={.metadata.resourceVersion}",
+        ])
+    };
+    let before = rv(&s);
+    let out = s.ok(&[
+        "scale",
+        "lws",
+        "vllm",
+        "--replicas",
+        "6",
+        "--dry-run=server",
+    ]);
+    assert!(out.contains("scaled (server dry run)"), "{out}");
+    let v2 = std::fs::read_to_string(repo().join("scenarios/manifests/vllm-lws-v2.yaml")).unwrap();
+    let v3 = dir.join("vllm-v3.yaml");
+    std::fs::write(&v3, v2.replace("v0.6.0", "v0.6.1")).unwrap();
+    let out = s.ok(&["apply", "-f", v3.to_str().unwrap(), "--dry-run=server"]);
+    assert!(out.contains("(server dry run)"), "{out}");
+    let out = s.ok(&[
+        "apply",
+        "--server-side",
+        "-f",
+        v3.to_str().unwrap(),
+        "--dry-run=server",
+    ]);
+    assert!(out.contains("(server dry run)"), "{out}");
+    // kubectl diff is a dry-run apply: exit 1 and the change, nothing written.
+    let (ok, text) = s.kubectl(&["diff", "-f", v3.to_str().unwrap()]);
+    assert!(
+        !ok && text.contains("+          image: vllm/vllm-openai:v0.6.1"),
+        "{text}"
+    );
+    // Admission still runs: an invalid change is refused as the real write would be.
+    let (ok, text) = s.kubectl(&[
+        "patch",
+        "lws",
+        "vllm",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"leaderWorkerTemplate":{"size":0}}}"#,
+        "--dry-run=server",
+    ]);
+    assert!(!ok && text.contains("is invalid"), "{text}");
+    let pod_state = |s: &Server| {
+        s.ok(&[
+            "get",
+            "pod",
+            "vllm-1-1",
+            "-o",
+            "jsonpath={.metadata.resourceVersion} {.metadata.deletionTimestamp}",
+        ])
+    };
+    let pod_before = pod_state(&s);
+    let out = s.ok(&[
+        "delete",
+        "pod",
+        "vllm-1-1",
+        "--dry-run=server",
+        "--wait=false",
+    ]);
+    assert!(out.contains("(server dry run)"), "{out}");
+    // A create answers with the object it would have made, and stores nothing.
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"probe"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}"#;
+    let pods = "/api/v1/namespaces/default/pods";
+    let (code, body) = s.http(
+        "POST",
+        &format!("{pods}?dryRun=All"),
+        "application/json",
+        pod,
+    );
+    assert_eq!(code, 201, "{body}");
+    assert!(body.contains("\"uid\""), "{body}");
+    assert_eq!(s.http("GET", &format!("{pods}/probe"), "", "").0, 404);
+    let (code, body) = s.http(
+        "POST",
+        &format!("{pods}?dryRun=Some"),
+        "application/json",
+        pod,
+    );
+    assert_eq!(code, 422, "{body}");
+    // Nothing was written: the LWS, the pod and every resourceVersion are as they were.
+    assert_eq!(rv(&s), before);
+    let spec = s.ok(&["get", "lws", "vllm", "-o", "jsonpath={.spec.replicas} {.spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image}"]);
+    assert_eq!(spec.trim(), "4 vllm/vllm-openai:v0.6.0");
+    assert_eq!(pod_state(&s), pod_before, "the pod is as it was");
+    // And a real write after the dry runs works as ever.
+    assert!(s
+        .ok(&["scale", "lws", "vllm", "--replicas", "5"])
+        .contains("scaled"));
+    assert_ne!(rv(&s), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}

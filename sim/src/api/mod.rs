@@ -339,6 +339,9 @@ pub struct ApiServer {
     injected: Vec<InjectedError>,
     /// Kubernetes Events, outside the resourceVersion sequence (`events.rs`).
     pub events: events::EventStore,
+    /// While a dry-run request is served: the random stream as it was before it, restored
+    /// after (`begin_dry_run`).
+    dry_run: Option<SimRng>,
 }
 
 impl ApiServer {
@@ -360,6 +363,22 @@ impl ApiServer {
             meta_log: WatchLog::default(),
             injected: Vec::new(),
             events: Default::default(),
+            dry_run: None,
+        }
+    }
+
+    /// Serve the writes until `end_dry_run` as `?dryRun=All` (apiserver
+    /// `pkg/registry/generic/registry/dryrun.go`): every step up to admission and validation
+    /// runs, and nothing is stored, versioned, traced, watched or drawn from the random stream
+    /// (the answer carries the UID and name it would have had; the next real create draws them
+    /// again). Injected errors are left for the calls they are aimed at.
+    pub fn begin_dry_run(&mut self) {
+        self.dry_run = Some(self.rng.clone());
+    }
+
+    pub fn end_dry_run(&mut self) {
+        if let Some(rng) = self.dry_run.take() {
+            self.rng = rng;
         }
     }
 
@@ -443,6 +462,9 @@ impl ApiServer {
     }
 
     fn take_injected(&mut self, actor: &str, verb: &str, kind: KindId) -> Option<ApiError> {
+        if self.dry_run.is_some() {
+            return None;
+        }
         let i = self.injected.iter().position(|e| {
             e.actor.as_deref().is_none_or(|a| a == actor)
                 && e.verb.as_deref().is_none_or(|v| v == verb)
@@ -794,6 +816,9 @@ impl ApiServer {
         result: &Shared<K>,
         managers: BTreeMap<String, BTreeSet<FieldPath>>,
     ) {
+        if self.dry_run.is_some() {
+            return;
+        }
         let status_free = managers.get(manager).is_some_and(|paths| {
             paths
                 .iter()
@@ -1040,6 +1065,11 @@ impl ApiServer {
         old: Option<Shared<K>>,
         mut new: K,
     ) -> Shared<K> {
+        if self.dry_run.is_some() {
+            let rv = old.and_then(|o| o.meta().resource_version.clone());
+            new.meta_mut().resource_version = rv;
+            return Arc::new(new);
+        }
         let prev_rv = self.rv;
         self.rv += 1;
         assert!(self.rv > prev_rv, "resourceVersion must strictly increase");
@@ -1057,6 +1087,9 @@ impl ApiServer {
     }
 
     fn remove<K: Kind>(&mut self, actor: &str, old: Shared<K>) -> Shared<K> {
+        if self.dry_run.is_some() {
+            return old;
+        }
         self.rv += 1;
         let key = key_of(&*old);
         let store = K::store_mut(self);
@@ -1120,6 +1153,9 @@ impl ApiServer {
         key: &Key,
         e: ApiError,
     ) -> ApiResult<T> {
+        if self.dry_run.is_some() {
+            return Err(e);
+        }
         let t = &mut self.trace;
         let entry = TraceEntry {
             at_ms: self.now_ms,

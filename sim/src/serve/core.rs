@@ -65,6 +65,8 @@ pub struct Core {
     /// One reader per kind's watch log, just after `compacted_rv`: the log keeps what a watch
     /// this apiserver still serves may ask for (the simulation's readers alone would let it go).
     history: Vec<Cursor>,
+    /// A `?dryRun=All` request is being served.
+    dry_run: bool,
     /// Why time stopped for good (a runaway world), if it did.
     stopped: Option<String>,
     shutdown: bool,
@@ -164,6 +166,7 @@ impl Core {
             rv_at_last_compaction: rv,
             compacted_rv: 0,
             history,
+            dry_run: false,
             stopped: None,
             shutdown: false,
         }
@@ -177,6 +180,8 @@ impl Core {
                 Ok(Msg::Api(req, reply)) => {
                     let r =
                         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(req)));
+                    // A request that panicked mid dry run must not leave the server in one.
+                    self.end_dry_run();
                     let r = r.unwrap_or_else(|p| {
                         let msg = p
                             .downcast_ref::<String>()
@@ -366,11 +371,29 @@ impl Core {
         }
     }
 
+    /// `?dryRun=All` runs the request through defaulting, admission and validation and stores
+    /// nothing (`ApiServer::begin_dry_run`); it is neither recorded nor followed by a step.
     fn resource(&mut self, t: Target, req: &ApiRequest) -> Reply {
-        let q = &req.query;
-        if q.get("dryRun").is_some_and(|d| !d.is_empty()) {
-            return bad_request("dryRun is not supported by lws-sim serve");
+        match ops::dry_run(&req.method, &req.query, &req.body) {
+            Ok(false) => self.dispatch(t, req),
+            Ok(true) => {
+                self.dry_run = true;
+                self.runner.world.api.begin_dry_run();
+                let r = self.dispatch(t, req);
+                self.end_dry_run();
+                r
+            }
+            Err(r) => r,
         }
+    }
+
+    fn end_dry_run(&mut self) {
+        self.runner.world.api.end_dry_run();
+        self.dry_run = false;
+    }
+
+    fn dispatch(&mut self, t: Target, req: &ApiRequest) -> Reply {
+        let q = &req.query;
         let kind = t.res.kind;
         match (req.method.as_str(), t.name.is_some()) {
             ("GET", false) => {
@@ -546,6 +569,9 @@ impl Core {
     }
 
     fn record(&mut self, f: impl FnOnce(&mut Recorder, u64)) {
+        if self.dry_run {
+            return;
+        }
         let now = self.runner.world.now_ms;
         if let Some(r) = self.recorder.as_mut() {
             f(r, now);
@@ -557,6 +583,9 @@ impl Core {
 
     /// After a write: let the invariants see it at once, as a scenario step would.
     fn settle(&mut self) {
+        if self.dry_run {
+            return;
+        }
         let now = self.runner.world.now_ms;
         if let Err(e) = self.runner.advance_to(now) {
             self.stopped = Some(e.message());
@@ -808,7 +837,7 @@ impl Core {
         };
         let actor = Self::actor(req);
         let exists = self.runner.world.api.try_get::<K>(&ns, &name).is_some();
-        if K::ID == KindId::Pod && exists {
+        if K::ID == KindId::Pod && exists && !self.dry_run {
             // A client deleting a pod disrupts it, as the scenario's deletePod step says.
             let pods = vec![ObjectRef::new(&ns, &name)];
             let now = self.runner.world.now_ms;

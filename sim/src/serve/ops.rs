@@ -1,6 +1,7 @@
-//! The resource verbs: get, list, create, update, patch (merge, strategic as merge, JSON patch, apply),
-//! delete, and the `/status` and `/scale` subresources, each through the same `ApiServer` calls
-//! (and so the same defaulting, admission webhooks and resourceVersions) the simulation uses.
+//! The resource verbs: get, list, create, update, patch (merge, strategic as merge, JSON patch,
+//! apply), delete, dry runs of each, and the `/status` and `/scale` subresources, each through
+//! the same `ApiServer` calls (and so the same defaulting, admission webhooks and
+//! resourceVersions) the simulation uses.
 //! Errors are `metav1.Status` objects (apimachinery `pkg/api/errors/errors.go`).
 
 use std::collections::BTreeMap;
@@ -37,6 +38,35 @@ pub fn body_value(body: &[u8], yaml: bool) -> Result<Value, Reply> {
         ))),
         Err(_) => serde_saphyr::from_str(text)
             .map_err(|e| bad_request(format!("error decoding the request body as YAML: {e}"))),
+    }
+}
+
+/// Whether the request is a dry run: `?dryRun=All`, or for a DELETE the body's
+/// `DeleteOptions.dryRun: ["All"]` (where kubectl puts it). Any other value is 422, as the
+/// apiserver's options validation answers.
+pub fn dry_run(method: &str, query: &BTreeMap<String, String>, body: &[u8]) -> Result<bool, Reply> {
+    let mut values: Vec<String> = query
+        .get("dryRun")
+        .filter(|v| !v.is_empty())
+        .cloned()
+        .into_iter()
+        .collect();
+    if method == "DELETE" && !body.is_empty() {
+        if let Ok(body) = serde_json::from_slice::<Value>(body) {
+            let listed = body.get("dryRun").and_then(Value::as_array);
+            values.extend(listed.into_iter().flatten().map(|v| match v.as_str() {
+                Some(s) => s.to_string(),
+                None => v.to_string(),
+            }));
+        }
+    }
+    match values.iter().find(|v| v.as_str() != "All") {
+        Some(other) => Err(failure(
+            422,
+            "Invalid",
+            format!("dryRun: Unsupported value: {other:?}: supported values: \"All\""),
+        )),
+        None => Ok(!values.is_empty()),
     }
 }
 
