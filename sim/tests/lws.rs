@@ -443,3 +443,32 @@ fn reconcile_outcomes_are_typed_and_a_too_large_lws_is_an_invalid_statefulset() 
         .list::<Pod>(Some("default"), &Selector::everything())
         .is_empty());
 }
+
+/// `vpod.kb.io` (pods, CREATE and UPDATE, failurePolicy Fail): while the controller pod is down,
+/// an update of an LWS pod fails at admission, at every release; a status write does not.
+#[test]
+fn pod_updates_fail_while_the_webhook_server_is_down() {
+    for profile in ["v0.10.0", "v0.4.1"] {
+        let mut w = start(profile, 3);
+        let label = |w: &mut World, value: &str| {
+            let patch = serde_json::json!({"metadata": {"labels": {"team": value}}});
+            w.api
+                .merge_patch::<Pod>("user", "default", "vllm-0-1", &patch)
+        };
+        assert!(label(&mut w, "a").is_ok(), "{profile}: served");
+        let t = w.now_ms;
+        w.schedule(t, Event::KillController);
+        w.run_until(t + 1);
+        let err = label(&mut w, "b").expect_err("refused while down");
+        assert!(
+            err.message.contains("failed calling webhook"),
+            "{profile}: {}",
+            err.message
+        );
+        let pod = w.api.get::<Pod>("default", "vllm-0-1").unwrap();
+        assert!(
+            w.api.update_status("kubelet", (*pod).clone()).is_ok(),
+            "{profile}: /status is not covered"
+        );
+    }
+}

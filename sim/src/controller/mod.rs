@@ -89,7 +89,7 @@ pub fn register_webhooks(api: &mut ApiServer, profile: &Profile, serving: Rc<Cel
         webhook_down(&s)?;
         lws::webhook::validate_lws(l, old, &f)
     });
-    let (f, s) = (flags.clone(), serving);
+    let (f, s) = (flags.clone(), serving.clone());
     api.add_mutating_hook::<Pod>("mpod.kb.io", move |p, op| {
         // objectSelector: only pods with the LWS name label reach the webhook.
         if k8s::label(&p.metadata, keys::SET_NAME).is_none() {
@@ -98,6 +98,22 @@ pub fn register_webhooks(api: &mut ApiServer, profile: &Profile, serving: Rc<Cel
         webhook_down(&s)?;
         let _ = op == Operation::Create; // CREATE and UPDATE in V3/FX; every step is idempotent.
         lws::webhook::default_pod(p, &f)
+    });
+    register_pod_validator(api, serving);
+}
+
+/// `vpod.kb.io` (every release's config/webhook: pods, CREATE and UPDATE, `failurePolicy:
+/// Fail`, objectSelector on the LWS name label): its `validate` admits every pod
+/// (pkg/webhooks/pod_webhook.go), but while the controller pod is down an update of an LWS pod
+/// fails (status writes go to the `/status` subresource, which it does not cover).
+fn register_pod_validator(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
+    api.add_validating_hook::<Pod>("vpod.kb.io", move |p, old| {
+        // The objectSelector matches an update when the old or the new object matches.
+        let labelled = |p: &Pod| k8s::label(&p.metadata, keys::SET_NAME).is_some();
+        if !labelled(p) && !old.is_some_and(labelled) {
+            return Ok(());
+        }
+        webhook_down(&serving)
     });
 }
 
@@ -123,13 +139,15 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
         webhook_down(&s)?;
         webhook::validate_lws(l, old)
     });
+    let s = serving.clone();
     api.add_mutating_hook::<Pod>("mpod.kb.io", move |p, op| {
         if op != Operation::Create || k8s::label(&p.metadata, keys::SET_NAME).is_none() {
             return Ok(());
         }
-        webhook_down(&serving)?;
+        webhook_down(&s)?;
         webhook::default_pod(p)
     });
+    register_pod_validator(api, serving);
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
