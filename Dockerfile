@@ -3,10 +3,11 @@
 FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked -p lws-sim
+# `dist`: the release build with whole-program optimisation (Cargo.toml), ~20% faster fuzzing.
+RUN cargo build --profile dist --locked -p lws-sim
 
 FROM debian:bookworm-slim
-COPY --from=build /src/target/release/lws-sim /usr/local/bin/lws-sim
+COPY --from=build /src/target/dist/lws-sim /usr/local/bin/lws-sim
 COPY --from=build /src/scenarios /scenarios
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/lws-sim"]

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Run every criterion bench in release mode and print the README's results table (medians),
+# Run every criterion bench (profile `dist`: release with whole-program optimisation, as the
+# Dockerfile builds) and print the README's results table (medians),
 # the per-scenario notes the benches print, and the scale bench's growth table (16 to 4,096
 # groups, one timed run per size above 128; the 4,096-group run takes several minutes).
 # Usage: scripts/bench-table.sh [criterion filter]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
-cargo bench -p lws-sim --locked -- "$@" >"$out" 2>&1
+cargo bench -p lws-sim --profile dist --locked -- "$@" >"$out" 2>&1
 python3 - "$out" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
