@@ -286,10 +286,16 @@ fn show(v: &IntOrString) -> String {
 
 /// `apivalidation.NameIsDNS1035Label` through `ValidateObjectMeta`: the LWS name names the
 /// headless Service, so it must be a DNS-1035 label.
+/// `IsDNS1035Label` reports the length and the pattern separately (apimachinery
+/// `pkg/util/validation/validation.go`): a long name that also breaks the pattern gets both.
 fn validate_dns1035_name(name: &str, errs: &mut Vec<String>) {
     let b = name.as_bytes();
+    if b.len() > 63 {
+        errs.push(format!(
+            "metadata.name: Invalid value: {name:?}: must be no more than 63 characters"
+        ));
+    }
     let ok = !b.is_empty()
-        && b.len() <= 63
         && b[0].is_ascii_lowercase()
         && b.iter()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
@@ -936,5 +942,28 @@ mod tests {
             assert_eq!(env[0].1, "test-sample-1.test-sample.ns");
             assert_eq!(env[1].1, "2");
         }
+    }
+
+    #[test]
+    fn a_long_name_is_reported_by_length_and_by_pattern_separately() {
+        let errs = |name: &str| {
+            let mut e = Vec::new();
+            validate_dns1035_name(name, &mut e);
+            e
+        };
+        let long = "a".repeat(64);
+        assert_eq!(
+            errs(&long),
+            [format!(
+                "metadata.name: Invalid value: {long:?}: must be no more than 63 characters"
+            )]
+        );
+        let both = errs(&format!("A{}", "a".repeat(63)));
+        assert_eq!(both.len(), 2, "{both:?}");
+        assert!(
+            both[1].contains("a DNS-1035 label must consist"),
+            "{both:?}"
+        );
+        assert!(errs(&"a".repeat(63)).is_empty());
     }
 }
