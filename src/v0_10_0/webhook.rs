@@ -540,7 +540,11 @@ pub fn set_exclusive_affinities(pod: &mut Pod, group_key: &str, topology: &str, 
 /// `AddLWSVariables`: LWS_LEADER_ADDRESS, LWS_GROUP_SIZE and LWS_WORKER_INDEX first in every
 /// (init) container, overriding the user's values of the same names.
 fn add_lws_variables(pod: &mut Pod) -> Result<(), String> {
-    let name = k8s::name(&pod.metadata).to_string();
+    // `klog.KObj(pod)`: namespace/name.
+    let name = match k8s::namespace(&pod.metadata) {
+        "" => k8s::name(&pod.metadata).to_string(),
+        ns => format!("{ns}/{}", k8s::name(&pod.metadata)),
+    };
     let missing = |what: &str| {
         format!("Failure constructing environment variables, no {what} found for pod {name}")
     };
@@ -965,5 +969,15 @@ mod tests {
             "{both:?}"
         );
         assert!(errs(&"a".repeat(63)).is_empty());
+    }
+
+    #[test]
+    fn add_lws_variables_names_the_pod_as_klog_kobj_does() {
+        let mut p = pod("w-0-1", &[(keys::SET_NAME, "w")], &[], "worker");
+        let e = add_lws_variables(&mut p).unwrap_err();
+        assert_eq!(
+            e,
+            "Failure constructing environment variables, no group index label found for pod ns/w-0-1"
+        );
     }
 }
