@@ -101,6 +101,7 @@ pub fn knobs(lws: &LeaderWorkerSet) -> Result<Knobs> {
         max_surge: ms,
         surge_release_by_max_unavailable: false,
         partition: PartitionFormula::Tail,
+        scale_up_keeps_surge: false,
     })
 }
 
@@ -113,6 +114,7 @@ async fn rolling_update_parameters<C: Client>(
     let k = Knobs {
         surge_release_by_max_unavailable: ctx.flags.surge_release_by_max_unavailable,
         partition: ctx.flags.partition,
+        scale_up_keeps_surge: ctx.flags.scale_up_keeps_surge,
         ..knobs(lws)?
     };
     let sts = match c.get::<StatefulSet>(lws.namespace(), lws.name()).await {
@@ -143,7 +145,15 @@ fn leader_view(sts: &StatefulSet) -> LeaderSts {
             .unwrap_or("")
             .to_string(),
         replicas_annotation: k8s::annotation(&sts.metadata, keys::REPLICAS).map(str::to_string),
+        old_pods: has_old_pods(sts),
     }
+}
+
+/// Not upstream (Z08's fix reads it): the StatefulSet's status still names two revisions.
+pub fn has_old_pods(sts: &StatefulSet) -> bool {
+    sts.status
+        .as_ref()
+        .is_some_and(|s| s.current_revision != s.update_revision)
 }
 
 /// `StatefulsetReady` (V3 stsu:48-51), or availability with PR #705.

@@ -138,6 +138,11 @@ pub struct Flags {
     /// reconciler removes only after applying the restart policy to the deleted pod, so a
     /// worker deleted while no controller runs is still seen by the next one.
     pub worker_finalizer: bool,
+    /// Not upstream: a proposed fix for Z08 (docs/findings/Z08.md). A scale-up while the leader
+    /// StatefulSet still has groups to replace (partition above 0, or pods of an older
+    /// revision) keeps the surge (`replicas + maxSurge`) instead of turning the surge groups
+    /// into ordinary ones, so the groups still to replace keep their spare.
+    pub scale_up_keeps_surge: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -188,10 +193,11 @@ pub const RELEASES: [&str; 3] = ["v0.3.0", "v0.4.1", "v0.10.0"];
 pub const LATEST: &str = "v0.10.0";
 
 /// `--reconciler all-fixed`: v0.4.1 with every known upstream fix and the proposed fixes for
-/// our findings Z01-Z03 and Z05 (docs/bug-zoo.md). No release ships it; the campaigns of the
+/// our findings Z01-Z03, Z05 and Z08 (docs/bug-zoo.md). No release ships it; the campaigns of the
 /// bug zoo measured against it before v0.10.0 was ported. Z05's fix (`worker-finalizer=on`)
-/// joined in session 14, so an all-fixed campaign reports only what has no fix yet.
-pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget,deleting-lws=return,worker-finalizer=on";
+/// and Z08's (`scale-up-surge=keep`) joined in session 14, so an all-fixed campaign reports
+/// only what has no fix yet.
+pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget,deleting-lws=return,worker-finalizer=on,scale-up-surge=keep";
 
 /// The names `Profile::parse` accepts besides the releases, with what they stand for.
 pub const ALIASES: [(&str, &str); 2] = [("latest", LATEST), ("all-fixed", ALL_FIXED)];
@@ -355,6 +361,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.revision_reuse_at_creation = i == 1,
     },
     FlagSpec {
+        name: "scale-up-surge",
+        values: &["spend", "keep"],
+        upstream: "proposed fix for Z08 (not upstream)",
+        at_v0_10_0: &["spend", "keep"],
+        get: |f| usize::from(f.scale_up_keeps_surge),
+        set: |f, i| f.scale_up_keeps_surge = i == 1,
+    },
+    FlagSpec {
         name: "worker-finalizer",
         values: &["off", "on"],
         upstream: "proposed fix for Z05 (not upstream)",
@@ -409,6 +423,7 @@ impl Flags {
             deleting_lws_returns: false,
             revision_reuse_at_creation: false,
             worker_finalizer: false,
+            scale_up_keeps_surge: false,
         }
     }
 

@@ -23,6 +23,8 @@ pub struct LeaderSts {
     pub hash: String,
     /// The `leaderworkerset.sigs.k8s.io/replicas` annotation, as written.
     pub replicas_annotation: Option<String>,
+    /// Its status still has pods of an older revision (`currentRevision != updateRevision`).
+    pub old_pods: bool,
 }
 
 /// The scaled rollout knobs: `R`, `MU` (floor) and `MS` (ceil, clamped to `R`).
@@ -36,6 +38,8 @@ pub struct Knobs {
     pub surge_release_by_max_unavailable: bool,
     /// B10/B11: how Case 5 lowers the partition.
     pub partition: PartitionFormula,
+    /// Z08's proposed fix (`Flags::scale_up_keeps_surge`).
+    pub scale_up_keeps_surge: bool,
 }
 
 /// One group index's state as the LWS reconciler sees it (HD `getReplicaStates`,
@@ -55,6 +59,16 @@ impl ReplicaState {
 }
 
 impl Knobs {
+    /// The replicas of a scale-up mid-rollout: the LWS's, or with Z08's fix the burst while
+    /// groups remain to be replaced (they keep the spare the partition was lowered for).
+    pub fn scale_up_replicas(&self, sts: &LeaderSts) -> i32 {
+        if self.scale_up_keeps_surge && (sts.partition > 0 || sts.old_pods) {
+            self.replicas + self.max_surge
+        } else {
+            self.replicas
+        }
+    }
+
     pub fn burst(&self) -> i32 {
         self.replicas + self.max_surge
     }
@@ -99,7 +113,7 @@ pub fn early_parameters(
     // With the B12 fix (d275e0a), a scale-up mid-rollout finishes first: the partition stays
     // and no surge is asked for until the leader StatefulSet has the LWS's replicas.
     if k.surge_release_by_max_unavailable && sts.replicas < k.replicas {
-        return Some((sts.partition, k.replicas));
+        return Some((sts.partition, k.scale_up_replicas(sts)));
     }
     None
 }
@@ -365,6 +379,7 @@ mod tests {
             max_surge: ms,
             surge_release_by_max_unavailable: false,
             partition: PartitionFormula::Tail,
+            scale_up_keeps_surge: false,
         }
     }
 
@@ -401,6 +416,7 @@ mod tests {
             partition: p,
             hash: hash.into(),
             replicas_annotation: Some(ann.to_string()),
+            old_pods: false,
         }
     }
 

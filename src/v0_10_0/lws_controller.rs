@@ -215,7 +215,10 @@ async fn parameters<C: Client>(
         return Ok((0, lws_replicas));
     }
     if sts_replicas < lws_replicas {
-        return Ok((partition, lws_replicas));
+        // Not upstream: Z08's fix keeps the surge while groups remain to be replaced.
+        let keep = ctx.flags.scale_up_keeps_surge
+            && (partition > 0 || crate::lws_controller::has_old_pods(sts));
+        return Ok((partition, if keep { burst_replicas } else { lws_replicas }));
     }
     let states = get_replica_states(c, ctx, lws, sts_replicas, revision_key).await?;
     let lws_unready = calculate_lws_unready_replicas(&states, lws_replicas);
