@@ -63,7 +63,7 @@ impl Knobs {
     /// groups remain to be replaced (they keep the spare the partition was lowered for).
     pub fn scale_up_replicas(&self, sts: &LeaderSts) -> i32 {
         if self.scale_up_keeps_surge && (sts.partition > 0 || sts.old_pods) {
-            self.replicas + self.max_surge
+            self.burst()
         } else {
             self.replicas
         }

@@ -102,6 +102,12 @@ impl Server {
         (out.status.success(), text)
     }
 
+    /// `kubectl get KIND NAME -o jsonpath=PATH`, trimmed.
+    fn jsonpath(&self, kind: &str, name: &str, path: &str) -> String {
+        let arg = format!("jsonpath={path}");
+        self.ok(&["get", kind, name, "-o", &arg]).trim().to_string()
+    }
+
     fn ok(&self, args: &[&str]) -> String {
         let (ok, text) = self.kubectl(args);
         assert!(ok, "kubectl {args:?} failed:\n{text}");
@@ -595,14 +601,8 @@ fn json_patch_is_applied_to_the_stored_object_and_written_as_an_update() {
         "-p",
         r#"[{"op":"replace","path":"/spec/replicas","value":2},{"op":"add","path":"/metadata/labels","value":{"team":"a"}}]"#,
     ]);
-    let got = s.ok(&[
-        "get",
-        "lws",
-        "vllm",
-        "-o",
-        "jsonpath={.spec.replicas} {.metadata.labels.team}",
-    ]);
-    assert_eq!(got.trim(), "2 a");
+    let got = s.jsonpath("lws", "vllm", "{.spec.replicas} {.metadata.labels.team}");
+    assert_eq!(got, "2 a");
     // A failed `test` operation changes nothing: 422.
     let (ok, text) = s.kubectl(&[
         "patch",
@@ -627,23 +627,14 @@ fn json_patch_is_applied_to_the_stored_object_and_written_as_an_update() {
     assert!(body.contains("\"replicas\":3"), "{body}");
     let (code, body) = s.http("PATCH", lws, ct, r#"{"op":"replace"}"#);
     assert_eq!(code, 400, "not a list of operations: {body}");
-    let got = s.ok(&["get", "lws", "vllm", "-o", "jsonpath={.spec.replicas}"]);
-    assert_eq!(got.trim(), "3");
+    assert_eq!(s.jsonpath("lws", "vllm", "{.spec.replicas}"), "3");
 }
 
 #[test]
 fn dry_run_answers_like_the_write_and_changes_nothing() {
     let dir = temp_dir("dry-run");
     let s = Server::start("scenarios/rollout.yaml", &[]);
-    let rv = |s: &Server| {
-        s.ok(&[
-            "get",
-            "lws",
-            "vllm",
-            "-o",
-            "jsonpath={.metadata.resourceVersion}",
-        ])
-    };
+    let rv = |s: &Server| s.jsonpath("lws", "vllm", "{.metadata.resourceVersion}");
     let before = rv(&s);
     let out = s.ok(&[
         "scale",
@@ -685,13 +676,8 @@ fn dry_run_answers_like_the_write_and_changes_nothing() {
     ]);
     assert!(!ok && text.contains("is invalid"), "{text}");
     let pod_state = |s: &Server| {
-        s.ok(&[
-            "get",
-            "pod",
-            "vllm-1-1",
-            "-o",
-            "jsonpath={.metadata.resourceVersion} {.metadata.deletionTimestamp}",
-        ])
+        let path = "{.metadata.resourceVersion} {.metadata.deletionTimestamp}";
+        s.jsonpath("pod", "vllm-1-1", path)
     };
     let pod_before = pod_state(&s);
     let out = s.ok(&[
@@ -723,8 +709,12 @@ fn dry_run_answers_like_the_write_and_changes_nothing() {
     assert_eq!(code, 422, "{body}");
     // Nothing was written: the LWS, the pod and every resourceVersion are as they were.
     assert_eq!(rv(&s), before);
-    let spec = s.ok(&["get", "lws", "vllm", "-o", "jsonpath={.spec.replicas} {.spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image}"]);
-    assert_eq!(spec.trim(), "4 vllm/vllm-openai:v0.6.0");
+    let spec = s.jsonpath(
+        "lws",
+        "vllm",
+        "{.spec.replicas} {.spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image}",
+    );
+    assert_eq!(spec, "4 vllm/vllm-openai:v0.6.0");
     assert_eq!(pod_state(&s), pod_before, "the pod is as it was");
     // And a real write after the dry runs works as ever.
     assert!(s

@@ -285,9 +285,9 @@ fn show(v: &IntOrString) -> String {
 }
 
 /// `apivalidation.NameIsDNS1035Label` through `ValidateObjectMeta`: the LWS name names the
-/// headless Service, so it must be a DNS-1035 label.
-/// `IsDNS1035Label` reports the length and the pattern separately (apimachinery
-/// `pkg/util/validation/validation.go`): a long name that also breaks the pattern gets both.
+/// headless Service, so it must be a DNS-1035 label. `IsDNS1035Label` reports the length and
+/// the pattern separately (apimachinery `pkg/util/validation/validation.go`): a long name that
+/// also breaks the pattern gets both.
 fn validate_dns1035_name(name: &str, errs: &mut Vec<String>) {
     let b = name.as_bytes();
     if b.len() > 63 {

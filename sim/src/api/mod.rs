@@ -376,6 +376,11 @@ impl ApiServer {
         self.dry_run = Some(self.rng.clone());
     }
 
+    /// Whether a dry run is being served.
+    pub fn in_dry_run(&self) -> bool {
+        self.dry_run.is_some()
+    }
+
     pub fn end_dry_run(&mut self) {
         if let Some(rng) = self.dry_run.take() {
             self.rng = rng;

@@ -150,11 +150,10 @@ impl PartitionChecks {
         let up = model.counts.available + unseen - exposed.len() as i32;
         // The spec's floor, or the one before it if it changed within the stale-view window: a
         // scale-up racing a partition move is judged by the replicas the controller saw.
+        let spec_floor = model.replicas - model.max_unavailable;
         let floor = match self.floor_before {
-            Some((f, at)) if now < at + STALE_VIEW_MS => {
-                f.min(model.replicas - model.max_unavailable)
-            }
-            _ => model.replicas - model.max_unavailable,
+            Some((f, at)) if now < at + STALE_VIEW_MS => f.min(spec_floor),
+            _ => spec_floor,
         };
         if up >= floor {
             return;

@@ -65,8 +65,6 @@ pub struct Core {
     /// One reader per kind's watch log, just after `compacted_rv`: the log keeps what a watch
     /// this apiserver still serves may ask for (the simulation's readers alone would let it go).
     history: Vec<Cursor>,
-    /// A `?dryRun=All` request is being served.
-    dry_run: bool,
     /// Why time stopped for good (a runaway world), if it did.
     stopped: Option<String>,
     shutdown: bool,
@@ -166,7 +164,6 @@ impl Core {
             rv_at_last_compaction: rv,
             compacted_rv: 0,
             history,
-            dry_run: false,
             stopped: None,
             shutdown: false,
         }
@@ -181,7 +178,7 @@ impl Core {
                     let r =
                         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(req)));
                     // A request that panicked mid dry run must not leave the server in one.
-                    self.end_dry_run();
+                    self.runner.world.api.end_dry_run();
                     let r = r.unwrap_or_else(|p| {
                         let msg = p
                             .downcast_ref::<String>()
@@ -377,19 +374,18 @@ impl Core {
         match ops::dry_run(&req.method, &req.query, &req.body) {
             Ok(false) => self.dispatch(t, req),
             Ok(true) => {
-                self.dry_run = true;
                 self.runner.world.api.begin_dry_run();
                 let r = self.dispatch(t, req);
-                self.end_dry_run();
+                self.runner.world.api.end_dry_run();
                 r
             }
             Err(r) => r,
         }
     }
 
-    fn end_dry_run(&mut self) {
-        self.runner.world.api.end_dry_run();
-        self.dry_run = false;
+    /// A `?dryRun=All` request is being served (the API server holds that state).
+    fn dry_run(&self) -> bool {
+        self.runner.world.api.in_dry_run()
     }
 
     fn dispatch(&mut self, t: Target, req: &ApiRequest) -> Reply {
@@ -569,7 +565,7 @@ impl Core {
     }
 
     fn record(&mut self, f: impl FnOnce(&mut Recorder, u64)) {
-        if self.dry_run {
+        if self.dry_run() {
             return;
         }
         let now = self.runner.world.now_ms;
@@ -583,7 +579,7 @@ impl Core {
 
     /// After a write: let the invariants see it at once, as a scenario step would.
     fn settle(&mut self) {
-        if self.dry_run {
+        if self.dry_run() {
             return;
         }
         let now = self.runner.world.now_ms;
@@ -837,7 +833,7 @@ impl Core {
         };
         let actor = Self::actor(req);
         let exists = self.runner.world.api.try_get::<K>(&ns, &name).is_some();
-        if K::ID == KindId::Pod && exists && !self.dry_run {
+        if K::ID == KindId::Pod && exists && !self.dry_run() {
             // A client deleting a pod disrupts it, as the scenario's deletePod step says.
             let pods = vec![ObjectRef::new(&ns, &name)];
             let now = self.runner.world.now_ms;
