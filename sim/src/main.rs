@@ -1401,9 +1401,14 @@ fn cmd_sweep(a: SweepArgs) -> ExitCode {
 
 fn main() -> ExitCode {
     // `serve` has its own parser (serve/mod.rs): dispatched before clap.
-    if std::env::args().nth(1).as_deref() == Some("serve") {
-        let rest: Vec<String> = std::env::args().skip(2).collect();
-        return lws_sim::serve::cli(&rest);
+    let args: Vec<String> = std::env::args().collect();
+    match (
+        args.get(1).map(String::as_str),
+        args.get(2).map(String::as_str),
+    ) {
+        (Some("serve"), _) => return lws_sim::serve::cli(&args[2..]),
+        (Some("help"), Some("serve")) => return lws_sim::serve::cli(&["--help".to_string()]),
+        _ => {}
     }
     let cli = Cli::command().after_long_help(profiles_and_flags());
     let cli = match cli.try_get_matches() {

@@ -452,3 +452,20 @@ fn release_names_and_aliases_run_and_a_flag_without_a_code_path_at_v0_10_0_is_ex
         assert!(out.contains(needle), "help lacks {needle}: {out}");
     }
 }
+
+/// `serve` parses its own arguments; `--help`, `-h` and `lws-sim help serve` print its help
+/// and exit 0 instead of refusing the flag.
+#[test]
+fn serve_help_prints_usage_and_exits_zero() {
+    for args in [
+        &["serve", "--help"][..],
+        &["serve", "-h"],
+        &["help", "serve"],
+    ] {
+        let out = bin().args(args).output().expect("runs");
+        assert!(out.status.success(), "{args:?}: {:?}", out.status);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("lws-sim serve SCENARIO"), "{args:?}: {text}");
+        assert!(text.contains("--paused"), "{args:?}: {text}");
+    }
+}

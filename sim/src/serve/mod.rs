@@ -33,6 +33,33 @@ pub const USAGE: &str = "\
   lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
                [--speed X | --paused] [--record FILE] [--insecure-bind]";
 
+/// `lws-sim serve --help` (and `lws-sim help serve`): what it does, its flags and its routes.
+pub const HELP: &str = "\
+Serve a scenario's simulated cluster to kubectl and client-go as a Kubernetes API server
+
+Loads SCENARIO as `run` does (manifests applied, steps run), then serves the cluster over plain
+HTTP; virtual time keeps running at --speed times real time.
+
+Usage:
+  lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
+               [--speed X | --paused] [--record FILE] [--insecure-bind]
+
+Options:
+  --reconciler SPEC  Reconciler SPEC (default: the scenario's controller.reconciler)
+  --seed N           Seed (default: the scenario's, else 1)
+  --addr IP:PORT     Where to listen [default: 127.0.0.1:8001]; port 0 picks a free one,
+                     named on the first line of stdout
+  --speed X          Virtual seconds per real second [default: 60]
+  --paused           Virtual time stands still until POST /lws-sim/step, /until or /resume
+  --record FILE      Write the session as a scenario `lws-sim run FILE` replays:
+                     each client write as a step at its virtual instant
+  --insecure-bind    Allow a non-loopback --addr (there is no authentication)
+  -h, --help         Print this help
+
+Control routes: POST /lws-sim/step?for=30s, /lws-sim/until?t=20m, /lws-sim/pause,
+/lws-sim/resume?speed=X, /lws-sim/shutdown; GET /lws-sim/status.
+Exit 0 after /lws-sim/shutdown; 2 on bad input.";
+
 #[derive(Clone, Debug)]
 pub struct Options {
     pub scenario: PathBuf,
@@ -225,6 +252,10 @@ pub fn serve(
 
 /// `lws-sim serve ...`: exit 0 after a shutdown request, 2 on bad input.
 pub fn cli(args: &[String]) -> ExitCode {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
     let o = match parse_args(args) {
         Ok(o) => o,
         Err(e) => {
