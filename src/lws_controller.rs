@@ -102,6 +102,7 @@ pub fn knobs(lws: &LeaderWorkerSet) -> Result<Knobs> {
         surge_release_by_max_unavailable: false,
         partition: PartitionFormula::Tail,
         scale_up_keeps_surge: false,
+        rescale_holds_old: false,
     })
 }
 
@@ -115,6 +116,7 @@ async fn rolling_update_parameters<C: Client>(
         surge_release_by_max_unavailable: ctx.flags.surge_release_by_max_unavailable,
         partition: ctx.flags.partition,
         scale_up_keeps_surge: ctx.flags.scale_up_keeps_surge,
+        rescale_holds_old: ctx.flags.rescale_holds_old,
         ..knobs(lws)?
     };
     let sts = match c.get::<StatefulSet>(lws.namespace(), lws.name()).await {
@@ -145,15 +147,25 @@ fn leader_view(sts: &StatefulSet) -> LeaderSts {
             .unwrap_or("")
             .to_string(),
         replicas_annotation: k8s::annotation(&sts.metadata, keys::REPLICAS).map(str::to_string),
-        old_pods: has_old_pods(sts),
+        old_pods: old_pod_count(sts),
     }
 }
 
-/// Not upstream (Z08's fix reads it): the StatefulSet's status still names two revisions.
-pub fn has_old_pods(sts: &StatefulSet) -> bool {
-    sts.status
-        .as_ref()
-        .is_some_and(|s| s.current_revision != s.update_revision)
+/// Not upstream (Z08's fix reads it): how many pods, not being deleted, still run the
+/// StatefulSet's old revision: `currentReplicas` while the status names two revisions (it
+/// counts created, non-terminating pods of `currentRevision`: kubernetes
+/// pkg/controller/statefulset/stateful_set_control.go, `computeReplicaStatus`). The names alone
+/// are not enough: `currentRevision` moves only once every pod is updated and ready, so they
+/// differ while the last old group is already recreated and starting. A rolling update walks
+/// down from the highest ordinal, so these pods hold the lowest ordinals.
+pub fn old_pod_count(sts: &StatefulSet) -> i32 {
+    sts.status.as_ref().map_or(0, |s| {
+        if s.current_revision != s.update_revision {
+            s.current_replicas.unwrap_or(0).max(0)
+        } else {
+            0
+        }
+    })
 }
 
 /// `StatefulsetReady` (V3 stsu:48-51), or availability with PR #705.

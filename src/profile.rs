@@ -143,6 +143,11 @@ pub struct Flags {
     /// revision) keeps the surge (`replicas + maxSurge`) instead of turning the surge groups
     /// into ordinary ones, so the groups still to replace keep their spare.
     pub scale_up_keeps_surge: bool,
+    /// Not upstream: a proposed fix for Z04 (docs/findings/Z04.md). When the replicas change
+    /// mid-rollout (Case 4), the partition is raised over the pods still on the old revision
+    /// (at most the new replicas), so a partition lowered under the old budget releases no
+    /// further group; Case 5 lowers it again under the new budget.
+    pub rescale_holds_old: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -193,11 +198,11 @@ pub const RELEASES: [&str; 3] = ["v0.3.0", "v0.4.1", "v0.10.0"];
 pub const LATEST: &str = "v0.10.0";
 
 /// `--reconciler all-fixed`: v0.4.1 with every known upstream fix and the proposed fixes for
-/// our findings Z01-Z03 and Z05 (docs/bug-zoo.md). No release ships it; the campaigns of the
-/// bug zoo measured against it before v0.10.0 was ported. Z05's fix (`worker-finalizer=on`)
-/// joined in session 14, so an all-fixed campaign reports only what has no fix yet. Z08's
-/// candidate fix (`scale-up-surge=keep`) is not in it: its campaign is not clean yet.
-pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget,deleting-lws=return,worker-finalizer=on";
+/// our findings Z01-Z03, Z05 and Z08 (docs/bug-zoo.md). No release ships it; the campaigns of
+/// the bug zoo measured against it before v0.10.0 was ported. Z05's fix (`worker-finalizer=on`)
+/// joined in session 14 and Z08's (`scale-up-surge=keep`) in session 15, so an all-fixed
+/// campaign reports only what has no fix yet.
+pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget,deleting-lws=return,worker-finalizer=on,scale-up-surge=keep,rescale-partition=hold-old";
 
 /// The names `Profile::parse` accepts besides the releases, with what they stand for.
 pub const ALIASES: [(&str, &str); 2] = [("latest", LATEST), ("all-fixed", ALL_FIXED)];
@@ -369,6 +374,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.scale_up_keeps_surge = i == 1,
     },
     FlagSpec {
+        name: "rescale-partition",
+        values: &["keep", "hold-old"],
+        upstream: "proposed fix for Z04 (not upstream)",
+        at_v0_10_0: &["keep", "hold-old"],
+        get: |f| usize::from(f.rescale_holds_old),
+        set: |f, i| f.rescale_holds_old = i == 1,
+    },
+    FlagSpec {
         name: "worker-finalizer",
         values: &["off", "on"],
         upstream: "proposed fix for Z05 (not upstream)",
@@ -424,6 +437,7 @@ impl Flags {
             revision_reuse_at_creation: false,
             worker_finalizer: false,
             scale_up_keeps_surge: false,
+            rescale_holds_old: false,
         }
     }
 

@@ -23,8 +23,8 @@ pub struct LeaderSts {
     pub hash: String,
     /// The `leaderworkerset.sigs.k8s.io/replicas` annotation, as written.
     pub replicas_annotation: Option<String>,
-    /// Its status still has pods of an older revision (`currentRevision != updateRevision`).
-    pub old_pods: bool,
+    /// Pods, not being deleted, still on its older revision (`lws_controller::old_pod_count`).
+    pub old_pods: i32,
 }
 
 /// The scaled rollout knobs: `R`, `MU` (floor) and `MS` (ceil, clamped to `R`).
@@ -40,6 +40,8 @@ pub struct Knobs {
     pub partition: PartitionFormula,
     /// Z08's proposed fix (`Flags::scale_up_keeps_surge`).
     pub scale_up_keeps_surge: bool,
+    /// Z04's proposed fix (`Flags::rescale_holds_old`).
+    pub rescale_holds_old: bool,
 }
 
 /// One group index's state as the LWS reconciler sees it (HD `getReplicaStates`,
@@ -59,13 +61,28 @@ impl ReplicaState {
 }
 
 impl Knobs {
-    /// The replicas of a scale-up mid-rollout: the LWS's, or with Z08's fix the burst while
-    /// groups remain to be replaced (they keep the spare the partition was lowered for).
-    pub fn scale_up_replicas(&self, sts: &LeaderSts) -> i32 {
-        if self.scale_up_keeps_surge && (sts.partition > 0 || sts.old_pods) {
-            self.burst()
+    /// `(partition, replicas)` of a scale-up mid-rollout: upstream keeps the partition and asks
+    /// for the LWS's replicas. With Z08's fix, while groups remain to be replaced, it asks for
+    /// the burst (they keep the spare the partition was lowered for) and holds the partition
+    /// above the old groups left, so none is replaced before the new surge is ready to cover
+    /// it (Case 5 lowers it again as groups come up).
+    pub fn scale_up_parameters(&self, partition: i32, old_pods: i32) -> (i32, i32) {
+        if self.scale_up_keeps_surge && (partition > 0 || old_pods > 0) {
+            (partition.max(old_pods), self.burst())
         } else {
-            self.replicas
+            (partition, self.replicas)
+        }
+    }
+
+    /// Case 4's partition (`min(partition, burst)` upstream). With Z04's fix it is raised over
+    /// the pods still on the old revision, at most the new replicas: they hold the lowest
+    /// ordinals, so the raise rolls back no updated group, and a group released under the old
+    /// budget is held until Case 5 releases it under the new one.
+    pub fn rescale_partition(&self, partition: i32, old_pods: i32) -> i32 {
+        if self.rescale_holds_old {
+            partition.max(old_pods.min(self.replicas))
+        } else {
+            partition
         }
     }
 
@@ -113,7 +130,7 @@ pub fn early_parameters(
     // With the B12 fix (d275e0a), a scale-up mid-rollout finishes first: the partition stays
     // and no surge is asked for until the leader StatefulSet has the LWS's replicas.
     if k.surge_release_by_max_unavailable && sts.replicas < k.replicas {
-        return Some((sts.partition, k.scale_up_replicas(sts)));
+        return Some(k.scale_up_parameters(sts.partition, sts.old_pods));
     }
     None
 }
@@ -203,7 +220,8 @@ pub fn late_parameters(
         .parse()
         .map_err(|_| format!("strconv.Atoi: parsing {annotation:?}: invalid syntax"))?;
     if original != k.replicas {
-        return Ok((sts.partition.min(k.burst()), k.want_replicas(u)));
+        let partition = k.rescale_partition(sts.partition.min(k.burst()), sts.old_pods);
+        return Ok((partition, k.want_replicas(u)));
     }
     let step = k.max_unavailable + k.max_surge - (k.burst() - sts.replicas);
     Ok((
@@ -380,6 +398,7 @@ mod tests {
             surge_release_by_max_unavailable: false,
             partition: PartitionFormula::Tail,
             scale_up_keeps_surge: false,
+            rescale_holds_old: false,
         }
     }
 
@@ -416,7 +435,7 @@ mod tests {
             partition: p,
             hash: hash.into(),
             replicas_annotation: Some(ann.to_string()),
-            old_pods: false,
+            old_pods: 0,
         }
     }
 

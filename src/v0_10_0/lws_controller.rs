@@ -215,10 +215,13 @@ async fn parameters<C: Client>(
         return Ok((0, lws_replicas));
     }
     if sts_replicas < lws_replicas {
-        // Not upstream: Z08's fix keeps the surge while groups remain to be replaced.
-        let keep = ctx.flags.scale_up_keeps_surge
-            && (partition > 0 || crate::lws_controller::has_old_pods(sts));
-        return Ok((partition, if keep { burst_replicas } else { lws_replicas }));
+        // Not upstream: Z08's fix keeps the surge, and the partition above the old groups
+        // left, while groups remain to be replaced (`rollout::Knobs::scale_up_parameters`).
+        let old_pods = crate::lws_controller::old_pod_count(sts);
+        if ctx.flags.scale_up_keeps_surge && (partition > 0 || old_pods > 0) {
+            return Ok((partition.max(old_pods), burst_replicas));
+        }
+        return Ok((partition, lws_replicas));
     }
     let states = get_replica_states(c, ctx, lws, sts_replicas, revision_key).await?;
     let lws_unready = calculate_lws_unready_replicas(&states, lws_replicas);
@@ -230,7 +233,13 @@ async fn parameters<C: Client>(
     })?;
     // Case 4: replicas changed during a rolling update.
     if original != lws_replicas {
-        return Ok((partition.min(burst_replicas), want_replicas(lws_unready)));
+        let mut partition = partition.min(burst_replicas);
+        if ctx.flags.rescale_holds_old {
+            // Not upstream: Z04's fix (`rollout::Knobs::rescale_partition`).
+            let old_pods = crate::lws_controller::old_pod_count(sts);
+            partition = partition.max(old_pods.min(lws_replicas));
+        }
+        return Ok((partition, want_replicas(lws_unready)));
     }
     // Case 5: the partition during a rolling update.
     let rolling_step = max_unavailable + max_surge - (burst_replicas - sts_replicas);

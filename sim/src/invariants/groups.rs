@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{GroupChange, Model, Phase};
 use super::report::Sink;
-use super::{InvariantId, DISRUPTION_SETTLE_MS};
+use super::{InvariantId, DISRUPTION_SETTLE_MS, STALE_VIEW_MS};
+use crate::trace::TraceEntry;
 
 /// The state of the group checks.
 #[derive(Default)]
@@ -26,6 +27,29 @@ pub(super) struct GroupChecks {
     pub min_available: Option<i32>,
     /// Ready groups whose pods mix revisions (report once per episode).
     inconsistent: BTreeSet<i32>,
+    /// The floor before the LWS spec last changed it, while the old spec may still be acted on.
+    floor_before: Option<StaleFloor>,
+}
+
+/// After a spec change of the replicas or maxUnavailable, the cluster may still act on the
+/// old spec: a reconcile that read the LWS before the change writes for up to
+/// `STALE_VIEW_MS` (as `partitionBudget` allows), and while no LWS controller runs the
+/// StatefulSet controller goes on with the partition written for the old spec. Until the LWS
+/// controller has written since the change, and for `STALE_VIEW_MS` in any case, a group that
+/// goes down while the old floor holds is excused as disrupted until it is back.
+struct StaleFloor {
+    floor: i32,
+    at_ms: u64,
+    /// The groups down at the change (the new spec's groups not yet created among them).
+    down_then: BTreeSet<i32>,
+    /// When the LWS controller first wrote after the change.
+    written_ms: Option<u64>,
+}
+
+impl StaleFloor {
+    fn open(&self, now_ms: u64) -> bool {
+        now_ms < self.at_ms + STALE_VIEW_MS || self.written_ms.is_none()
+    }
 }
 
 impl GroupChecks {
@@ -46,9 +70,34 @@ impl GroupChecks {
         self.disrupted_ever.extend(groups.iter().copied());
     }
 
-    /// The model's counters were recomputed (a new LWS spec).
-    pub fn on_recount(&mut self, model: &Model) {
+    /// The model's counters were recomputed (a new LWS spec, at `at_ms`; `before` is the old
+    /// spec's `(replicas, maxUnavailable)`). A change of either opens a `StaleFloor`.
+    pub fn on_recount(&mut self, model: &Model, before: (i32, i32), at_ms: u64) {
+        if before != (model.replicas, model.max_unavailable) {
+            self.floor_before = Some(StaleFloor {
+                floor: before.0.min(self.available_hw) - before.1,
+                at_ms,
+                down_then: model.down_groups().into_iter().collect(),
+                written_ms: None,
+            });
+        }
         self.available_hw = model.counts.available;
+    }
+
+    /// New trace entries: the LWS controller's first write after a floor-raising change ends
+    /// the stale floor's open-ended part.
+    pub fn on_trace(&mut self, entries: &[TraceEntry]) {
+        let Some(f) = self
+            .floor_before
+            .as_mut()
+            .filter(|f| f.written_ms.is_none())
+        else {
+            return;
+        };
+        f.written_ms = entries
+            .iter()
+            .find(|e| e.actor == "lws" && e.rv != 0 && e.at_ms >= f.at_ms)
+            .map(|e| e.at_ms);
     }
 
     /// A scale-down mid-rollout keeps the lowest groups, whatever their state: those it finds
@@ -145,6 +194,7 @@ impl GroupChecks {
             }
         }
         self.min_available = Some(self.min_available.map_or(available, |m| m.min(available)));
+        self.excuse_stale_floor(model, available, now);
         // After a scale-up the new groups are not owed yet: the floor counts groups that have
         // been available since the last change of replicas.
         self.available_hw = self.available_hw.max(available);
@@ -169,6 +219,26 @@ impl GroupChecks {
         );
         let objects = down.iter().flat_map(|g| model.group_objects(*g)).collect();
         out.violate(InvariantId::Availability, msg, objects);
+    }
+}
+
+impl GroupChecks {
+    /// While the old spec may still be acted on (`StaleFloor`), groups that went down since
+    /// the change while the old floor holds are excused, as disrupted, until they are back.
+    fn excuse_stale_floor(&mut self, model: &Model, available: i32, now: u64) {
+        let Some(f) = &self.floor_before else {
+            return;
+        };
+        if !f.open(now) {
+            self.floor_before = None;
+            return;
+        }
+        if available < f.floor - self.disrupted.len() as i32 {
+            return;
+        }
+        let newly_down = model.down_groups().into_iter();
+        self.disrupted
+            .extend(newly_down.filter(|g| !f.down_then.contains(g)));
     }
 }
 

@@ -360,6 +360,7 @@ impl Checker {
         };
         let entries = &api.trace.entries[self.trace_cursor..];
         self.trace_cursor = api.trace.entries.len();
+        self.groups.on_trace(entries);
         let model = &self.model;
         // An LWS being deleted owes no restarts: its groups go, whatever deletes them.
         if !self.lws_deleting {
@@ -421,6 +422,7 @@ impl Checker {
             if l.metadata.generation != self.lws_generation {
                 self.lws_generation = l.metadata.generation;
                 let before = self.model.replicas;
+                let knobs_before = (self.model.replicas, self.model.max_unavailable);
                 let floor_before = self.model.replicas - self.model.max_unavailable;
                 let key = self.hashing.key(l);
                 self.status.on_revision(&key);
@@ -429,7 +431,7 @@ impl Checker {
                 self.model.observe_spec(l, key);
                 let floor = self.model.replicas - self.model.max_unavailable;
                 self.partition.on_floor(floor_before, floor, e.at_ms);
-                self.groups.on_recount(&self.model);
+                self.groups.on_recount(&self.model, knobs_before, e.at_ms);
                 dirty.extend(self.model.groups.keys().copied());
                 if self.model.replicas < before {
                     self.groups.on_scale_down(&self.model);
