@@ -723,3 +723,126 @@ fn dry_run_answers_like_the_write_and_changes_nothing() {
     assert_ne!(rv(&s), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn hostile_parameters_and_patches_are_refused_not_obeyed() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pods = "/api/v1/namespaces/default/pods";
+    // A timeout beyond what the clock can add is no timeout: the watch opens (and the server
+    // lives on), where it once panicked adding the duration.
+    let huge = format!("{pods}?watch=true&timeoutSeconds=9223372036854775807");
+    let mut w = TcpStream::connect(&s.addr).expect("connect");
+    let req = format!("GET {huge} HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr);
+    w.write_all(req.as_bytes()).unwrap();
+    w.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut first = [0u8; 12];
+    w.read_exact(&mut first).expect("the watch answers");
+    assert_eq!(&first, b"HTTP/1.1 200");
+    drop(w);
+    let (code, body) = s.http(
+        "GET",
+        &format!("{pods}?watch=true&timeoutSeconds=x"),
+        "",
+        "",
+    );
+    assert_eq!(code, 400, "{body}");
+    // Controls that would overflow virtual time or its speed are 400, not silently ignored.
+    let (code, body) = s.http("POST", "/lws-sim/step?for=18446744073709551615ms", "", "");
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = s.http("POST", "/lws-sim/resume?speed=1e308", "", "");
+    assert_eq!(code, 400, "{body}");
+    let (code, _) = s.http("GET", "/lws-sim/step", "", "");
+    assert_eq!(code, 405);
+    let (code, _) = s.http("DELETE", "/api", "", "");
+    assert_eq!(code, 405);
+    // A JSON patch whose copies of copies would grow the object exponentially: 413, at once.
+    let lws = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/vllm";
+    let big = "x".repeat(1024);
+    let mut ops = vec![format!(
+        r#"{{"op":"add","path":"/metadata/annotations","value":{{"a":"{big}"}}}}"#
+    )];
+    for i in 0..40 {
+        ops.push(format!(
+            r#"{{"op":"copy","from":"/metadata/annotations","path":"/metadata/annotations/c{i}"}}"#
+        ));
+    }
+    let patch = format!("[{}]", ops.join(","));
+    let (code, body) = s.http("PATCH", lws, "application/json-patch+json", &patch);
+    assert_eq!(code, 413, "{body}");
+    let too_many = format!(
+        "[{}]",
+        vec![r#"{"op":"test","path":"/kind","value":"LeaderWorkerSet"}"#; 10_001].join(",")
+    );
+    let (code, body) = s.http("PATCH", lws, "application/json-patch+json", &too_many);
+    assert_eq!(code, 413, "{body}");
+    // The server still answers.
+    assert_eq!(s.jsonpath("lws", "vllm", "{.metadata.name}"), "vllm");
+}
+
+#[test]
+fn health_checks_answer_ok() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    for path in ["/healthz", "/livez", "/readyz", "/readyz/ping"] {
+        let (code, body) = s.http("GET", path, "", "");
+        assert_eq!((code, body.as_str()), (200, "ok"), "{path}");
+    }
+    assert_eq!(s.ok(&["get", "--raw", "/readyz"]).trim(), "ok");
+}
+
+#[test]
+fn kubectl_prints_why_a_write_is_invalid() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let (ok, text) = s.kubectl(&[
+        "patch",
+        "lws",
+        "vllm",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"rolloutStrategy":{"rollingUpdateConfiguration":{"maxUnavailable":"200%"}}}}"#,
+    ]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("is invalid"), "{text}");
+    assert!(
+        text.contains("admission webhook"),
+        "the reason is shown: {text}"
+    );
+}
+
+#[test]
+fn a_selective_watch_sees_objects_start_and_stop_matching() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pods = "/api/v1/namespaces/default/pods";
+    let mut w = TcpStream::connect(&s.addr).expect("connect");
+    let req = format!(
+        "GET {pods}?watch=true&labelSelector=sel%3Dyes&timeoutSeconds=5 HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        s.addr
+    );
+    w.write_all(req.as_bytes()).unwrap();
+    w.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let label = |v: &str| {
+        let arg = if v == "-" {
+            "sel-".to_string()
+        } else {
+            format!("sel={v}")
+        };
+        s.ok(&["label", "pod", "vllm-0", &arg, "--overwrite"]);
+    };
+    // Give the watch a moment to register before the writes.
+    std::thread::sleep(Duration::from_millis(300));
+    label("yes");
+    label("no");
+    label("yes");
+    label("-");
+    let mut out = String::new();
+    let _ = w.read_to_string(&mut out);
+    // The events' own types (the pods' conditions have a "type" too).
+    let types: Vec<&str> = out
+        .match_indices("\"type\":\"")
+        .map(|(i, m)| {
+            let rest = &out[i + m.len()..];
+            &rest[..rest.find('"').unwrap_or(0)]
+        })
+        .filter(|t| ["ADDED", "MODIFIED", "DELETED"].contains(t))
+        .collect();
+    assert_eq!(types, ["ADDED", "DELETED", "ADDED", "DELETED"], "{out}");
+}

@@ -27,6 +27,11 @@ impl Selector {
         }
     }
 
+    /// Whether this is `everything()`: no requirement, so every object matches.
+    pub fn is_everything(&self) -> bool {
+        self.requirements.as_ref().is_some_and(Vec::is_empty)
+    }
+
     pub fn nothing() -> Selector {
         Selector { requirements: None }
     }

@@ -23,7 +23,8 @@ impl Clock {
     pub fn target_ms(&self) -> Option<u64> {
         let s = self.speed?;
         let elapsed = self.anchor.elapsed().as_secs_f64() * 1000.0 * s;
-        Some(self.anchor_ms + elapsed as u64)
+        // `as` saturates a float too large for u64; the sum saturates too.
+        Some(self.anchor_ms.saturating_add(elapsed as u64))
     }
 
     /// Continue from `now_ms` (after a step, or when the world lags behind real time).

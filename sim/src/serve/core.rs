@@ -15,7 +15,9 @@ use crate::scenario::Runner;
 
 use super::clock::Clock;
 use super::ops::{self, api_error, to_value};
-use super::query::{bad_request, failure, field_selector, label_selector, not_found_path, Reply};
+use super::query::{
+    bad_request, failure, field_selector, label_selector, method_not_allowed, not_found_path, Reply,
+};
 use super::record::Recorder;
 use super::resources::{self, Resource};
 use super::table;
@@ -90,12 +92,21 @@ enum Route {
     Sim(String),
     OpenApiRoot,
     OpenApi(String),
+    /// `/healthz`, `/livez`, `/readyz` (and their `/NAME` checks).
+    Health,
     NotFound,
 }
 
 fn route(path: &str) -> Route {
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    // Each segment percent-decoded, as the real server does (`a%2Fb` names the object `a/b`).
+    let decoded: Vec<String> = path
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(super::query::percent_decode)
+        .collect();
+    let segs: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let (group, version, rest) = match segs.as_slice() {
+        ["healthz" | "livez" | "readyz", ..] => return Route::Health,
         ["version"] => return Route::Version,
         ["api"] => return Route::Api,
         ["apis"] => return Route::Apis,
@@ -260,7 +271,26 @@ impl Core {
     }
 
     fn handle(&mut self, req: ApiRequest) -> Reply {
-        let r = match route(&req.path) {
+        let route = route(&req.path);
+        let discovery = matches!(
+            route,
+            Route::Version
+                | Route::Api
+                | Route::Apis
+                | Route::Group(_)
+                | Route::Resources(..)
+                | Route::OpenApiRoot
+                | Route::OpenApi(_)
+                | Route::Health
+        );
+        if discovery && req.method != "GET" && req.method != "HEAD" {
+            return method_not_allowed(&req.method);
+        }
+        let r = match route {
+            Route::Health => Reply::Text {
+                code: 200,
+                body: "ok".into(),
+            },
             Route::Version => Reply::ok(&resources::version(self.minor)),
             Route::Api => Reply::ok(&resources::api_versions(&self.addr)),
             Route::Apis => Reply::ok(&resources::api_group_list()),
@@ -302,8 +332,9 @@ impl Core {
         };
         match (req.method.as_str(), what) {
             ("GET", "status") => {}
-            ("POST", "step") => match dur("for") {
-                Ok(d) => self.advance(now + d),
+            ("POST", "step") => match dur("for").map(|d| now.checked_add(d)) {
+                Ok(Some(t)) => self.advance(t),
+                Ok(None) => return bad_request("for= reaches past the end of virtual time"),
                 Err(r) => return r,
             },
             ("POST", "until") => match dur("t") {
@@ -317,8 +348,13 @@ impl Core {
             ("POST", "resume") => {
                 let speed = match req.query.get("speed").map(|s| s.parse::<f64>()) {
                     None => 60.0,
-                    Some(Ok(s)) if s > 0.0 && s.is_finite() => s,
-                    Some(_) => return bad_request("speed must be a positive number"),
+                    Some(Ok(s)) if s > 0.0 && s <= super::MAX_SPEED => s,
+                    Some(_) => {
+                        return bad_request(format!(
+                            "speed must be a number in (0, {}]",
+                            super::MAX_SPEED
+                        ))
+                    }
                 };
                 self.clock.speed = Some(speed);
             }
@@ -328,6 +364,9 @@ impl Core {
                     return bad_request("checkpoint needs --record");
                 }
                 self.checkpoint();
+            }
+            (_, "status" | "step" | "until" | "pause" | "resume" | "shutdown" | "checkpoint") => {
+                return method_not_allowed(&req.method)
             }
             _ => return not_found_path(),
         }
@@ -493,7 +532,15 @@ impl Core {
                 Err(_) => return bad_request(format!("invalid resourceVersion {s:?}")),
             },
         };
-        let timeout_s = q.get("timeoutSeconds").and_then(|s| s.parse().ok());
+        // kube-apiserver: a negative timeout means none; a non-number is a 400.
+        let timeout_s = match q.get("timeoutSeconds").map(|s| s.parse::<i64>()) {
+            None => None,
+            Some(Ok(n)) => u64::try_from(n).ok(),
+            Some(Err(_)) => {
+                let v = &q["timeoutSeconds"];
+                return bad_request(format!("invalid timeoutSeconds {v:?}: not an integer"));
+            }
+        };
         let (tx, rx) = tokio::sync::mpsc::channel(WATCH_BUFFER);
         let api = &self.runner.world.api;
         let mut w = Watcher {
@@ -507,8 +554,12 @@ impl Core {
             last_bookmark_ms: api.now_ms(),
             headers_sent: false,
             position: None,
+            matching: None,
             tx,
         };
+        if w.selective() {
+            w.matching = Some(Default::default());
+        }
         let initial = q.get("sendInitialEvents").is_some_and(|s| s == "true");
         let mut open = true;
         match rv {
@@ -516,12 +567,25 @@ impl Core {
                 w.expired(n, self.compacted_rv);
                 open = false;
             }
-            Some(n) if !initial => w.cursor = n,
+            Some(n) if !initial => {
+                // What matches now stands in for what matched at `n` (the log keeps
+                // no older states to judge them by).
+                if w.selective() {
+                    for o in api.list::<K>(t.namespace.as_deref(), &w.labels.clone()) {
+                        let v = to_value(&*o);
+                        if w.matches(&v) {
+                            w.note_match(&v);
+                        }
+                    }
+                }
+                w.cursor = n;
+            }
             _ => {
                 // Start at the most recent state: synthetic ADDED events for what exists.
                 for o in api.list::<K>(t.namespace.as_deref(), &w.labels.clone()) {
                     let v = to_value(&*o);
                     if w.matches(&v) {
+                        w.note_match(&v);
                         open &= w.event("ADDED", v, api.now_ms()) == super::watch::Outcome::Open;
                     }
                 }

@@ -26,8 +26,19 @@ fn json_response(code: u16, body: String) -> Response {
 fn reply_response(r: Reply) -> Response {
     match r {
         Reply::Json { code, body } => json_response(code, body),
+        Reply::Text { code, body } => {
+            let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            (
+                code,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                body,
+            )
+                .into_response()
+        }
         Reply::Watch { rx, timeout_s } => {
-            let deadline = timeout_s.map(|s| tokio::time::Instant::now() + Duration::from_secs(s));
+            // A timeout beyond what the clock can add is no timeout.
+            let deadline = timeout_s
+                .and_then(|s| tokio::time::Instant::now().checked_add(Duration::from_secs(s)));
             let stream =
                 futures_util::stream::unfold((rx, deadline), |(mut rx, deadline)| async move {
                     let next = match deadline {

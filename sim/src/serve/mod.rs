@@ -33,6 +33,10 @@ pub const USAGE: &str = "\
   lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
                [--speed X | --paused] [--record FILE] [--insecure-bind]";
 
+/// The fastest virtual clock `--speed` and `/lws-sim/resume?speed=` accept: a simulated year
+/// in about 30 real seconds.
+pub const MAX_SPEED: f64 = 1_000_000.0;
+
 /// `lws-sim serve --help` (and `lws-sim help serve`): what it does, its flags and its routes.
 pub const HELP: &str = "\
 Serve a scenario's simulated cluster to kubectl and client-go as a Kubernetes API server
@@ -112,8 +116,8 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
                 let s: f64 = v
                     .parse()
                     .map_err(|_| format!("--speed {v:?}: not a number"))?;
-                if !(s > 0.0 && s.is_finite()) {
-                    return Err(format!("--speed {v:?}: must be positive"));
+                if !(s > 0.0 && s <= MAX_SPEED) {
+                    return Err(format!("--speed {v:?}: must be in (0, {MAX_SPEED}]"));
                 }
                 o.speed = Some(s);
                 speed_set = true;

@@ -17,7 +17,13 @@ use super::resources::Resource;
 
 pub fn api_error(e: &ApiError, r: &Resource, name: &str) -> Reply {
     let reason = format!("{:?}", e.reason);
-    let details = json!({"name": name, "group": r.group, "kind": r.plural});
+    let mut details = json!({"name": name, "group": r.group, "kind": r.plural});
+    if e.code == 422 {
+        // An Invalid status names the Kind and lists its causes: kubectl prints the causes
+        // ("The LeaderWorkerSet \"x\" is invalid: * ..."), and without any it drops the message.
+        details["kind"] = json!(r.kind.as_str());
+        details["causes"] = json!([{"reason": "FieldValueInvalid", "message": e.message}]);
+    }
     Reply::json(
         e.code,
         &status_value(e.code, &reason, &e.message, Some(details)),
@@ -80,14 +86,51 @@ pub fn json_patch_body(body: &[u8]) -> Result<json_patch::Patch, Reply> {
 /// is 422, as kube-apiserver's `jsonPatcher` answers (apiserver
 /// `pkg/endpoints/handlers/patch.go`).
 pub fn apply_json_patch(doc: &mut Value, patch: &json_patch::Patch) -> Result<(), Reply> {
-    json_patch::patch(doc, patch).map_err(|e| {
+    if patch.0.len() > JSON_PATCH_OPS_MAX {
+        return Err(failure(
+            413,
+            "RequestEntityTooLarge",
+            format!(
+                "The allowed maximum operations in a JSON patch is {JSON_PATCH_OPS_MAX}, got {}",
+                patch.0.len()
+            ),
+        ));
+    }
+    let invalid = |e: json_patch::PatchError| {
         failure(
             422,
             "Invalid",
             format!("the server rejected our request due to an error in our request: {e}"),
         )
-    })
+    };
+    // One operation at a time, so a `copy` is measured before it runs: copies of copies grow a
+    // document exponentially with the request's length. (A failure leaves `doc` half patched;
+    // callers patch a copy and drop it.)
+    let mut copied = 0usize;
+    for op in &patch.0 {
+        if let json_patch::PatchOperation::Copy(c) = op {
+            let size = doc
+                .pointer(c.from.as_str())
+                .map_or(0, |v| serde_json::to_vec(v).map_or(0, |b| b.len()));
+            copied = copied.saturating_add(size);
+            if copied > JSON_PATCH_COPY_BYTES_MAX {
+                return Err(failure(
+                    413,
+                    "RequestEntityTooLarge",
+                    format!("the JSON patch copies more than {JSON_PATCH_COPY_BYTES_MAX} bytes"),
+                ));
+            }
+        }
+        json_patch::patch(doc, std::slice::from_ref(op)).map_err(invalid)?;
+    }
+    Ok(())
 }
+
+/// kube-apiserver's limit on the operations of one JSON patch (`MaxJSONPatchOperations`).
+pub const JSON_PATCH_OPS_MAX: usize = 10_000;
+/// Ours: the bytes all `copy` operations of one JSON patch may duplicate (the request body
+/// limit).
+pub const JSON_PATCH_COPY_BYTES_MAX: usize = 16 << 20;
 
 /// The body as a `K` for the request's namespace (filled in when absent, 400 when different).
 pub fn decode<K: Kind>(mut v: Value, r: &Resource, ns: Option<&str>) -> Result<K, Reply> {

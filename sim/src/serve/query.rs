@@ -16,6 +16,11 @@ pub enum Reply {
         code: u16,
         body: String,
     },
+    /// `text/plain` (the health checks' `ok`).
+    Text {
+        code: u16,
+        body: String,
+    },
     Watch {
         rx: tokio::sync::mpsc::Receiver<String>,
         timeout_s: Option<u64>,
@@ -58,6 +63,14 @@ pub fn failure(code: u16, reason: &str, message: impl AsRef<str>) -> Reply {
 
 pub fn bad_request(message: impl AsRef<str>) -> Reply {
     failure(400, "BadRequest", message)
+}
+
+pub fn method_not_allowed(method: &str) -> Reply {
+    failure(
+        405,
+        "MethodNotAllowed",
+        format!("{method} is not supported on this path"),
+    )
 }
 
 pub fn not_found_path() -> Reply {

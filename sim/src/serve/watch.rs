@@ -7,6 +7,8 @@
 //! stream. The core pushes with `try_send` only: a watcher whose buffer is full is closed, as the
 //! cacher closes an unresponsive watcher, and the client re-lists; the simulation never waits.
 
+use std::collections::BTreeSet;
+
 use crate::api::watch::Cursor;
 use serde_json::{json, Value};
 use tokio::sync::mpsc::error::TrySendError;
@@ -36,6 +38,11 @@ pub struct Watcher {
     /// This watch's place in its kind's watch log, registered with the log so compaction keeps
     /// what it has not sent yet (set at the first push).
     pub position: Option<Cursor>,
+    /// With a label or field selector: the objects (namespace, name) whose last state this
+    /// watch saw match, so one that starts matching is ADDED and one that stops is DELETED, as
+    /// the apiserver's cacher answers (`cache_watcher.go`, `convertToWatchEvent`). `None`
+    /// without a selector: every event passes as it is.
+    pub matching: Option<BTreeSet<(String, String)>>,
     pub tx: Sender<String>,
 }
 
@@ -55,7 +62,54 @@ fn type_name(ty: EventType) -> &'static str {
     }
 }
 
+fn key_of(obj: &Value) -> (String, String) {
+    let field = |f: &str| {
+        obj.pointer(&format!("/metadata/{f}"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    (field("namespace"), field("name"))
+}
+
 impl Watcher {
+    /// Whether this watch filters by labels or fields (and so tracks `matching`).
+    pub fn selective(&self) -> bool {
+        !self.labels.is_everything() || !self.fields.is_empty()
+    }
+
+    /// Remember that `obj` (an object this watch has just listed or sent) matches.
+    pub fn note_match(&mut self, obj: &Value) {
+        if let Some(m) = &mut self.matching {
+            m.insert(key_of(obj));
+        }
+    }
+
+    /// The event type a log event becomes for this watch, if it is sent at all: the cacher's
+    /// rule over whether the previous and the current state match.
+    fn convert(&mut self, ty: EventType, obj: &Value) -> Option<&'static str> {
+        let now = ty != EventType::Deleted && self.matches(obj);
+        if self.matching.is_none() {
+            return now.then_some(type_name(ty));
+        }
+        let key = key_of(obj);
+        // A deleted object's last state is its previous one.
+        let last_state = ty == EventType::Deleted && self.matches(obj);
+        let m = self.matching.as_mut().expect("checked above");
+        let before = m.contains(&key) || last_state;
+        if now {
+            m.insert(key);
+        } else {
+            m.remove(&key);
+        }
+        match (before, now) {
+            (false, true) => Some("ADDED"),
+            (true, true) => Some(type_name(ty)),
+            (true, false) => Some("DELETED"),
+            (false, false) => None,
+        }
+    }
+
     pub fn matches(&self, obj: &Value) -> bool {
         let meta = obj.get("metadata");
         let ns = meta
@@ -161,10 +215,10 @@ impl Watcher {
         for e in &log[start..] {
             self.cursor = e.rv;
             let obj = serde_json::to_value(&*e.obj).expect("stored objects serialize");
-            if !self.matches(&obj) {
+            let Some(ty) = self.convert(e.ty, &obj) else {
                 continue;
-            }
-            if self.event(type_name(e.ty), obj, e.at_ms) == Outcome::Closed {
+            };
+            if self.event(ty, obj, e.at_ms) == Outcome::Closed {
                 return Outcome::Closed;
             }
         }
