@@ -846,3 +846,49 @@ fn a_selective_watch_sees_objects_start_and_stop_matching() {
         .collect();
     assert_eq!(types, ["ADDED", "DELETED", "ADDED", "DELETED"], "{out}");
 }
+
+#[test]
+fn a_client_cannot_take_an_lws_past_the_simulators_limits() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    // 40,000 groups: past the 10,000-group limit. The real webhooks admit it (up to
+    // 1,000,000 at v0.10.0); the simulator refuses it (422) instead of trying to run it.
+    s.ok(&["scale", "lws", "vllm", "--replicas", "4"]);
+    let (ok, text) = s.kubectl(&[
+        "patch",
+        "lws",
+        "vllm",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":40000}}"#,
+    ]);
+    assert!(!ok && text.contains("the simulator's limit"), "{text}");
+    assert_eq!(s.jsonpath("lws", "vllm", "{.spec.replicas}"), "4");
+}
+
+#[test]
+fn strategic_merge_patches_merge_lists_by_key() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = temp_dir("strategic");
+    let sts = |image: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: two}}\nspec:\n  replicas: 0\n  serviceName: two\n  selector: {{matchLabels: {{app: two}}}}\n  template:\n    metadata: {{labels: {{app: two}}}}\n    spec:\n      containers:\n      - {{name: a, image: {image}, command: [sleep, '1']}}\n      - {{name: b, image: b1}}\n"
+        )
+    };
+    let file = dir.join("sts.yaml");
+    std::fs::write(&file, sts("a1")).unwrap();
+    let f = file.to_str().unwrap();
+    s.ok(&["apply", "-f", f]);
+    // A second client-side apply sends a strategic merge patch naming container a only by
+    // its changed image: b and a's command stay.
+    std::fs::write(&file, sts("a2")).unwrap();
+    s.ok(&["apply", "-f", f]);
+    let got = s.jsonpath(
+        "sts",
+        "two",
+        "{.spec.template.spec.containers[*].name} {.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].command[0]}",
+    );
+    assert_eq!(got, "a b a2 sleep");
+    s.ok(&["set", "image", "sts/two", "b=b2"]);
+    let got = s.jsonpath("sts", "two", "{.spec.template.spec.containers[*].image}");
+    assert_eq!(got, "a2 b2");
+}

@@ -200,7 +200,11 @@ fn lws_size(v: &Value) -> Result<(), (String, String)> {
     let size = v
         .pointer("/spec/leaderWorkerTemplate/size")
         .and_then(Value::as_i64);
-    let (r, s) = (replicas.unwrap_or(1), size.unwrap_or(1));
+    check_lws_counts(replicas.unwrap_or(1), size.unwrap_or(1))
+}
+
+/// `lws_size` on the numbers: (the offending field, the message).
+pub fn check_lws_counts(r: i64, s: i64) -> Result<(), (String, String)> {
     let field = "spec.replicas";
     if !(0..=LWS_REPLICAS_MAX).contains(&r) {
         return Err((
@@ -222,4 +226,18 @@ fn lws_size(v: &Value) -> Result<(), (String, String)> {
         ));
     }
     Ok(())
+}
+
+/// The name of the admission check `serve` adds so that no client takes an LWS past the limits
+/// (`install_limits`).
+pub const LIMITS_HOOK: &str = "lws-sim-limits";
+
+/// Refuse, after the real webhooks, any LeaderWorkerSet write past the limits: what a scenario
+/// file is held to when it loads, `serve`'s clients are held to at run time (422).
+pub fn install_limits(api: &mut crate::api::ApiServer) {
+    api.add_validating_hook::<lws::api::LeaderWorkerSet>(LIMITS_HOOK, |l, _| {
+        let replicas = l.spec.replicas.unwrap_or(1);
+        let size = l.spec.leader_worker_template.size.unwrap_or(1);
+        check_lws_counts(i64::from(replicas), i64::from(size)).map_err(|(_, m)| m)
+    });
 }

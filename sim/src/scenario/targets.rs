@@ -15,7 +15,7 @@ use super::limits::{
     NODE_COUNT_MAX, STEP_COUNT_MAX,
 };
 use super::manifest::Manifest;
-use super::spec::{ScenarioSpec, StepSpec};
+use super::spec::{ObjectRef, ScenarioSpec, StepSpec};
 use super::step::{NodeSel, Step};
 use crate::time::{fmt_ms, HORIZON_MS};
 
@@ -183,6 +183,11 @@ fn check_step(
             if !o.name.is_empty() {
                 check_name(&f("name"), &o.name).map_err(|m| (f("name"), m))?;
             }
+            if let (StepSpec::Patch(_), Some(merge)) = (spec, &o.merge) {
+                if o.kind == "LeaderWorkerSet" {
+                    check_lws_patch(&f("merge"), merge, o, pop)?;
+                }
+            }
         }
         StepSpec::DeletePod(d) => {
             if let Some(g) = d.grace_period_seconds {
@@ -193,6 +198,34 @@ fn check_step(
         _ => {}
     }
     check_target(key, step, pop, nodes)
+}
+
+/// A merge patch of an LWS (or its `/scale`) may not take it past the limits a manifest or a
+/// `scale` step is held to: replicas and size as patched, or else as the manifests had them.
+fn check_lws_patch(
+    field: &str,
+    merge: &Value,
+    o: &ObjectRef,
+    pop: &Population,
+) -> Result<(), (String, String)> {
+    let replicas = merge.pointer("/spec/replicas").and_then(Value::as_i64);
+    let size = merge
+        .pointer("/spec/leaderWorkerTemplate/size")
+        .and_then(Value::as_i64);
+    if replicas.is_none() && size.is_none() {
+        return Ok(());
+    }
+    let known = pop.lws.get(&(ns_of(&o.namespace), o.name.clone()));
+    let r = replicas.unwrap_or_else(|| known.map_or(1, |e| e.0));
+    let s = size.unwrap_or_else(|| known.map_or(1, |e| e.1)).max(1);
+    let at = format!("{field}.spec.replicas");
+    if !(0..=LWS_REPLICAS_MAX).contains(&r) {
+        return Err((at.clone(), format!("{at}: {r} is out of range: a LeaderWorkerSet has 0..={LWS_REPLICAS_MAX} groups (the simulator's limit)")));
+    }
+    if r.saturating_mul(s) > LWS_PODS_MAX {
+        return Err((at.clone(), format!("{at}: {r} groups of {s} pods is more than {LWS_PODS_MAX} pods (the simulator's limit)")));
+    }
+    Ok(())
 }
 
 /// A fault's pod or node must be one the scenario can ever have.

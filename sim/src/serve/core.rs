@@ -759,6 +759,21 @@ impl Core {
         self.put::<K>(t, doc, actor, "patch")
     }
 
+    /// A strategic merge patch (`strategic.rs`) applied to the stored object and written as an
+    /// update, as a JSON patch is.
+    fn strategic_patch<K: Kind>(&mut self, t: &Target, patch: &Value, actor: &str) -> Reply {
+        let name = t.name.clone().expect("named");
+        let ns = t.namespace.clone().unwrap_or_default();
+        let mut doc = match self.runner.world.api.get::<K>(&ns, &name) {
+            Ok(o) => to_value(&*o),
+            Err(e) => return api_error(&e, &t.res, &name),
+        };
+        if let Err(m) = super::strategic::apply(&mut doc, patch) {
+            return bad_request(m);
+        }
+        self.put::<K>(t, doc, actor, "patch")
+    }
+
     fn patch<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
         let name = t.name.clone().expect("named");
         let ns = t.namespace.clone().unwrap_or_default();
@@ -786,7 +801,11 @@ impl Core {
         if !v.is_object() {
             return bad_request("a patch must be a JSON object");
         }
-        if ct == "application/strategic-merge-patch+json" {
+        let strategic = ct == "application/strategic-merge-patch+json";
+        if strategic && t.sub.is_none() {
+            return self.strategic_patch::<K>(t, &v, &actor);
+        }
+        if strategic {
             ops::strip_directives(&mut v);
         }
         if t.sub.as_deref() == Some("scale") {

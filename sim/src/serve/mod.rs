@@ -17,6 +17,7 @@ pub mod ops;
 pub mod query;
 mod record;
 pub mod resources;
+mod strategic;
 pub mod table;
 pub mod watch;
 
@@ -166,6 +167,7 @@ fn load(o: &Options) -> Result<(Runner, String, u64, u32), String> {
     cc.restart_delay_ms = range(c.restart_delay, cc.restart_delay_ms);
     cc.track_previous = s.steps.iter().any(|st| matches!(st, Step::StaleRead(_)));
     world.install_controller(cc);
+    crate::scenario::limits::install_limits(&mut world.api);
     let mut runner = Runner::new(&s, &profile, world);
     runner.advance_to(0).map_err(|e| e.message())?;
     for (file, objects) in &s.manifests {

@@ -186,9 +186,8 @@ pub fn list<K: Kind>(
 }
 
 /// Remove strategic-merge-patch directives (`$patch`, `$setElementOrder/...`, `$retainKeys`,
-/// `$deleteFromPrimitiveList/...`): what is left is applied as a JSON merge patch. Lists are
-/// replaced whole (documented simplification: apimachinery `pkg/util/strategicpatch/patch.go`
-/// merges lists by their `patchMergeKey`).
+/// `$deleteFromPrimitiveList/...`): what is left is applied as a JSON merge patch. Only for the
+/// `/status` and `/scale` subresources; the main resource is merged by `strategic.rs`.
 pub fn strip_directives(v: &mut Value) {
     match v {
         Value::Object(m) => {

@@ -1,0 +1,253 @@
+//! Strategic merge patch (`application/strategic-merge-patch+json`), what `kubectl apply`
+//! (client-side), `kubectl set image`, `label`, `annotate` and `patch` send for built-in kinds
+//! (apimachinery `pkg/util/strategicpatch/patch.go`).
+//!
+//! Lists whose Go field carries a `patchMergeKey` are merged element by element on that key;
+//! `finalizers` (`patchStrategy: merge`, no key) are merged as a set; every other list is
+//! replaced whole, as in a JSON merge patch. Directives: `$patch: replace | delete | merge` on a
+//! map or a list element, `$retainKeys`, `$deleteFromPrimitiveList/<field>`; the element order of
+//! `$setElementOrder/<field>` is applied to the merged list (elements it does not name keep
+//! their place after those it does). Simplification: merge keys are chosen by the field's name
+//! (and for `ports`, by which key the elements carry), not by the Go type at that path.
+
+use serde_json::{Map, Value};
+
+/// The merge key of a list field, by name: the `patchMergeKey` of the core/v1 and apps/v1
+/// fields of that name.
+fn merge_key(field: &str, items: &[&Value]) -> Option<&'static str> {
+    Some(match field {
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "env"
+        | "volumes"
+        | "imagePullSecrets"
+        | "resourceClaims"
+        | "volumeClaimTemplates" => "name",
+        "volumeMounts" => "mountPath",
+        "volumeDevices" => "devicePath",
+        "hostAliases" => "ip",
+        "conditions" => "type",
+        "ownerReferences" => "uid",
+        "topologySpreadConstraints" => "topologyKey",
+        // Container ports merge on containerPort, Service ports on port.
+        "ports" if items.iter().any(|i| i.get("containerPort").is_some()) => "containerPort",
+        "ports" => "port",
+        _ => return None,
+    })
+}
+
+/// Lists merged as sets of primitives (`patchStrategy: merge` without a key).
+fn set_list(field: &str) -> bool {
+    field == "finalizers"
+}
+
+/// Apply `patch` to `doc` (a stored object as JSON). `Err` is a malformed directive (400).
+pub fn apply(doc: &mut Value, patch: &Value) -> Result<(), String> {
+    match (doc, patch) {
+        (Value::Object(d), Value::Object(p)) => merge_map(d, p),
+        (d, p) => {
+            *d = strip(p);
+            Ok(())
+        }
+    }
+}
+
+fn merge_map(doc: &mut Map<String, Value>, patch: &Map<String, Value>) -> Result<(), String> {
+    match patch.get("$patch").and_then(Value::as_str) {
+        None | Some("merge") => {}
+        Some("replace") => {
+            *doc = strip_map(patch);
+            return Ok(());
+        }
+        Some(other) => return Err(format!("unknown patch type {other:?} on a map")),
+    }
+    if let Some(keep) = patch.get("$retainKeys") {
+        let keep: Vec<&str> = keep
+            .as_array()
+            .ok_or("$retainKeys must be a list of strings")?
+            .iter()
+            .map(|k| k.as_str().ok_or("$retainKeys must be a list of strings"))
+            .collect::<Result<_, _>>()?;
+        doc.retain(|k, _| keep.contains(&k.as_str()));
+    }
+    for (k, v) in patch {
+        if let Some(field) = k.strip_prefix("$deleteFromPrimitiveList/") {
+            let gone = v
+                .as_array()
+                .ok_or("$deleteFromPrimitiveList needs a list")?;
+            if let Some(Value::Array(list)) = doc.get_mut(field) {
+                list.retain(|x| !gone.contains(x));
+            }
+            continue;
+        }
+        if k.starts_with('$') {
+            continue;
+        }
+        match v {
+            Value::Null => {
+                doc.remove(k);
+            }
+            Value::Object(p) => match doc.get_mut(k) {
+                Some(Value::Object(d)) => merge_map(d, p)?,
+                _ => {
+                    if p.get("$patch").and_then(Value::as_str) == Some("delete") {
+                        doc.remove(k);
+                    } else {
+                        doc.insert(k.clone(), Value::Object(strip_map(p)));
+                    }
+                }
+            },
+            Value::Array(p) => {
+                let merged = match doc.remove(k) {
+                    Some(Value::Array(d)) => merge_list(k, d, p)?,
+                    _ => merge_list(k, Vec::new(), p)?,
+                };
+                doc.insert(k.clone(), Value::Array(merged));
+            }
+            v => {
+                doc.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    for (k, order) in patch {
+        if let Some(field) = k.strip_prefix("$setElementOrder/") {
+            if let (Some(Value::Array(list)), Some(order)) = (doc.get_mut(field), order.as_array())
+            {
+                reorder(field, list, order);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn merge_list(field: &str, mut doc: Vec<Value>, patch: &[Value]) -> Result<Vec<Value>, String> {
+    if set_list(field) {
+        for v in patch {
+            if !doc.contains(v) {
+                doc.push(v.clone());
+            }
+        }
+        return Ok(doc);
+    }
+    let items: Vec<&Value> = doc.iter().chain(patch).collect();
+    let Some(key) = merge_key(field, &items) else {
+        return Ok(patch.iter().map(strip).collect());
+    };
+    // `[{"$patch": "replace"}, ...]`: the list is the patch's other elements.
+    if patch
+        .iter()
+        .any(|p| p.get("$patch").and_then(Value::as_str) == Some("replace"))
+    {
+        let rest = patch.iter().filter(|p| p.get("$patch").is_none());
+        return Ok(rest.map(strip).collect());
+    }
+    for p in patch {
+        let id = p.get(key);
+        let at = id.and_then(|id| doc.iter().position(|d| d.get(key) == Some(id)));
+        match (p.get("$patch").and_then(Value::as_str), at) {
+            (Some("delete"), Some(i)) => {
+                doc.remove(i);
+            }
+            (Some("delete"), None) => {}
+            (_, Some(i)) => apply(&mut doc[i], p)?,
+            (_, None) => doc.push(strip(p)),
+        }
+    }
+    Ok(doc)
+}
+
+/// Order `list` as `order` names its elements (by the merge key, or by value for primitives);
+/// the others follow in their current order.
+fn reorder(field: &str, list: &mut [Value], order: &[Value]) {
+    let items: Vec<&Value> = list.iter().chain(order).collect();
+    let key = merge_key(field, &items);
+    let id = |v: &Value| match key {
+        Some(k) => v.get(k).cloned(),
+        None => Some(v.clone()),
+    };
+    let rank = |v: &Value| {
+        let me = id(v);
+        order
+            .iter()
+            .position(|o| me.is_some() && id(o) == me)
+            .unwrap_or(order.len())
+    };
+    list.sort_by_key(rank);
+}
+
+/// A patch value without its directives: what a new key or element becomes.
+fn strip(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(strip_map(m)),
+        Value::Array(a) => Value::Array(a.iter().map(strip).collect()),
+        v => v.clone(),
+    }
+}
+
+fn strip_map(m: &Map<String, Value>) -> Map<String, Value> {
+    m.iter()
+        .filter(|(k, v)| !k.starts_with('$') && !v.is_null())
+        .map(|(k, v)| (k.clone(), strip(v)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn patched(doc: Value, patch: Value) -> Value {
+        let mut d = doc;
+        apply(&mut d, &patch).unwrap();
+        d
+    }
+
+    #[test]
+    fn containers_merge_by_name_and_keep_what_the_patch_does_not_name() {
+        let doc = json!({"spec": {"containers": [
+            {"name": "a", "image": "a1", "command": ["x"]},
+            {"name": "b", "image": "b1"},
+        ]}});
+        // What `kubectl set image pod/p a=a2` sends.
+        let patch = json!({"spec": {"containers": [{"name": "a", "image": "a2"}]}});
+        assert_eq!(
+            patched(doc, patch),
+            json!({"spec": {"containers": [
+                {"name": "a", "image": "a2", "command": ["x"]},
+                {"name": "b", "image": "b1"},
+            ]}})
+        );
+    }
+
+    #[test]
+    fn delete_directives_and_nulls_remove_and_order_is_applied() {
+        let doc = json!({"metadata": {"labels": {"x": "1", "y": "2"}, "finalizers": ["f1"]},
+            "spec": {"containers": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}});
+        let patch = json!({
+            "metadata": {"labels": {"x": null}, "finalizers": ["f2"]},
+            "spec": {
+                "$setElementOrder/containers": [{"name": "c"}, {"name": "a"}],
+                "containers": [{"name": "b", "$patch": "delete"}],
+            }
+        });
+        assert_eq!(
+            patched(doc, patch),
+            json!({"metadata": {"labels": {"y": "2"}, "finalizers": ["f1", "f2"]},
+                "spec": {"containers": [{"name": "c"}, {"name": "a"}]}})
+        );
+    }
+
+    #[test]
+    fn lists_without_a_merge_key_are_replaced_and_replace_directives_win() {
+        let doc = json!({"spec": {"tolerations": [{"key": "a"}], "selector": {"x": "1"}}});
+        let patch = json!({"spec": {"tolerations": [{"key": "b"}],
+            "selector": {"$patch": "replace", "y": "2"}}});
+        assert_eq!(
+            patched(doc, patch),
+            json!({"spec": {"tolerations": [{"key": "b"}], "selector": {"y": "2"}}})
+        );
+        let mut d = json!({"a": 1});
+        assert!(apply(&mut d, &json!({"$patch": "frob"})).is_err());
+    }
+}
