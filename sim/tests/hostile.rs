@@ -303,3 +303,26 @@ invariants: [availability]
         "the drain was skipped"
     );
 }
+
+/// A write a step expects refused is not held to the group and pod limits when the file loads
+/// (upstream's webhook tests create LWSs of a million groups); if the webhooks let it through,
+/// the simulator's own admission check refuses it at once, and that is not the expected
+/// rejection: bad input (exit 2) naming the step and the limit, never a run of 200,000 pods.
+#[test]
+fn an_expected_rejection_past_the_limits_is_refused_by_the_limits_not_run() {
+    let body = r#"name: over-limit-expected
+controller: {reconciler: v0.4.1}
+steps:
+  - apply: {apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, metadata: {name: big}, spec: {replicas: 20000, leaderWorkerTemplate: {size: 10, workerTemplate: {spec: {containers: [{name: c, image: x}]}}}}}
+    expectError: {code: 422}
+  - wait: 1m
+"#;
+    let path = scratch("over-limit-expected", body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}{err}", text(&out.stdout));
+    assert!(err.contains("over-limit-expected.yaml:"), "{err}");
+    assert!(err.contains("steps[0]"), "{err}");
+    assert!(err.contains("lws-sim-limits"), "{err}");
+    assert!(err.contains("the simulator's limit"), "{err}");
+}

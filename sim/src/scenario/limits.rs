@@ -141,8 +141,10 @@ pub(super) fn check_grace(what: &str, g: i64) -> Result<(), String> {
 }
 
 /// A manifest document's limits, on its JSON before decoding: the path of the offending field
-/// (dotted) and what is wrong.
-pub fn check_manifest(value: &Value) -> Result<(), (String, String)> {
+/// (dotted) and what is wrong. Without `lws_counts` (an object a step expects refused,
+/// `manifest::Counts::AtRunTime`) an LWS's group and pod counts and a negative partition are
+/// left to the webhooks and the run-time check (`install_limits`).
+pub fn check_manifest(value: &Value, lws_counts: bool) -> Result<(), (String, String)> {
     let meta = |k: &str| {
         value
             .pointer(&format!("/metadata/{k}"))
@@ -155,15 +157,15 @@ pub fn check_manifest(value: &Value) -> Result<(), (String, String)> {
         check_namespace("metadata.namespace", &Some(n.to_string()))
             .map_err(|m| ("metadata.namespace".into(), m))?;
     }
-    walk(value, &mut Vec::new())?;
-    if value.get("kind").and_then(Value::as_str) == Some("LeaderWorkerSet") {
+    walk(value, &mut Vec::new(), lws_counts)?;
+    if lws_counts && value.get("kind").and_then(Value::as_str) == Some("LeaderWorkerSet") {
         lws_size(value)?;
     }
     Ok(())
 }
 
 /// Fields anywhere in a manifest: grace periods and partitions.
-fn walk(v: &Value, path: &mut Vec<String>) -> Result<(), (String, String)> {
+fn walk(v: &Value, path: &mut Vec<String>, partitions: bool) -> Result<(), (String, String)> {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
@@ -173,10 +175,10 @@ fn walk(v: &Value, path: &mut Vec<String>) -> Result<(), (String, String)> {
                     ("terminationGracePeriodSeconds", Some(g)) => {
                         check_grace(&at(), g).map_err(|m| (at(), m))?
                     }
-                    ("partition", Some(p)) if p < 0 => {
+                    ("partition", Some(p)) if p < 0 && partitions => {
                         return Err((at(), format!("{}: {p} is negative", at())))
                     }
-                    _ => walk(x, path)?,
+                    _ => walk(x, path, partitions)?,
                 }
                 path.pop();
             }
@@ -184,7 +186,7 @@ fn walk(v: &Value, path: &mut Vec<String>) -> Result<(), (String, String)> {
         Value::Array(a) => {
             for (i, x) in a.iter().enumerate() {
                 path.push(i.to_string());
-                walk(x, path)?;
+                walk(x, path, partitions)?;
                 path.pop();
             }
         }

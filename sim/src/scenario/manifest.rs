@@ -118,6 +118,7 @@ fn decode<K: DeserializeOwned + Serialize>(
     start: usize,
     doc: &str,
     value: &Value,
+    counts: Counts,
 ) -> Result<K, LoadError> {
     let obj: K = serde_saphyr::from_str_with_options(doc, super::yaml_options())
         .map_err(|e| saphyr_error(file, start, doc, &e))?;
@@ -149,32 +150,46 @@ fn decode<K: DeserializeOwned + Serialize>(
         });
     }
     // The contract's limits (README, "Limits"), on values that decoded.
-    super::limits::check_manifest(value).map_err(|(field, message)| {
-        let key = field.rsplit('.').next().unwrap_or("");
-        LoadError {
-            file: file.into(),
-            line: Some(line_of_key(doc, start, key)),
-            message,
-        }
-    })?;
+    super::limits::check_manifest(value, counts == Counts::Checked).map_err(
+        |(field, message)| {
+            let key = field.rsplit('.').next().unwrap_or("");
+            LoadError {
+                file: file.into(),
+                line: Some(line_of_key(doc, start, key)),
+                message,
+            }
+        },
+    )?;
     Ok(obj)
 }
 
 /// Parse every document of a manifest file; a kind we cannot simulate is an error.
 pub fn parse(file: &str, text: &str) -> Result<Vec<Manifest>, LoadError> {
-    parse_documents(file, text, false).map(|(m, _)| m)
+    parse_documents(file, text, false, Counts::Checked).map(|(m, _)| m)
 }
 
 /// Parse, skipping documents of kinds we do not simulate (returned by name), as a loader of
 /// arbitrary upstream manifests needs to.
 pub fn parse_lenient(file: &str, text: &str) -> Result<(Vec<Manifest>, Vec<String>), LoadError> {
-    parse_documents(file, text, true)
+    parse_documents(file, text, true, Counts::Checked)
+}
+
+/// Whether a LeaderWorkerSet's group and pod counts are held to the limits when it loads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counts {
+    Checked,
+    /// An object a step expects the API server to refuse (`expectError`): its counts are the
+    /// point of the test (upstream's webhook tests create LWSs of `size: -1` or a million
+    /// groups). If the webhooks let it through, the `lws-sim-limits` admission check refuses
+    /// it at run time, and the step's expectation is not met.
+    AtRunTime,
 }
 
 fn parse_documents(
     file: &str,
     text: &str,
     skip_other_kinds: bool,
+    counts: Counts,
 ) -> Result<(Vec<Manifest>, Vec<String>), LoadError> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
@@ -183,11 +198,11 @@ fn parse_documents(
             .map_err(|e| saphyr_error(file, start, &doc, &e))?;
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
         let m = match kind {
-            "LeaderWorkerSet" => Manifest::LeaderWorkerSet(Box::new(decode(file, start, &doc, &value)?)),
-            "StatefulSet" => Manifest::StatefulSet(Box::new(decode(file, start, &doc, &value)?)),
-            "Service" => Manifest::Service(Box::new(decode(file, start, &doc, &value)?)),
-            "Pod" => Manifest::Pod(Box::new(decode(file, start, &doc, &value)?)),
-            "PodDisruptionBudget" => Manifest::PodDisruptionBudget(Box::new(decode(file, start, &doc, &value)?)),
+            "LeaderWorkerSet" => Manifest::LeaderWorkerSet(Box::new(decode(file, start, &doc, &value, counts)?)),
+            "StatefulSet" => Manifest::StatefulSet(Box::new(decode(file, start, &doc, &value, counts)?)),
+            "Service" => Manifest::Service(Box::new(decode(file, start, &doc, &value, counts)?)),
+            "Pod" => Manifest::Pod(Box::new(decode(file, start, &doc, &value, counts)?)),
+            "PodDisruptionBudget" => Manifest::PodDisruptionBudget(Box::new(decode(file, start, &doc, &value, counts)?)),
             "" => {
                 return Err(LoadError { file: file.into(), line: Some(start), message: "document has no `kind`".into() })
             }
@@ -209,9 +224,9 @@ fn parse_documents(
 }
 
 /// Parse a manifest given inline in a scenario step (already a JSON value).
-pub fn from_value(file: &str, value: &Value) -> Result<Manifest, LoadError> {
+pub fn from_value(file: &str, value: &Value, counts: Counts) -> Result<Manifest, LoadError> {
     let text = serde_json::to_string(value).expect("values encode");
-    let mut v = parse(file, &text)?;
+    let (mut v, _) = parse_documents(file, &text, false, counts)?;
     v.pop().ok_or_else(|| LoadError {
         file: file.into(),
         line: None,

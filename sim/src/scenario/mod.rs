@@ -622,6 +622,9 @@ impl Runner {
             let t = self.world.now_ms + 1_000;
             self.advance_to(t)?;
         };
+        if let Err(e) = &r {
+            self.limits_refusal(e, &format!("apply {} {:?}", m.kind(), m.name()))?;
+        }
         if let (Err(e), Some(x)) = (&r, self.expecting.as_mut()) {
             if x.matches(e) {
                 x.met = true;
@@ -744,7 +747,7 @@ impl Runner {
         } else {
             with_kind!(kind, K => api.merge_patch::<K>("kubectl", namespace, name, merge).map(|_| ()))
         };
-        self.kubectl_result(r, || format!("patch {kind} {name} failed"));
+        self.kubectl_result(r, || format!("patch {kind} {name} failed"))?;
         self.advance_to(now)
     }
 
@@ -756,7 +759,7 @@ impl Runner {
             .world
             .api
             .merge_patch::<LeaderWorkerSet>("kubectl", namespace, lws, &patch);
-        self.kubectl_result(r.map(|_| ()), || format!("scale {lws} failed"));
+        self.kubectl_result(r.map(|_| ()), || format!("scale {lws} failed"))?;
         self.advance_to(now)
     }
 
@@ -794,7 +797,7 @@ impl Runner {
             ..Default::default()
         };
         let r = with_kind!(kind, K => self.world.api.delete::<K>("kubectl", namespace, name, &opts).map(|_| ()));
-        self.kubectl_result(r, || format!("delete {kind} {name} failed"));
+        self.kubectl_result(r, || format!("delete {kind} {name} failed"))?;
         self.advance_to(now)
     }
 
@@ -816,32 +819,49 @@ impl Runner {
     }
 
     /// A kubectl command that failed is a `check` violation, not a scenario error, unless the
-    /// step's `expectError` asked for this rejection.
+    /// step's `expectError` asked for this rejection, or the simulator's own limits refused it
+    /// (bad input: `limits_refusal`).
     fn kubectl_result(
         &mut self,
         r: Result<(), crate::api::ApiError>,
         what: impl FnOnce() -> String,
-    ) {
-        if let Err(e) = r {
-            if let Some(x) = self.expecting.as_mut().filter(|x| x.matches(&e)) {
-                x.met = true;
-                let what = format!("{}: rejected as expected: {e}", what());
-                self.world
-                    .api
-                    .trace_external("step", "expectError", "", "", what);
-                return;
-            }
-            let mut message = format!("{}: {e}", what());
-            if let Some(x) = &self.expecting {
-                message.push_str(&format!(" (expected a rejection with {})", x.text()));
-            }
-            let message = match &self.step_at {
-                Some(at) => format!("{at}: {message}"),
-                None => message,
-            };
-            self.checker
-                .external(&self.world.api, invariants::CHECK, message);
+    ) -> Result<(), Halt> {
+        // (`what` is only built for a failure.)
+        let Err(e) = r else {
+            return Ok(());
+        };
+        let what = what();
+        self.limits_refusal(&e, &what)?;
+        if let Some(x) = self.expecting.as_mut().filter(|x| x.matches(&e)) {
+            x.met = true;
+            let what = format!("{what}: rejected as expected: {e}");
+            self.world
+                .api
+                .trace_external("step", "expectError", "", "", what);
+            return Ok(());
         }
+        let mut message = format!("{what}: {e}");
+        if let Some(x) = &self.expecting {
+            message.push_str(&format!(" (expected a rejection with {})", x.text()));
+        }
+        let message = match &self.step_at {
+            Some(at) => format!("{at}: {message}"),
+            None => message,
+        };
+        self.checker
+            .external(&self.world.api, invariants::CHECK, message);
+        Ok(())
+    }
+
+    /// A write the simulator's limits refused (`limits::install_limits`): only a step that
+    /// expects a rejection gets one past the load-time checks. It is bad input, not the
+    /// rejection the step expects: the simulator cannot tell what the API server would answer.
+    fn limits_refusal(&self, e: &crate::api::ApiError, what: &str) -> Result<(), Halt> {
+        if !e.message.contains(limits::LIMITS_HOOK) {
+            return Ok(());
+        }
+        let at = self.step_at.clone().unwrap_or_default();
+        Err(Halt::Bad(RunError(format!("{at}: {what}: {e}"))))
     }
 
     fn wait_for(&mut self, target: &WaitTarget, timeout_ms: u64) -> Result<(), Halt> {
@@ -1340,6 +1360,7 @@ fn run_limited_with(
     let seed = opts.seed.or(s.spec.seed).unwrap_or(1);
     let mut world = World::new(seed, s.cluster_config().map_err(RunError)?);
     world.install_controller(controller_config(s, profile));
+    limits::install_limits(&mut world.api);
     let mut runner = Runner::new(s, profile, world);
     runner.event_max = event_max;
     if opts.timeline {

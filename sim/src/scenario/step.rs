@@ -446,7 +446,12 @@ fn node_sel(ctx: &str, r: &NodeRef, step: &str) -> Result<NodeSel, LoadError> {
     }
 }
 
-fn apply(ctx: &str, v: &Value, files: &dyn ManifestFiles) -> Result<Step, LoadError> {
+fn apply(
+    ctx: &str,
+    v: &Value,
+    files: &dyn ManifestFiles,
+    counts: manifest::Counts,
+) -> Result<Step, LoadError> {
     match v {
         Value::String(p) => {
             let (source, objects) = files.read(p)?;
@@ -454,7 +459,7 @@ fn apply(ctx: &str, v: &Value, files: &dyn ManifestFiles) -> Result<Step, LoadEr
         }
         Value::Object(_) => Ok(Step::Apply {
             source: format!("{ctx} (inline)"),
-            objects: vec![manifest::from_value(ctx, v)?],
+            objects: vec![manifest::from_value(ctx, v, counts)?],
         }),
         _ => Err(err(
             ctx,
@@ -558,7 +563,7 @@ impl Step {
     /// manifests an `apply` names.
     pub fn resolve(ctx: &str, s: &StepSpec, files: &dyn ManifestFiles) -> Result<Step, LoadError> {
         Ok(match s {
-            StepSpec::Apply(v) => apply(ctx, v, files)?,
+            StepSpec::Apply(v) => apply(ctx, v, files, manifest::Counts::Checked)?,
             StepSpec::Patch(p) => patch(ctx, p)?,
             StepSpec::Scale(p) => Step::Scale {
                 namespace: ns(&p.namespace),
@@ -594,7 +599,11 @@ impl Step {
             StepSpec::DeletePod(p) => delete_pod(p),
             StepSpec::Fault(f) => Step::Fault(f.clone()),
             StepSpec::Rejected { step, error } => Step::Rejected {
-                step: Box::new(Step::resolve(ctx, step, files)?),
+                step: Box::new(match &**step {
+                    // Its counts may be what the step expects refused (`manifest::Counts`).
+                    StepSpec::Apply(v) => apply(ctx, v, files, manifest::Counts::AtRunTime)?,
+                    step => Step::resolve(ctx, step, files)?,
+                }),
                 code: error.code,
                 message: error.message.clone(),
             },
