@@ -892,3 +892,60 @@ fn strategic_merge_patches_merge_lists_by_key() {
     let got = s.jsonpath("sts", "two", "{.spec.template.spec.containers[*].image}");
     assert_eq!(got, "a2 b2");
 }
+
+#[test]
+fn kubectl_drain_evicts_through_the_eviction_api_and_honours_budgets() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = temp_dir("drain");
+    let pdb = dir.join("pdb.yaml");
+    std::fs::write(
+        &pdb,
+        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: leaders}\nspec:\n  maxUnavailable: 0\n  selector: {matchLabels: {role: leader}}\n",
+    )
+    .unwrap();
+    s.ok(&["apply", "-f", pdb.to_str().unwrap()]);
+    let node = s.jsonpath("pod", "vllm-0", "{.spec.nodeName}");
+    let (ok, text) = s.kubectl(&[
+        "drain",
+        &node,
+        "--ignore-daemonsets",
+        "--timeout=3s",
+        "--pod-selector=role=leader",
+    ]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("disruption budget"), "{text}");
+    assert_eq!(s.jsonpath("pod", "vllm-0", "{.metadata.name}"), "vllm-0");
+    // Without a budget in the way the eviction is a delete: 201.
+    s.ok(&["delete", "pdb", "leaders"]);
+    let body = r#"{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"vllm-0","namespace":"default"}}"#;
+    let (code, reply) = s.http(
+        "POST",
+        "/api/v1/namespaces/default/pods/vllm-0/eviction",
+        "application/json",
+        body,
+    );
+    assert_eq!(code, 201, "{reply}");
+    let ts = s.jsonpath("pod", "vllm-0", "{.metadata.deletionTimestamp}");
+    assert!(!ts.is_empty(), "the pod is terminating");
+}
+
+#[test]
+fn names_are_validated_and_paths_percent_decoded() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pods = "/api/v1/namespaces/default/pods";
+    let pod = |name: &str| {
+        format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}"}},"spec":{{"containers":[{{"name":"c","image":"x"}}]}}}}"#
+        )
+    };
+    for bad in ["UPPER", "a/b", "h\u{e9}llo"] {
+        let (code, body) = s.http("POST", pods, "application/json", &pod(bad));
+        assert_eq!(code, 422, "{bad}: {body}");
+        assert!(body.contains("RFC 1123 subdomain"), "{body}");
+    }
+    let (code, body) = s.http("POST", pods, "application/json", &pod("fine.name"));
+    assert_eq!(code, 201, "{body}");
+    // `%2E` is '.': the segment is decoded before the name is looked up.
+    let (code, body) = s.http("GET", &format!("{pods}/fine%2Ename"), "", "");
+    assert_eq!(code, 200, "{body}");
+}

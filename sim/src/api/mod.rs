@@ -10,6 +10,7 @@ pub mod defaults;
 pub mod events;
 mod eviction;
 pub mod kinds;
+pub mod names;
 pub mod patch;
 pub mod scale;
 pub mod selector;
@@ -534,6 +535,13 @@ impl ApiServer {
             obj.meta_mut().namespace = Some("default".to_string());
         }
         let key = key_of(&obj);
+        if let Err(m) = names::validate(K::ID, obj.meta()) {
+            let e = ApiError::new(
+                Reason::Invalid,
+                format!("{} {:?} is invalid: {m}", K::ID, key.1),
+            );
+            return self.fail(actor, "create", K::ID, &key, e);
+        }
         if let Some(existing) = K::store(self).objects.get(&key) {
             let prefix = if existing.meta().deletion_timestamp.is_some() {
                 "object is being deleted: "

@@ -90,21 +90,7 @@ impl SpecLines {
     }
 }
 
-/// A DNS-1123 subdomain (object and node names): lowercase alphanumerics, `-` and `.`, at most
-/// 253 characters, starting and ending alphanumeric (Kubernetes' `IsDNS1123Subdomain`).
-pub fn is_dns_subdomain(s: &str) -> bool {
-    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !s.is_empty()
-        && s.len() <= 253
-        && s.chars().all(|c| alnum(c) || c == '-' || c == '.')
-        && s.starts_with(alnum)
-        && s.ends_with(alnum)
-}
-
-/// A DNS-1123 label (namespaces): as a subdomain without `.`, at most 63 characters.
-pub fn is_dns_label(s: &str) -> bool {
-    is_dns_subdomain(s) && s.len() <= 63 && !s.contains('.')
-}
+pub use crate::api::names::{is_dns_label, is_dns_subdomain};
 
 pub(super) fn name_error(what: &str, v: &str) -> String {
     format!(

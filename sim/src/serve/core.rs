@@ -143,6 +143,9 @@ fn route(path: &str) -> Route {
         [n, s] if *s == "status" && res.status || *s == "scale" && res.scale => {
             (Some(n.to_string()), Some(s.to_string()))
         }
+        [n, "eviction"] if res.kind == KindId::Pod => {
+            (Some(n.to_string()), Some("eviction".to_string()))
+        }
         _ => return Route::NotFound,
     };
     Route::Resource(Target {
@@ -422,6 +425,36 @@ impl Core {
         }
     }
 
+    /// `POST pods/NAME/eviction` (what `kubectl drain` sends when discovery lists it): the
+    /// eviction subresource (`ApiServer::evict`, which honours PodDisruptionBudgets); 201, or
+    /// 429 while a budget forbids it (kubectl retries).
+    fn evict(&mut self, t: &Target, req: &ApiRequest) -> Reply {
+        let name = t.name.clone().expect("named");
+        let ns = t.namespace.clone().unwrap_or_default();
+        if !req.body.is_empty() {
+            let body = match ops::body_value(&req.body, false) {
+                Ok(v) => v,
+                Err(r) => return r,
+            };
+            let named = body.pointer("/metadata/name").and_then(Value::as_str);
+            if named.is_some_and(|n| n != name) {
+                return bad_request("the name of the Eviction does not match the pod's name");
+            }
+        }
+        let actor = Self::actor(req);
+        match self.runner.world.api.evict(&actor, &ns, &name) {
+            Ok(_) => {
+                self.record(|r, now| r.delete(now, KindId::Pod, &ns, &name, None, None));
+                self.settle();
+                Reply::json(
+                    201,
+                    &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+                )
+            }
+            Err(e) => api_error(&e, &t.res, &name),
+        }
+    }
+
     /// A `?dryRun=All` request is being served (the API server holds that state).
     fn dry_run(&self) -> bool {
         self.runner.world.api.in_dry_run()
@@ -430,6 +463,12 @@ impl Core {
     fn dispatch(&mut self, t: Target, req: &ApiRequest) -> Reply {
         let q = &req.query;
         let kind = t.res.kind;
+        if t.sub.as_deref() == Some("eviction") {
+            return match req.method.as_str() {
+                "POST" => self.evict(&t, req),
+                m => method_not_allowed(m),
+            };
+        }
         match (req.method.as_str(), t.name.is_some()) {
             ("GET", false) => {
                 let watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");

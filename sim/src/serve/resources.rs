@@ -213,6 +213,18 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
             main["categories"] = json!(["all"]);
         }
         resources.push(main);
+        if r.kind == KindId::Pod {
+            // `kubectl drain` evicts through it when discovery lists it (else it deletes).
+            resources.push(json!({
+                "name": "pods/eviction",
+                "singularName": "",
+                "namespaced": true,
+                "group": "policy",
+                "version": "v1",
+                "kind": "Eviction",
+                "verbs": ["create"],
+            }));
+        }
         if r.scale {
             resources.push(json!({
                 "name": format!("{}/scale", r.plural),
