@@ -136,6 +136,9 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub trait Client {
     /// From the cache: NotFound when the cache does not hold it.
     async fn get<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>>;
+    /// From the API server, not the cache (controller-runtime's `mgr.GetAPIReader()`): a round
+    /// trip that sees every write before it, the reader's own included.
+    async fn get_live<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>>;
     /// From the cache, objects carrying every given label, in name order.
     async fn list<K: Resource>(
         &self,

@@ -119,7 +119,13 @@ async fn rolling_update_parameters<C: Client>(
         rescale_holds_old: ctx.flags.rescale_holds_old,
         ..knobs(lws)?
     };
-    let sts = match c.get::<StatefulSet>(lws.namespace(), lws.name()).await {
+    let sts = if ctx.flags.leader_sts_read_live {
+        // Not upstream: Z06's fix reads its own last write back.
+        c.get_live::<StatefulSet>(lws.namespace(), lws.name()).await
+    } else {
+        c.get::<StatefulSet>(lws.namespace(), lws.name()).await
+    };
+    let sts = match sts {
         Ok(s) => Some(s),
         Err(e) if e.is_not_found() => None,
         Err(e) => return Err(e),

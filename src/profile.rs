@@ -148,6 +148,11 @@ pub struct Flags {
     /// (at most the new replicas), so a partition lowered under the old budget releases no
     /// further group; Case 5 lowers it again under the new budget.
     pub rescale_holds_old: bool,
+    /// Not upstream: a proposed fix for Z06 (docs/findings/Z06.md). The LWS reconciler reads
+    /// the leader StatefulSet it computes the partition from with a live GET (controller-
+    /// runtime's API reader) instead of from its cache, which may not yet hold its own last
+    /// write: `min(wanted, current)` then bounds by the partition actually written.
+    pub leader_sts_read_live: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -198,11 +203,12 @@ pub const RELEASES: [&str; 3] = ["v0.3.0", "v0.4.1", "v0.10.0"];
 pub const LATEST: &str = "v0.10.0";
 
 /// `--reconciler all-fixed`: v0.4.1 with every known upstream fix and the proposed fixes for
-/// our findings Z01-Z03, Z05 and Z08 (docs/bug-zoo.md). No release ships it; the campaigns of
-/// the bug zoo measured against it before v0.10.0 was ported. Z05's fix (`worker-finalizer=on`)
-/// joined in session 14 and Z08's (`scale-up-surge=keep`) in session 15, so an all-fixed
-/// campaign reports only what has no fix yet.
-pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget,deleting-lws=return,worker-finalizer=on,scale-up-surge=keep,rescale-partition=hold-old";
+/// our findings Z01-Z06 and Z08 (docs/bug-zoo.md). No release ships it; the campaigns of the
+/// bug zoo measured against it before v0.10.0 was ported. Z05's fix (`worker-finalizer=on`)
+/// joined in session 14; Z08's (`scale-up-surge=keep`), Z04's (`rescale-partition=hold-old`)
+/// and Z06's (`leader-sts-read=live`) in session 15, so an all-fixed campaign reports only
+/// what has no fix yet.
+pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget,deleting-lws=return,worker-finalizer=on,scale-up-surge=keep,rescale-partition=hold-old,leader-sts-read=live";
 
 /// The names `Profile::parse` accepts besides the releases, with what they stand for.
 pub const ALIASES: [(&str, &str); 2] = [("latest", LATEST), ("all-fixed", ALL_FIXED)];
@@ -382,6 +388,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.rescale_holds_old = i == 1,
     },
     FlagSpec {
+        name: "leader-sts-read",
+        values: &["cache", "live"],
+        upstream: "proposed fix for Z06 (not upstream)",
+        at_v0_10_0: &["cache", "live"],
+        get: |f| usize::from(f.leader_sts_read_live),
+        set: |f, i| f.leader_sts_read_live = i == 1,
+    },
+    FlagSpec {
         name: "worker-finalizer",
         values: &["off", "on"],
         upstream: "proposed fix for Z05 (not upstream)",
@@ -438,6 +452,7 @@ impl Flags {
             worker_finalizer: false,
             scale_up_keeps_surge: false,
             rescale_holds_old: false,
+            leader_sts_read_live: false,
         }
     }
 

@@ -45,7 +45,7 @@ pub async fn reconcile<C: Client>(
     if k8s::is_terminating(&lws.metadata) {
         return Ok(Action::done());
     }
-    let leader_sts = get_leader_statefulset(c, &lws).await?;
+    let leader_sts = get_leader_statefulset(c, ctx, &lws).await?;
     if leader_sts
         .as_ref()
         .is_some_and(|s| k8s::is_terminating(&s.metadata))
@@ -381,12 +381,20 @@ pub fn calculate_continuous_ready_replicas(states: &[ReplicaState]) -> i32 {
         .count() as i32
 }
 
-/// `getLeaderStatefulSet`: None when not found.
+/// `getLeaderStatefulSet`: None when not found. With Z06's fix (`leader-sts-read=live`, not
+/// upstream) a live GET instead of the cache: the partition is then bounded by the value the
+/// reconciler last wrote, not by an older one its cache still holds.
 async fn get_leader_statefulset<C: Client>(
     c: &C,
+    ctx: &Ctx<'_>,
     lws: &LeaderWorkerSet,
 ) -> Result<Option<Arc<StatefulSet>>> {
-    match c.get::<StatefulSet>(lws.namespace(), lws.name()).await {
+    let read = if ctx.flags.leader_sts_read_live {
+        c.get_live::<StatefulSet>(lws.namespace(), lws.name()).await
+    } else {
+        c.get::<StatefulSet>(lws.namespace(), lws.name()).await
+    };
+    match read {
         Ok(s) => Ok(Some(s)),
         Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(e),

@@ -331,6 +331,10 @@ impl Client for FakeApi {
         Err(refused("get"))
     }
 
+    async fn get_live<K: Resource>(&self, _namespace: &str, _name: &str) -> Result<Arc<K>> {
+        Err(refused("get_live"))
+    }
+
     async fn list<K: Resource>(
         &self,
         _namespace: &str,

@@ -226,6 +226,14 @@ impl Client for SimClient {
         }
     }
 
+    /// A round trip like a write's (`perform`'s `get`): parked, answered after the API
+    /// latency, but never counted as a write nor failed by `apiErrors` (reads keep working).
+    async fn get_live<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>> {
+        self.exchange.borrow_mut().reads += 1;
+        self.write_object(Self::op::<K>("get", namespace, name))
+            .await
+    }
+
     async fn list<K: Resource>(
         &self,
         namespace: &str,

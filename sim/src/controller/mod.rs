@@ -563,12 +563,18 @@ impl ControllerRuntime {
             .pending
             .take()
             .expect("a parked write");
+        let read = op.verb == "get";
         let result = match self.failing_writes {
-            Some((until, code)) if api.now_ms() < until => injected_error(api, actor, &op, code),
+            Some((until, code)) if api.now_ms() < until && !read => {
+                injected_error(api, actor, &op, code)
+            }
             _ => perform(api, actor, op),
         };
         f.exchange.borrow_mut().response = Some(result);
         f.write_due_ms = None;
+        if read {
+            return false;
+        }
         self.writes += 1;
         if let Some(n) = self.kill_after_writes.as_mut() {
             *n -= 1;
@@ -1092,6 +1098,7 @@ fn perform(
         };
         let any = |r: Result<std::sync::Arc<K>, ApiError>| r.map(|o| Some(o as AnyObject));
         match op.verb {
+            "get" => any(api.get::<K>(&op.namespace, &op.name)),
             "create" => any(api.create(actor, obj())),
             "update" => any(api.update(actor, obj())),
             "update-status" => any(api.update_status(actor, obj())),
