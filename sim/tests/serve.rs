@@ -949,3 +949,28 @@ fn names_are_validated_and_paths_percent_decoded() {
     let (code, body) = s.http("GET", &format!("{pods}/fine%2Ename"), "", "");
     assert_eq!(code, 200, "{body}");
 }
+
+#[test]
+fn strict_field_validation_refuses_unknown_fields_of_built_in_kinds() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = temp_dir("strict");
+    let file = dir.join("pod.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\nspec:\n  containers:\n  - {name: c, imagee: x}\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    // kubectl validates strictly by default: the typo is an error, not silently dropped.
+    let (ok, text) = s.kubectl(&["create", "-f", f]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(r#"unknown field "spec.containers[0].imagee""#),
+        "{text}"
+    );
+    let (ok, text) = s.kubectl(&["get", "pod", "typo"]);
+    assert!(!ok && text.contains("not found"), "{text}");
+    // --validate=false (fieldValidation=Ignore) drops it, as a real server does.
+    s.ok(&["create", "-f", f, "--validate=false"]);
+    assert_eq!(s.jsonpath("pod", "typo", "{.spec.containers[0].name}"), "c");
+}

@@ -703,7 +703,8 @@ impl Core {
             Ok(v) => v,
             Err(r) => return r,
         };
-        let obj: K = match ops::decode(v, &t.res, t.namespace.as_deref()) {
+        let strict = ops::strict(&req.query);
+        let obj: K = match ops::decode(v, &t.res, t.namespace.as_deref(), strict) {
             Ok(o) => o,
             Err(r) => return r,
         };
@@ -729,15 +730,22 @@ impl Core {
         if t.sub.as_deref() == Some("scale") {
             return self.scale::<K>(t, v, false, &actor);
         }
-        self.put::<K>(t, v, &actor, "update")
+        self.put::<K>(t, v, &actor, "update", ops::strict(&req.query))
     }
 
     /// Write `v` (a whole object) as an update of the target or its `/status`; `verb` names
     /// the request in the recording.
-    fn put<K: Kind>(&mut self, t: &Target, v: Value, actor: &str, verb: &str) -> Reply {
+    fn put<K: Kind>(
+        &mut self,
+        t: &Target,
+        v: Value,
+        actor: &str,
+        verb: &str,
+        strict: bool,
+    ) -> Reply {
         let name = t.name.clone().expect("named");
         let ns = t.namespace.clone().unwrap_or_default();
-        let obj: K = match ops::decode(v, &t.res, t.namespace.as_deref()) {
+        let obj: K = match ops::decode(v, &t.res, t.namespace.as_deref(), strict) {
             Ok(o) => o,
             Err(r) => return r,
         };
@@ -795,12 +803,18 @@ impl Core {
         if scale {
             return self.scale::<K>(t, doc, false, actor);
         }
-        self.put::<K>(t, doc, actor, "patch")
+        self.put::<K>(t, doc, actor, "patch", ops::strict(&req.query))
     }
 
     /// A strategic merge patch (`strategic.rs`) applied to the stored object and written as an
     /// update, as a JSON patch is.
-    fn strategic_patch<K: Kind>(&mut self, t: &Target, patch: &Value, actor: &str) -> Reply {
+    fn strategic_patch<K: Kind>(
+        &mut self,
+        t: &Target,
+        patch: &Value,
+        actor: &str,
+        strict: bool,
+    ) -> Reply {
         let name = t.name.clone().expect("named");
         let ns = t.namespace.clone().unwrap_or_default();
         let mut doc = match self.runner.world.api.get::<K>(&ns, &name) {
@@ -810,7 +824,7 @@ impl Core {
         if let Err(m) = super::strategic::apply(&mut doc, patch) {
             return bad_request(m);
         }
-        self.put::<K>(t, doc, actor, "patch")
+        self.put::<K>(t, doc, actor, "patch", strict)
     }
 
     fn patch<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
@@ -842,7 +856,7 @@ impl Core {
         }
         let strategic = ct == "application/strategic-merge-patch+json";
         if strategic && t.sub.is_none() {
-            return self.strategic_patch::<K>(t, &v, &actor);
+            return self.strategic_patch::<K>(t, &v, &actor, ops::strict(&req.query));
         }
         if strategic {
             ops::strip_directives(&mut v);
@@ -870,7 +884,8 @@ impl Core {
                 Some(m) => m.clone(),
                 None => return failure(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"),
             };
-            let intent: K = match ops::decode(v, &t.res, t.namespace.as_deref()) {
+            let strict = ops::strict(&req.query);
+            let intent: K = match ops::decode(v, &t.res, t.namespace.as_deref(), strict) {
                 Ok(o) => o,
                 Err(r) => return r,
             };

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use crate::api::{
-    patch::merge_patch, ApiError, ApiServer, DeleteOptions, Deleted, Kind, Propagation,
+    patch::merge_patch, ApiError, ApiServer, DeleteOptions, Deleted, Kind, KindId, Propagation,
 };
 
 use super::query::{bad_request, failure, fields_match, status_value, FieldReq, Reply};
@@ -132,8 +132,45 @@ pub const JSON_PATCH_OPS_MAX: usize = 10_000;
 /// limit).
 pub const JSON_PATCH_COPY_BYTES_MAX: usize = 16 << 20;
 
-/// The body as a `K` for the request's namespace (filled in when absent, 400 when different).
-pub fn decode<K: Kind>(mut v: Value, r: &Resource, ns: Option<&str>) -> Result<K, Reply> {
+/// Whether the request asks for strict field validation (`?fieldValidation=Strict`, what
+/// kubectl sends by default since 1.27).
+pub fn strict(query: &BTreeMap<String, String>) -> bool {
+    query.get("fieldValidation").is_some_and(|v| v == "Strict")
+}
+
+/// The first field of `input` that decoding into the typed object dropped (an unknown field),
+/// as a dotted path with list indices: what strict field validation refuses.
+fn dropped_field(input: &Value, decoded: &Value, path: &str) -> Option<String> {
+    match (input, decoded) {
+        (Value::Object(i), Value::Object(d)) => i.iter().find_map(|(k, v)| {
+            let at = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            match d.get(k) {
+                _ if v.is_null() => None,
+                None => Some(at),
+                Some(dv) => dropped_field(v, dv, &at),
+            }
+        }),
+        (Value::Array(i), Value::Array(d)) => i
+            .iter()
+            .zip(d)
+            .enumerate()
+            .find_map(|(n, (v, dv))| dropped_field(v, dv, &format!("{path}[{n}]"))),
+        _ => None,
+    }
+}
+
+/// The body as a `K` for the request's namespace (filled in when absent, 400 when different);
+/// with `strict`, a field the type does not know is a 400, as `fieldValidation=Strict` answers.
+pub fn decode<K: Kind>(
+    mut v: Value,
+    r: &Resource,
+    ns: Option<&str>,
+    strict: bool,
+) -> Result<K, Reply> {
     if !v.is_object() {
         return Err(bad_request("the request body is not a JSON object"));
     }
@@ -169,7 +206,21 @@ pub fn decode<K: Kind>(mut v: Value, r: &Resource, ns: Option<&str>) -> Result<K
             _ => {}
         }
     }
-    serde_json::from_value(v).map_err(|e| bad_request(format!("error decoding the object: {e}")))
+    // A LeaderWorkerSet's type refuses unknown fields whatever is asked (the CRD's schema is
+    // strict here), and its serialization leaves out empty defaults: compare built-in kinds
+    // only, whose k8s-openapi types serialize every field they decoded.
+    let input = (strict && K::ID != KindId::LeaderWorkerSet).then(|| v.clone());
+    let obj: K = serde_json::from_value(v)
+        .map_err(|e| bad_request(format!("error decoding the object: {e}")))?;
+    if let Some(input) = input {
+        let decoded = to_value(&obj);
+        if let Some(f) = dropped_field(&input, &decoded, "") {
+            return Err(bad_request(format!(
+                "strict decoding error: unknown field \"{f}\""
+            )));
+        }
+    }
+    Ok(obj)
 }
 
 pub fn list<K: Kind>(
