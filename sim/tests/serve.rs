@@ -974,3 +974,39 @@ fn strict_field_validation_refuses_unknown_fields_of_built_in_kinds() {
     s.ok(&["create", "-f", f, "--validate=false"]);
     assert_eq!(s.jsonpath("pod", "typo", "{.spec.containers[0].name}"), "c");
 }
+
+#[test]
+fn namespaces_are_listed_and_created() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let out = s.ok(&["get", "namespaces"]);
+    assert!(
+        out.contains("default") && out.contains("kube-system"),
+        "{out}"
+    );
+    assert!(out.contains("Active"), "{out}");
+    // `kubectl create namespace` sends protobuf (client-go's typed client): a clean 415.
+    let (ok, text) = s.kubectl(&["create", "namespace", "team-a"]);
+    assert!(!ok && text.contains("protobuf"), "{text}");
+    let dir = temp_dir("ns");
+    let file = dir.join("ns.yaml");
+    let ns = |name: &str| format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}}}\n");
+    std::fs::write(&file, ns("team-a")).unwrap();
+    let f = file.to_str().unwrap();
+    s.ok(&["create", "-f", f]);
+    assert_eq!(s.jsonpath("ns", "team-a", "{.status.phase}"), "Active");
+    let (ok, text) = s.kubectl(&["create", "-f", f]);
+    assert!(!ok && text.contains("already exists"), "{text}");
+    std::fs::write(&file, ns("bad.ns")).unwrap();
+    let (ok, text) = s.kubectl(&["create", "-f", f]);
+    assert!(!ok && text.contains("RFC 1123 label"), "{text}");
+    // A pod in the new namespace lists there.
+    let pod = dir.join("pod.yaml");
+    std::fs::write(
+        &pod,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team-a}\nspec:\n  containers: [{name: c, image: x}]\n",
+    )
+    .unwrap();
+    s.ok(&["create", "-f", pod.to_str().unwrap()]);
+    let out = s.ok(&["get", "pods", "-n", "team-a", "-o", "name"]);
+    assert_eq!(out.trim(), "pod/p");
+}

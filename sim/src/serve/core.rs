@@ -70,6 +70,8 @@ pub struct Core {
     /// Why time stopped for good (a runaway world), if it did.
     stopped: Option<String>,
     shutdown: bool,
+    /// Namespaces clients created (`namespaces.rs`).
+    namespaces: super::namespaces::Created,
 }
 
 /// Where a resource request points.
@@ -89,6 +91,8 @@ enum Route {
     Resource(Target),
     /// `/api/v1/[namespaces/NS/]events[/NAME]` (`events.rs`): namespace, name.
     Events(Option<String>, Option<String>),
+    /// `/api/v1/namespaces[/NAME]` (`namespaces.rs`).
+    Namespaces(Option<String>),
     Sim(String),
     OpenApiRoot,
     OpenApi(String),
@@ -118,6 +122,13 @@ fn route(path: &str) -> Route {
         ["apis", g, v, rest @ ..] => (*g, *v, rest),
         _ => return Route::NotFound,
     };
+    if (group, version) == ("", "v1") {
+        match rest {
+            ["namespaces"] => return Route::Namespaces(None),
+            ["namespaces", n] => return Route::Namespaces(Some(n.to_string())),
+            _ => {}
+        }
+    }
     let (namespace, rest) = match rest {
         [] => return Route::Resources(group.into(), version.into()),
         ["namespaces", ns, plural, more @ ..] => (Some(ns.to_string()), (plural, more)),
@@ -180,6 +191,7 @@ impl Core {
             history,
             stopped: None,
             shutdown: false,
+            namespaces: Default::default(),
         }
     }
 
@@ -318,9 +330,35 @@ impl Core {
                 &req.accept,
             ),
             Route::Events(..) => super::events::refuse(&req.method),
+            Route::Namespaces(name) => self.namespaces(name.as_deref(), &req),
         };
         self.pump();
         r
+    }
+
+    /// `/api/v1/namespaces[/NAME]`: get and list, and create (a POST to the collection).
+    fn namespaces(&mut self, name: Option<&str>, req: &ApiRequest) -> Reply {
+        let api = &self.runner.world.api;
+        match (req.method.as_str(), name) {
+            ("GET", _)
+                if req
+                    .query
+                    .get("watch")
+                    .is_some_and(|w| w == "true" || w == "1") =>
+            {
+                failure(
+                    405,
+                    "MethodNotAllowed",
+                    "watching namespaces is not supported by lws-sim serve",
+                )
+            }
+            ("GET", name) => super::namespaces::get(api, &self.namespaces, name, &req.accept),
+            ("POST", None) => match ops::body_value(&req.body, false) {
+                Ok(body) => super::namespaces::create(api, &mut self.namespaces, &body),
+                Err(r) => r,
+            },
+            (m, _) => method_not_allowed(m),
+        }
     }
 
     /// `/lws-sim/...`: the simulation's own controls.

@@ -66,22 +66,34 @@ async fn handle(State(tx): State<SyncSender<Msg>>, req: Request) -> Response {
             .unwrap_or("")
             .to_string()
     };
+    let content_type = header(header::CONTENT_TYPE);
+    if content_type.starts_with("application/vnd.kubernetes.protobuf") {
+        // client-go's typed clients (`kubectl create namespace`, `create deployment`) send
+        // protobuf: a clean 415 names what to send instead.
+        return reply_response(failure(
+            415,
+            "UnsupportedMediaType",
+            "lws-sim serve does not decode protobuf; send application/json (e.g. kubectl create -f FILE)",
+        ));
+    }
     let body = match axum::body::to_bytes(body, BODY_LIMIT).await {
         Ok(b) => b.to_vec(),
         Err(e) => {
-            let Reply::Json { code, body } =
-                failure(400, "BadRequest", format!("reading the body: {e}"))
-            else {
-                unreachable!()
+            // A body over the limit is 413, as the apiserver answers; anything else 400.
+            let too_large = e.to_string().contains("length limit");
+            let (code, reason) = if too_large {
+                (413, "RequestEntityTooLarge")
+            } else {
+                (400, "BadRequest")
             };
-            return json_response(code, body);
+            return reply_response(failure(code, reason, format!("reading the body: {e}")));
         }
     };
     let r = ApiRequest {
         method: parts.method.as_str().to_string(),
         path: parts.uri.path().to_string(),
         query: parse_query(parts.uri.query().unwrap_or("")),
-        content_type: header(header::CONTENT_TYPE),
+        content_type,
         accept: header(header::ACCEPT),
         body,
     };

@@ -13,6 +13,7 @@ mod clock;
 pub mod core;
 mod events;
 mod http;
+mod namespaces;
 pub mod ops;
 pub mod query;
 mod record;

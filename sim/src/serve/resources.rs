@@ -182,6 +182,15 @@ pub fn api_group(group: &str) -> Option<Value> {
 pub fn resource_list(group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
     if (group, version) == ("", "v1") {
+        // Derived from the objects, creatable (`namespaces.rs`).
+        resources.push(json!({
+            "name": "namespaces",
+            "singularName": "namespace",
+            "namespaced": false,
+            "kind": "Namespace",
+            "verbs": ["create", "get", "list"],
+            "shortNames": ["ns"],
+        }));
         // Read-only: the controllers' recorded events (`events.rs`).
         resources.push(json!({
             "name": "events",
@@ -304,9 +313,19 @@ pub fn openapi_v3_root() -> Value {
 /// no request body types, so `kubectl apply` computes its patch without the schema (kubectl
 /// `pkg/cmd/apply/patcher.go`: a strategic merge patch from built-in types, a JSON merge
 /// patch for the LeaderWorkerSet). Bodies are decoded into the simulator's types: unknown
-/// fields of built-in kinds are dropped, those of a LeaderWorkerSet are a 400.
+/// fields of built-in kinds are a 400 under `fieldValidation=Strict`, those of a
+/// LeaderWorkerSet always. The derived namespaces (`namespaces.rs`) are listed under `api/v1`.
 pub fn openapi_v3_doc(path: &str) -> Option<Value> {
     let mut paths = serde_json::Map::new();
+    if path == "api/v1" {
+        let op = json!({
+            "x-kubernetes-action": "patch",
+            "x-kubernetes-group-version-kind": {"group": "", "version": "v1", "kind": "Namespace"},
+            "parameters": [{"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": true}}],
+            "responses": {"200": {"description": "OK"}},
+        });
+        paths.insert("/api/v1/namespaces/{name}".into(), json!({ "patch": op }));
+    }
     for r in RESOURCES
         .iter()
         .filter(|r| openapi_gv_path(r.group, r.version) == path)
