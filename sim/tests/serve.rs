@@ -1010,3 +1010,78 @@ fn namespaces_are_listed_and_created() {
     let out = s.ok(&["get", "pods", "-n", "team-a", "-o", "name"]);
     assert_eq!(out.trim(), "pod/p");
 }
+
+#[test]
+fn a_watch_without_a_selector_sees_deletions() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pods = "/api/v1/namespaces/default/pods";
+    let mut w = TcpStream::connect(&s.addr).expect("connect");
+    let req = format!(
+        "GET {pods}?watch=true&resourceVersion={}&timeoutSeconds=3 HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        s.jsonpath("pod", "vllm-0", "{.metadata.resourceVersion}"),
+        s.addr
+    );
+    w.write_all(req.as_bytes()).unwrap();
+    w.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    s.ok(&[
+        "delete",
+        "pod",
+        "vllm-0",
+        "--grace-period=0",
+        "--force",
+        "--wait=false",
+    ]);
+    let mut out = String::new();
+    let _ = w.read_to_string(&mut out);
+    assert!(out.contains(r#""type":"DELETED""#), "{out}");
+}
+
+#[test]
+fn reapplies_of_atomic_lists_namespaces_and_dry_run_drains_change_nothing_twice() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = temp_dir("reapply");
+    // volumeClaimTemplates has no merge key: kubectl re-sends the list, which replaces it.
+    let sts = |image: &str| {
+        format!("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: db}}\nspec:\n  replicas: 0\n  serviceName: db\n  selector: {{matchLabels: {{app: db}}}}\n  template:\n    metadata: {{labels: {{app: db}}}}\n    spec:\n      containers: [{{name: c, image: {image}}}]\n  volumeClaimTemplates:\n  - metadata: {{name: data}}\n    spec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 1Gi}}}}}}\n")
+    };
+    let file = dir.join("sts.yaml");
+    for image in ["a1", "a2", "a3"] {
+        std::fs::write(&file, sts(image)).unwrap();
+        s.ok(&["apply", "-f", file.to_str().unwrap()]);
+    }
+    let names = s.jsonpath("sts", "db", "{.spec.volumeClaimTemplates[*].metadata.name}");
+    assert_eq!(names, "data");
+    // A Namespace applied twice, its labels kept.
+    let ns = dir.join("ns.yaml");
+    std::fs::write(
+        &ns,
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-b, labels: {env: prod}}\n",
+    )
+    .unwrap();
+    s.ok(&["apply", "-f", ns.to_str().unwrap()]);
+    s.ok(&["apply", "-f", ns.to_str().unwrap()]);
+    assert_eq!(s.jsonpath("ns", "team-b", "{.metadata.labels.env}"), "prod");
+    s.ok(&["label", "ns", "default", "x=y"]);
+    assert_eq!(s.jsonpath("ns", "default", "{.metadata.labels.x}"), "y");
+    // A server-side dry-run drain evicts nothing.
+    let node = s.jsonpath("pod", "vllm-0", "{.spec.nodeName}");
+    s.ok(&[
+        "drain",
+        &node,
+        "--dry-run=server",
+        "--ignore-daemonsets",
+        "--timeout=5s",
+    ]);
+    let ts = s.jsonpath("pod", "vllm-0", "{.metadata.deletionTimestamp}");
+    assert!(ts.is_empty(), "dry run evicted vllm-0: {ts}");
+    // A strategic merge patch of a custom resource is 415, as the apiserver answers.
+    let lws = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/vllm";
+    let (code, body) = s.http(
+        "PATCH",
+        lws,
+        "application/strategic-merge-patch+json",
+        r#"{"metadata":{"labels":{"a":"b"}}}"#,
+    );
+    assert_eq!(code, 415, "{body}");
+}

@@ -135,7 +135,7 @@ fn step_evictions(d: &mut Drain, api: &mut ApiServer, now_ms: u64) {
             continue;
         }
         if !evicted && retry_at <= now_ms {
-            match api.evict(ACTOR, &key.0, &key.1) {
+            match api.evict(ACTOR, &key.0, &key.1, &crate::api::DeleteOptions::default()) {
                 Ok(_) => {
                     d.pods.insert(key.clone(), (uid, true, now_ms));
                 }

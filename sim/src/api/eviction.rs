@@ -12,7 +12,15 @@ use lws::k8s;
 use super::{ApiError, ApiResult, ApiServer, DeleteOptions, Deleted, KindId, Reason, Selector};
 
 impl ApiServer {
-    pub fn evict(&mut self, actor: &str, namespace: &str, name: &str) -> ApiResult<Deleted<Pod>> {
+    /// Evict a pod: delete it with `opts` (the Eviction's `deleteOptions`) unless a
+    /// PodDisruptionBudget forbids it (429).
+    pub fn evict(
+        &mut self,
+        actor: &str,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> ApiResult<Deleted<Pod>> {
         let key = (namespace.to_string(), name.to_string());
         let Some(pod) = self.try_get::<Pod>(namespace, name) else {
             return self.fail(
@@ -23,12 +31,11 @@ impl ApiServer {
                 super::not_found(KindId::Pod, name),
             );
         };
-        let opts = DeleteOptions::default();
         // canIgnorePDB: pending, finished or already terminating pods are deleted outright.
         let phase = k8s::phase(&pod);
         if matches!(phase, "Pending" | "Succeeded" | "Failed") || k8s::is_terminating(&pod.metadata)
         {
-            return self.delete::<Pod>(actor, namespace, name, &opts);
+            return self.delete::<Pod>(actor, namespace, name, opts);
         }
         let labels = pod.metadata.labels.as_ref();
         let pdbs: Vec<_> = self
@@ -71,6 +78,6 @@ impl ApiServer {
                 return self.fail(actor, "evict", KindId::Pod, &key, e);
             }
         }
-        self.delete::<Pod>(actor, namespace, name, &opts)
+        self.delete::<Pod>(actor, namespace, name, opts)
     }
 }

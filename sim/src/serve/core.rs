@@ -110,7 +110,10 @@ fn route(path: &str) -> Route {
         .collect();
     let segs: Vec<&str> = decoded.iter().map(String::as_str).collect();
     let (group, version, rest) = match segs.as_slice() {
-        ["healthz" | "livez" | "readyz", ..] => return Route::Health,
+        ["healthz" | "livez" | "readyz"] => return Route::Health,
+        ["healthz" | "livez" | "readyz", "ping" | "log" | "etcd" | "poststarthook"] => {
+            return Route::Health
+        }
         ["version"] => return Route::Version,
         ["api"] => return Route::Api,
         ["apis"] => return Route::Apis,
@@ -336,9 +339,15 @@ impl Core {
         r
     }
 
-    /// `/api/v1/namespaces[/NAME]`: get and list, and create (a POST to the collection).
+    /// `/api/v1/namespaces[/NAME]`: get and list, create (a POST to the collection) and a patch
+    /// of labels and annotations (`namespaces.rs`).
     fn namespaces(&mut self, name: Option<&str>, req: &ApiRequest) -> Reply {
+        let dry = match ops::dry_run(&req.method, &req.query, &req.body) {
+            Ok(d) => d,
+            Err(r) => return r,
+        };
         let api = &self.runner.world.api;
+        let created = &mut self.namespaces;
         match (req.method.as_str(), name) {
             ("GET", _)
                 if req
@@ -352,11 +361,18 @@ impl Core {
                     "watching namespaces is not supported by lws-sim serve",
                 )
             }
-            ("GET", name) => super::namespaces::get(api, &self.namespaces, name, &req.accept),
+            ("GET", name) => super::namespaces::get(api, created, name, &req.query, &req.accept),
             ("POST", None) => match ops::body_value(&req.body, false) {
-                Ok(body) => super::namespaces::create(api, &mut self.namespaces, &body),
+                Ok(body) => super::namespaces::create(api, created, &body, dry),
                 Err(r) => r,
             },
+            ("PATCH", Some(n)) => {
+                let yaml = req.content_type.starts_with("application/apply-patch+yaml");
+                match ops::body_value(&req.body, yaml) {
+                    Ok(body) => super::namespaces::patch(api, created, n, &body, dry),
+                    Err(r) => r,
+                }
+            }
             (m, _) => method_not_allowed(m),
         }
     }
@@ -469,20 +485,58 @@ impl Core {
     fn evict(&mut self, t: &Target, req: &ApiRequest) -> Reply {
         let name = t.name.clone().expect("named");
         let ns = t.namespace.clone().unwrap_or_default();
-        if !req.body.is_empty() {
-            let body = match ops::body_value(&req.body, false) {
+        let body = if req.body.iter().all(u8::is_ascii_whitespace) {
+            json!({})
+        } else {
+            match ops::body_value(&req.body, false) {
                 Ok(v) => v,
                 Err(r) => return r,
-            };
-            let named = body.pointer("/metadata/name").and_then(Value::as_str);
-            if named.is_some_and(|n| n != name) {
-                return bad_request("the name of the Eviction does not match the pod's name");
             }
+        };
+        let named = body.pointer("/metadata/name").and_then(Value::as_str);
+        if named.is_some_and(|n| n != name) {
+            return bad_request("the name of the Eviction does not match the pod's name");
         }
+        // kubectl puts the delete options, dry run included, in the Eviction's deleteOptions.
+        let options = body.get("deleteOptions").cloned().unwrap_or(json!({}));
+        let options = serde_json::to_vec(&options).expect("values encode");
+        let opts = match ops::delete_options(&options, &req.query) {
+            Ok(o) => o,
+            Err(r) => return r,
+        };
+        let dry = match ops::dry_run("DELETE", &req.query, &options) {
+            Ok(d) => d || self.dry_run(),
+            Err(r) => return r,
+        };
         let actor = Self::actor(req);
-        match self.runner.world.api.evict(&actor, &ns, &name) {
+        let api = &mut self.runner.world.api;
+        if dry && !api.in_dry_run() {
+            api.begin_dry_run();
+            let r = api.evict(&actor, &ns, &name, &opts);
+            api.end_dry_run();
+            return match r {
+                Ok(_) => Reply::json(
+                    201,
+                    &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+                ),
+                Err(e) => api_error(&e, &t.res, &name),
+            };
+        }
+        let live = api
+            .try_get::<k8s_openapi::api::core::v1::Pod>(&ns, &name)
+            .is_some();
+        match api.evict(&actor, &ns, &name, &opts) {
             Ok(_) => {
-                self.record(|r, now| r.delete(now, KindId::Pod, &ns, &name, None, None));
+                if live && !dry {
+                    // An eviction disrupts the pod, as a client's delete does.
+                    let pods = vec![ObjectRef::new(&ns, &name)];
+                    let now = self.runner.world.now_ms;
+                    self.runner
+                        .checker
+                        .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
+                }
+                let grace = opts.grace_period_seconds;
+                self.record(|r, now| r.delete(now, KindId::Pod, &ns, &name, None, grace));
                 self.settle();
                 Reply::json(
                     201,
@@ -865,6 +919,33 @@ impl Core {
         self.put::<K>(t, doc, actor, "patch", strict)
     }
 
+    /// Server-side apply of the intent `v` (a PATCH of `application/apply-patch+yaml`).
+    fn server_side_apply<K: Kind>(&mut self, t: &Target, req: &ApiRequest, v: Value) -> Reply {
+        let name = t.name.clone().expect("named");
+        let manager = match req.query.get("fieldManager").filter(|m| !m.is_empty()) {
+            Some(m) => m.clone(),
+            None => return failure(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"),
+        };
+        let strict = ops::strict(&req.query);
+        let intent: K = match ops::decode(v, &t.res, t.namespace.as_deref(), strict) {
+            Ok(o) => o,
+            Err(r) => return r,
+        };
+        if intent.meta().name.as_deref() != Some(name.as_str()) {
+            return bad_request("the name of the object does not match the name on the URL");
+        }
+        let force = req.query.get("force").is_some_and(|f| f == "true");
+        match self.runner.world.api.apply(&manager, &intent, force) {
+            Ok(o) => {
+                let v = to_value(&*o);
+                self.record(|r, now| r.object(now, "apply", K::ID, &v));
+                self.settle();
+                Reply::ok(&v)
+            }
+            Err(e) => api_error(&e, &t.res, &name),
+        }
+    }
+
     fn patch<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
         let name = t.name.clone().expect("named");
         let ns = t.namespace.clone().unwrap_or_default();
@@ -893,7 +974,11 @@ impl Core {
             return bad_request("a patch must be a JSON object");
         }
         let strategic = ct == "application/strategic-merge-patch+json";
-        if strategic && t.sub.is_none() {
+        if strategic && K::ID == KindId::LeaderWorkerSet {
+            // A custom resource: the apiserver has no patch strategies for it.
+            return failure(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (strategic merge patch is not supported for custom resources)");
+        }
+        if strategic && t.sub.as_deref() != Some("scale") {
             return self.strategic_patch::<K>(t, &v, &actor, ops::strict(&req.query));
         }
         if strategic {
@@ -918,28 +1003,7 @@ impl Core {
                     "apply on /status is not supported",
                 );
             }
-            let manager = match req.query.get("fieldManager").filter(|m| !m.is_empty()) {
-                Some(m) => m.clone(),
-                None => return failure(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"),
-            };
-            let strict = ops::strict(&req.query);
-            let intent: K = match ops::decode(v, &t.res, t.namespace.as_deref(), strict) {
-                Ok(o) => o,
-                Err(r) => return r,
-            };
-            if intent.meta().name.as_deref() != Some(name.as_str()) {
-                return bad_request("the name of the object does not match the name on the URL");
-            }
-            let force = req.query.get("force").is_some_and(|f| f == "true");
-            return match self.runner.world.api.apply(&manager, &intent, force) {
-                Ok(o) => {
-                    let v = to_value(&*o);
-                    self.record(|r, now| r.object(now, "apply", K::ID, &v));
-                    self.settle();
-                    Reply::ok(&v)
-                }
-                Err(e) => api_error(&e, &t.res, &name),
-            };
+            return self.server_side_apply::<K>(t, req, v);
         }
         let api = &mut self.runner.world.api;
         let r = if status {

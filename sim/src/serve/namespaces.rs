@@ -1,9 +1,10 @@
 //! `/api/v1/namespaces[/NAME]`: the namespaces of the simulated cluster. The simulation has no
 //! Namespace objects (every namespace exists implicitly, as its objects name it), so these are
 //! derived: the four a cluster starts with, every namespace an object lives in, and those a
-//! client created here. `get`, `list` (with kubectl's table: NAME, STATUS, AGE) and `create`
-//! (`kubectl create namespace`); no watch, update or delete (405). A namespace is Active from the
-//! simulation's start, or from its creation here.
+//! client created here. `get`, `list` (with kubectl's table: NAME, STATUS, AGE; a label or
+//! `metadata.name` selector), `create` and `patch` of its labels and annotations (what `kubectl
+//! apply` and `kubectl label` send); no watch, update or delete (405). A namespace is Active
+//! from the simulation's start, or from its creation here.
 
 use std::collections::BTreeMap;
 
@@ -16,81 +17,164 @@ use crate::api::{with_kind, ApiServer, Kind, KindId, Selector};
 /// The namespaces a cluster has before anyone creates one.
 const BUILT_IN: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];
 
-/// Namespaces a client created, with the simulated instant of each creation.
+/// What clients wrote: each namespace created or patched here, with when it appeared and its
+/// labels and annotations.
 #[derive(Default)]
-pub struct Created(BTreeMap<String, u64>);
+pub struct Created(BTreeMap<String, Meta>);
 
-fn object(name: &str, created_ms: u64) -> Value {
+#[derive(Clone, Default)]
+pub struct Meta {
+    created_ms: u64,
+    labels: serde_json::Map<String, Value>,
+    annotations: serde_json::Map<String, Value>,
+}
+
+fn object(name: &str, m: &Meta) -> Value {
+    let mut labels = m.labels.clone();
+    labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+    let mut meta = json!({
+        "name": name,
+        "creationTimestamp": crate::time::to_time(m.created_ms),
+        "labels": labels,
+    });
+    if !m.annotations.is_empty() {
+        meta["annotations"] = json!(m.annotations);
+    }
     json!({
         "apiVersion": "v1",
         "kind": "Namespace",
-        "metadata": {
-            "name": name,
-            "creationTimestamp": crate::time::to_time(created_ms),
-            "labels": {"kubernetes.io/metadata.name": name},
-        },
+        "metadata": meta,
         "spec": {"finalizers": ["kubernetes"]},
         "status": {"phase": "Active"},
     })
 }
 
-/// Every namespace and when it appeared: the built-in ones and those objects live in at 0.
-fn all(api: &ApiServer, created: &Created) -> BTreeMap<String, u64> {
-    let mut out: BTreeMap<String, u64> = BUILT_IN.iter().map(|n| (n.to_string(), 0)).collect();
+fn string_map(v: Option<&Value>) -> serde_json::Map<String, Value> {
+    v.and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter(|(_, v)| v.is_string())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every namespace: the built-in ones and those objects live in (from 0), and what clients wrote.
+fn all(api: &ApiServer, created: &Created) -> BTreeMap<String, Meta> {
+    let mut out: BTreeMap<String, Meta> = BUILT_IN
+        .iter()
+        .map(|n| (n.to_string(), Meta::default()))
+        .collect();
     for kind in KindId::ALL.iter().filter(|k| k.namespaced()) {
         with_kind!(*kind, K => {
             for o in api.list::<K>(None, &Selector::everything()) {
                 if let Some(ns) = o.meta().namespace.as_deref() {
-                    out.entry(ns.to_string()).or_insert(0);
+                    out.entry(ns.to_string()).or_default();
                 }
             }
         });
     }
-    for (n, at) in &created.0 {
-        out.entry(n.clone()).or_insert(*at);
+    for (n, m) in &created.0 {
+        out.insert(n.clone(), m.clone());
     }
     out
 }
 
-pub fn get(api: &ApiServer, created: &Created, name: Option<&str>, accept: &str) -> Reply {
-    let all = all(api, created);
-    if let Some(name) = name {
-        return match all.get(name) {
-            Some(at) => Reply::ok(&object(name, *at)),
-            None => failure(404, "NotFound", format!("namespaces \"{name}\" not found")),
-        };
-    }
-    let now = api.now_ms();
-    let items: Vec<Value> = all.iter().map(|(n, at)| object(n, *at)).collect();
-    let meta = json!({"resourceVersion": api.resource_version().to_string()});
-    if wants_table(accept) {
-        let col = |name: &str| json!({"name": name, "type": "string", "format": "", "description": "", "priority": 0});
-        let rows: Vec<Value> = all
-            .iter()
-            .zip(&items)
-            .map(|((n, at), o)| {
-                json!({
-                    "cells": [n, "Active", human_duration(now.saturating_sub(*at))],
-                    "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]},
-                })
+fn table(rows: &[Value], now: u64, all: &BTreeMap<String, Meta>, meta: Value) -> Value {
+    let col = |name: &str| json!({"name": name, "type": "string", "format": "", "description": "", "priority": 0});
+    let rows: Vec<Value> = rows
+        .iter()
+        .map(|o| {
+            let n = o["metadata"]["name"].as_str().unwrap_or("");
+            let at = all.get(n).map_or(0, |m| m.created_ms);
+            json!({
+                "cells": [n, "Active", human_duration(now.saturating_sub(at))],
+                "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]},
             })
-            .collect();
-        return Reply::ok(&json!({
-            "kind": "Table",
-            "apiVersion": "meta.k8s.io/v1",
-            "metadata": meta,
-            "columnDefinitions": [col("Name"), col("Status"), col("Age")],
-            "rows": rows,
-        }));
+        })
+        .collect();
+    json!({
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": meta,
+        "columnDefinitions": [col("Name"), col("Status"), col("Age")],
+        "rows": rows,
+    })
+}
+
+pub fn get(
+    api: &ApiServer,
+    created: &Created,
+    name: Option<&str>,
+    query: &BTreeMap<String, String>,
+    accept: &str,
+) -> Reply {
+    let all = all(api, created);
+    let now = api.now_ms();
+    let meta = json!({"resourceVersion": api.resource_version().to_string()});
+    if let Some(name) = name {
+        let Some(m) = all.get(name) else {
+            return failure(404, "NotFound", format!("namespaces \"{name}\" not found"));
+        };
+        let o = object(name, m);
+        if wants_table(accept) {
+            return Reply::ok(&table(&[o], now, &all, meta));
+        }
+        return Reply::ok(&o);
+    }
+    let labels =
+        match super::query::label_selector(query.get("labelSelector").map_or("", String::as_str)) {
+            Ok(sel) => sel,
+            Err(e) => return super::query::bad_request(e),
+        };
+    // `metadata.name` (and `metadata.namespace`) select any kind: read as a cluster-scoped kind's.
+    let fields = match super::query::field_selector(
+        KindId::Node,
+        query.get("fieldSelector").map_or("", String::as_str),
+    ) {
+        Ok(f) => f,
+        Err(e) => return super::query::bad_request(e),
+    };
+    let items: Vec<Value> = all
+        .iter()
+        .map(|(n, m)| object(n, m))
+        .filter(|o| {
+            let l: Option<BTreeMap<String, String>> =
+                serde_json::from_value(o["metadata"]["labels"].clone()).ok();
+            labels.matches(l.as_ref()) && super::query::fields_match(&fields, o)
+        })
+        .collect();
+    if wants_table(accept) {
+        return Reply::ok(&table(&items, now, &all, meta));
     }
     Reply::ok(
         &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": meta, "items": items}),
     )
 }
 
+/// A merge (or strategic, or apply) patch of a namespace's labels and annotations; other
+/// fields are ignored.
+pub fn patch(api: &ApiServer, created: &mut Created, name: &str, body: &Value, dry: bool) -> Reply {
+    let all = all(api, created);
+    let Some(m) = all.get(name) else {
+        return failure(404, "NotFound", format!("namespaces \"{name}\" not found"));
+    };
+    let mut doc = object(name, m);
+    crate::api::patch::merge_patch(&mut doc, body);
+    let mut next = m.clone();
+    next.labels = string_map(doc.pointer("/metadata/labels"));
+    next.labels.remove("kubernetes.io/metadata.name");
+    next.annotations = string_map(doc.pointer("/metadata/annotations"));
+    if !dry {
+        created.0.insert(name.to_string(), next.clone());
+    }
+    Reply::ok(&object(name, &next))
+}
+
 /// `kubectl create namespace NAME`: 201, 409 when it exists, 422 for a name that is not a
 /// DNS-1123 label.
-pub fn create(api: &ApiServer, created: &mut Created, body: &Value) -> Reply {
+pub fn create(api: &ApiServer, created: &mut Created, body: &Value, dry: bool) -> Reply {
     let name = body
         .pointer("/metadata/name")
         .and_then(Value::as_str)
@@ -109,7 +193,14 @@ pub fn create(api: &ApiServer, created: &mut Created, body: &Value) -> Reply {
             format!("namespaces \"{name}\" already exists"),
         );
     }
-    let now = api.now_ms();
-    created.0.insert(name.to_string(), now);
-    Reply::json(201, &object(name, now))
+    let m = Meta {
+        created_ms: api.now_ms(),
+        labels: string_map(body.pointer("/metadata/labels")),
+        annotations: string_map(body.pointer("/metadata/annotations")),
+    };
+    let o = object(name, &m);
+    if !dry {
+        created.0.insert(name.to_string(), m);
+    }
+    Reply::json(201, &o)
 }

@@ -13,7 +13,7 @@
 use serde_json::{Map, Value};
 
 /// The merge key of a list field, by name: the `patchMergeKey` of the core/v1 and apps/v1
-/// fields of that name.
+/// fields of that name (`volumeClaimTemplates` has none: atomic, replaced whole).
 fn merge_key(field: &str, items: &[&Value]) -> Option<&'static str> {
     Some(match field {
         "containers"
@@ -22,8 +22,7 @@ fn merge_key(field: &str, items: &[&Value]) -> Option<&'static str> {
         | "env"
         | "volumes"
         | "imagePullSecrets"
-        | "resourceClaims"
-        | "volumeClaimTemplates" => "name",
+        | "resourceClaims" => "name",
         "volumeMounts" => "mountPath",
         "volumeDevices" => "devicePath",
         "hostAliases" => "ip",
@@ -58,6 +57,11 @@ fn merge_map(doc: &mut Map<String, Value>, patch: &Map<String, Value>) -> Result
         None | Some("merge") => {}
         Some("replace") => {
             *doc = strip_map(patch);
+            return Ok(());
+        }
+        // apimachinery `handleDirectiveInMergeMap`: the map becomes empty.
+        Some("delete") => {
+            doc.clear();
             return Ok(());
         }
         Some(other) => return Err(format!("unknown patch type {other:?} on a map")),
@@ -143,8 +147,12 @@ fn merge_list(field: &str, mut doc: Vec<Value>, patch: &[Value]) -> Result<Vec<V
         return Ok(rest.map(strip).collect());
     }
     for p in patch {
-        let id = p.get(key);
-        let at = id.and_then(|id| doc.iter().position(|d| d.get(key) == Some(id)));
+        let Some(id) = p.get(key) else {
+            return Err(format!(
+                "map: {p} does not contain declared merge key: {key}"
+            ));
+        };
+        let at = doc.iter().position(|d| d.get(key) == Some(id));
         match (p.get("$patch").and_then(Value::as_str), at) {
             (Some("delete"), Some(i)) => {
                 doc.remove(i);

@@ -88,10 +88,12 @@ impl Watcher {
     /// The event type a log event becomes for this watch, if it is sent at all: the cacher's
     /// rule over whether the previous and the current state match.
     fn convert(&mut self, ty: EventType, obj: &Value) -> Option<&'static str> {
-        let now = ty != EventType::Deleted && self.matches(obj);
         if self.matching.is_none() {
-            return now.then_some(type_name(ty));
+            // No selector to start or stop matching: every event passes as it is (a namespace
+            // filter cannot change, deletions included).
+            return self.matches(obj).then_some(type_name(ty));
         }
+        let now = ty != EventType::Deleted && self.matches(obj);
         let key = key_of(obj);
         // A deleted object's last state is its previous one.
         let last_state = ty == EventType::Deleted && self.matches(obj);
