@@ -913,7 +913,7 @@ impl Core {
             Ok(o) => to_value(&*o),
             Err(e) => return api_error(&e, &t.res, &name),
         };
-        if let Err(m) = super::strategic::apply(&mut doc, patch) {
+        if let Err(m) = super::strategic::apply_to(K::ID, &mut doc, patch) {
             return bad_request(m);
         }
         self.put::<K>(t, doc, actor, "patch", strict)

@@ -12,6 +12,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::api::KindId;
+
 /// The merge key of a list field, by name: the `patchMergeKey` of the core/v1 and apps/v1
 /// fields of that name (`volumeClaimTemplates` has none: atomic, replaced whole).
 fn merge_key(field: &str, items: &[&Value]) -> Option<&'static str> {
@@ -39,6 +41,27 @@ fn merge_key(field: &str, items: &[&Value]) -> Option<&'static str> {
 /// Lists merged as sets of primitives (`patchStrategy: merge` without a key).
 fn set_list(field: &str) -> bool {
     field == "finalizers"
+}
+
+/// Maps whose Go field is `patchStrategy:"replace"`, by kind: the patch's value replaces them
+/// whole (policy/v1 `PodDisruptionBudgetSpec.Selector`).
+fn replaced_maps(kind: KindId) -> &'static [&'static str] {
+    match kind {
+        KindId::PodDisruptionBudget => &["/spec/selector"],
+        _ => &[],
+    }
+}
+
+/// Apply `patch` to `doc`, a stored object of `kind` as JSON. `Err` is a malformed directive
+/// (400).
+pub fn apply_to(kind: KindId, doc: &mut Value, patch: &Value) -> Result<(), String> {
+    let mut patch = patch.clone();
+    for path in replaced_maps(kind) {
+        if let Some(Value::Object(m)) = patch.pointer_mut(path) {
+            m.entry("$patch").or_insert_with(|| Value::from("replace"));
+        }
+    }
+    apply(doc, &patch)
 }
 
 /// Apply `patch` to `doc` (a stored object as JSON). `Err` is a malformed directive (400).
@@ -257,5 +280,17 @@ mod tests {
         );
         let mut d = json!({"a": 1});
         assert!(apply(&mut d, &json!({"$patch": "frob"})).is_err());
+    }
+
+    #[test]
+    fn a_budgets_selector_is_replaced_whole() {
+        let mut d = json!({"spec": {"selector": {"matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "a", "operator": "Exists"}]}}});
+        let p = json!({"spec": {"selector": {"matchExpressions": [{"key": "b", "operator": "Exists"}]}}});
+        apply_to(KindId::PodDisruptionBudget, &mut d, &p).unwrap();
+        assert_eq!(
+            d,
+            json!({"spec": {"selector": {"matchExpressions": [{"key": "b", "operator": "Exists"}]}}})
+        );
     }
 }
