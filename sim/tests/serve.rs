@@ -1085,3 +1085,34 @@ fn reapplies_of_atomic_lists_namespaces_and_dry_run_drains_change_nothing_twice(
     );
     assert_eq!(code, 415, "{body}");
 }
+
+#[test]
+fn a_selective_watch_resumed_from_a_list_sees_what_changed_in_between() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pods = "/api/v1/namespaces/default/pods";
+    // List the leaders, as an informer does, then relabel one before the watch starts.
+    let (code, body) = s.http(
+        "GET",
+        &format!("{pods}?labelSelector=role%3Dleader"),
+        "",
+        "",
+    );
+    assert_eq!(code, 200, "{body}");
+    let list: serde_json::Value = serde_json::from_str(&body).expect("a JSON list");
+    let rv = list["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("a list resourceVersion")
+        .to_string();
+    s.ok(&["label", "pod", "vllm-0", "role=gone", "--overwrite"]);
+    let (code, out) = s.http(
+        "GET",
+        &format!(
+            "{pods}?watch=true&labelSelector=role%3Dleader&resourceVersion={rv}&timeoutSeconds=1"
+        ),
+        "",
+        "",
+    );
+    assert_eq!(code, 200);
+    assert!(out.contains(r#""type":"DELETED""#), "{out}");
+    assert!(out.contains(r#""name":"vllm-0""#), "{out}");
+}

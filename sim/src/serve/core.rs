@@ -699,15 +699,8 @@ impl Core {
                 open = false;
             }
             Some(n) if !initial => {
-                // What matches now stands in for what matched at `n` (the log keeps
-                // no older states to judge them by).
                 if w.selective() {
-                    for o in api.list::<K>(t.namespace.as_deref(), &w.labels.clone()) {
-                        let v = to_value(&*o);
-                        if w.matches(&v) {
-                            w.note_match(&v);
-                        }
-                    }
+                    w.seed_matching::<K>(api, n);
                 }
                 w.cursor = n;
             }

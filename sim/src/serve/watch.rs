@@ -7,7 +7,7 @@
 //! stream. The core pushes with `try_send` only: a watcher whose buffer is full is closed, as the
 //! cacher closes an unresponsive watcher, and the client re-lists; the simulation never waits.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::api::watch::Cursor;
 use serde_json::{json, Value};
@@ -76,6 +76,45 @@ impl Watcher {
     /// Whether this watch filters by labels or fields (and so tracks `matching`).
     pub fn selective(&self) -> bool {
         !self.labels.is_everything() || !self.fields.is_empty()
+    }
+
+    /// A selective watch resumed from resourceVersion `n`: which objects matched at `n`, so a
+    /// change after `n` is judged against that (a client lists at `n`, then watches from it).
+    /// An object's state at `n` is its last log entry at or before `n`; one whose first entry
+    /// after `n` is its creation did not exist; one with no entry either side is as it is now
+    /// (unchanged since, or older than what the log keeps: then its current state stands in).
+    pub fn seed_matching<K: Kind>(&mut self, api: &ApiServer, n: u64) {
+        let log = K::store(api).log();
+        let split = log.partition_point(|e| e.rv <= n);
+        let mut at_n: BTreeMap<(String, String), Option<Value>> = BTreeMap::new();
+        let kept = &log[log.first_index()..];
+        for e in &kept[..split.saturating_sub(log.first_index())] {
+            let v = serde_json::to_value(&*e.obj).expect("stored objects serialize");
+            at_n.insert(key_of(&v), (e.ty != EventType::Deleted).then_some(v));
+        }
+        let mut created_after = BTreeSet::new();
+        let mut changed_after = BTreeSet::new();
+        for e in &log[split..] {
+            let key = (
+                e.obj.meta().namespace.clone().unwrap_or_default(),
+                e.obj.meta().name.clone().unwrap_or_default(),
+            );
+            if changed_after.insert(key.clone()) && e.ty == EventType::Added {
+                created_after.insert(key);
+            }
+        }
+        for o in api.list::<K>(self.namespace.as_deref(), &Selector::everything()) {
+            let v = serde_json::to_value(&*o).expect("stored objects serialize");
+            let key = key_of(&v);
+            if !at_n.contains_key(&key) && !created_after.contains(&key) {
+                at_n.insert(key, Some(v));
+            }
+        }
+        for v in at_n.into_values().flatten() {
+            if self.matches(&v) {
+                self.note_match(&v);
+            }
+        }
     }
 
     /// Remember that `obj` (an object this watch has just listed or sent) matches.
