@@ -845,6 +845,13 @@ fn a_selective_watch_sees_objects_start_and_stop_matching() {
         .filter(|t| ["ADDED", "MODIFIED", "DELETED"].contains(t))
         .collect();
     assert_eq!(types, ["ADDED", "DELETED", "ADDED", "DELETED"], "{out}");
+    // The DELETED of an object that stopped matching carries its previous state (the cacher's
+    // PrevObject), which still matched.
+    let deleted = out
+        .lines()
+        .find(|l| l.contains(r#""type":"DELETED""#))
+        .expect("a DELETED line");
+    assert!(deleted.contains(r#""sel":"yes""#), "{deleted}");
 }
 
 #[test]

@@ -39,10 +39,11 @@ pub struct Watcher {
     /// what it has not sent yet (set at the first push).
     pub position: Option<Cursor>,
     /// With a label or field selector: the objects (namespace, name) whose last state this
-    /// watch saw match, so one that starts matching is ADDED and one that stops is DELETED, as
-    /// the apiserver's cacher answers (`cache_watcher.go`, `convertToWatchEvent`). `None`
-    /// without a selector: every event passes as it is.
-    pub matching: Option<BTreeSet<(String, String)>>,
+    /// watch saw match, with that state, so one that starts matching is ADDED and one that
+    /// stops is DELETED with its previous state, as the apiserver's cacher answers
+    /// (`cache_watcher.go`, `convertToWatchEvent`). `None` without a selector: every event
+    /// passes as it is.
+    pub matching: Option<BTreeMap<(String, String), Value>>,
     pub tx: Sender<String>,
 }
 
@@ -120,34 +121,43 @@ impl Watcher {
     /// Remember that `obj` (an object this watch has just listed or sent) matches.
     pub fn note_match(&mut self, obj: &Value) {
         if let Some(m) = &mut self.matching {
-            m.insert(key_of(obj));
+            m.insert(key_of(obj), obj.clone());
         }
     }
 
-    /// The event type a log event becomes for this watch, if it is sent at all: the cacher's
-    /// rule over whether the previous and the current state match.
-    fn convert(&mut self, ty: EventType, obj: &Value) -> Option<&'static str> {
+    /// The event a log event becomes for this watch, if it is sent at all: the cacher's rule
+    /// over whether the previous and the current state match. A DELETED for an object that
+    /// stopped matching carries its previous state at the event's resourceVersion.
+    fn convert(&mut self, ty: EventType, obj: Value) -> Option<(&'static str, Value)> {
         if self.matching.is_none() {
             // No selector to start or stop matching: every event passes as it is (a namespace
             // filter cannot change, deletions included).
-            return self.matches(obj).then_some(type_name(ty));
+            return self.matches(&obj).then_some((type_name(ty), obj));
         }
-        let now = ty != EventType::Deleted && self.matches(obj);
-        let key = key_of(obj);
+        let now = ty != EventType::Deleted && self.matches(&obj);
+        let key = key_of(&obj);
         // A deleted object's last state is its previous one.
-        let last_state = ty == EventType::Deleted && self.matches(obj);
+        let last_state = ty == EventType::Deleted && self.matches(&obj);
         let m = self.matching.as_mut().expect("checked above");
-        let before = m.contains(&key) || last_state;
+        let before = m.remove(&key);
         if now {
-            m.insert(key);
-        } else {
-            m.remove(&key);
+            m.insert(key, obj.clone());
         }
         match (before, now) {
-            (false, true) => Some("ADDED"),
-            (true, true) => Some(type_name(ty)),
-            (true, false) => Some("DELETED"),
-            (false, false) => None,
+            (None, true) if !last_state => Some(("ADDED", obj)),
+            (_, true) => Some((type_name(ty), obj)),
+            (None, false) if last_state => Some(("DELETED", obj)),
+            (Some(mut previous), false) => {
+                if ty == EventType::Deleted {
+                    return Some(("DELETED", obj));
+                }
+                let rv = obj.pointer("/metadata/resourceVersion").cloned();
+                if let (Some(rv), Some(meta)) = (rv, previous.get_mut("metadata")) {
+                    meta["resourceVersion"] = rv;
+                }
+                Some(("DELETED", previous))
+            }
+            (None, false) => None,
         }
     }
 
@@ -256,7 +266,7 @@ impl Watcher {
         for e in &log[start..] {
             self.cursor = e.rv;
             let obj = serde_json::to_value(&*e.obj).expect("stored objects serialize");
-            let Some(ty) = self.convert(e.ty, &obj) else {
+            let Some((ty, obj)) = self.convert(e.ty, obj) else {
                 continue;
             };
             if self.event(ty, obj, e.at_ms) == Outcome::Closed {
