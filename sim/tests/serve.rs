@@ -142,6 +142,13 @@ fn temp_dir(name: &str) -> PathBuf {
     d
 }
 
+/// Write `text` to `dir/name` (a manifest for `kubectl -f`); its path.
+fn write_file(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
 #[test]
 fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
     let dir = temp_dir("kubectl");
@@ -904,13 +911,12 @@ fn strategic_merge_patches_merge_lists_by_key() {
 fn kubectl_drain_evicts_through_the_eviction_api_and_honours_budgets() {
     let s = Server::start("scenarios/rollout.yaml", &[]);
     let dir = temp_dir("drain");
-    let pdb = dir.join("pdb.yaml");
-    std::fs::write(
-        &pdb,
+    let pdb = write_file(
+        &dir,
+        "pdb.yaml",
         "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: leaders}\nspec:\n  maxUnavailable: 0\n  selector: {matchLabels: {role: leader}}\n",
-    )
-    .unwrap();
-    s.ok(&["apply", "-f", pdb.to_str().unwrap()]);
+    );
+    s.ok(&["apply", "-f", &pdb]);
     let node = s.jsonpath("pod", "vllm-0", "{.spec.nodeName}");
     let (ok, text) = s.kubectl(&[
         "drain",
@@ -961,13 +967,11 @@ fn names_are_validated_and_paths_percent_decoded() {
 fn strict_field_validation_refuses_unknown_fields_of_built_in_kinds() {
     let s = Server::start("scenarios/rollout.yaml", &[]);
     let dir = temp_dir("strict");
-    let file = dir.join("pod.yaml");
-    std::fs::write(
-        &file,
+    let f = &write_file(
+        &dir,
+        "pod.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\nspec:\n  containers:\n  - {name: c, imagee: x}\n",
-    )
-    .unwrap();
-    let f = file.to_str().unwrap();
+    );
     // kubectl validates strictly by default: the typo is an error, not silently dropped.
     let (ok, text) = s.kubectl(&["create", "-f", f]);
     assert!(!ok, "{text}");
@@ -1007,13 +1011,12 @@ fn namespaces_are_listed_and_created() {
     let (ok, text) = s.kubectl(&["create", "-f", f]);
     assert!(!ok && text.contains("RFC 1123 label"), "{text}");
     // A pod in the new namespace lists there.
-    let pod = dir.join("pod.yaml");
-    std::fs::write(
-        &pod,
+    let pod = write_file(
+        &dir,
+        "pod.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team-a}\nspec:\n  containers: [{name: c, image: x}]\n",
-    )
-    .unwrap();
-    s.ok(&["create", "-f", pod.to_str().unwrap()]);
+    );
+    s.ok(&["create", "-f", &pod]);
     let out = s.ok(&["get", "pods", "-n", "team-a", "-o", "name"]);
     assert_eq!(out.trim(), "pod/p");
 }
@@ -1052,22 +1055,19 @@ fn reapplies_of_atomic_lists_namespaces_and_dry_run_drains_change_nothing_twice(
     let sts = |image: &str| {
         format!("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: db}}\nspec:\n  replicas: 0\n  serviceName: db\n  selector: {{matchLabels: {{app: db}}}}\n  template:\n    metadata: {{labels: {{app: db}}}}\n    spec:\n      containers: [{{name: c, image: {image}}}]\n  volumeClaimTemplates:\n  - metadata: {{name: data}}\n    spec: {{accessModes: [ReadWriteOnce], resources: {{requests: {{storage: 1Gi}}}}}}\n")
     };
-    let file = dir.join("sts.yaml");
     for image in ["a1", "a2", "a3"] {
-        std::fs::write(&file, sts(image)).unwrap();
-        s.ok(&["apply", "-f", file.to_str().unwrap()]);
+        s.ok(&["apply", "-f", &write_file(&dir, "sts.yaml", &sts(image))]);
     }
     let names = s.jsonpath("sts", "db", "{.spec.volumeClaimTemplates[*].metadata.name}");
     assert_eq!(names, "data");
     // A Namespace applied twice, its labels kept.
-    let ns = dir.join("ns.yaml");
-    std::fs::write(
-        &ns,
+    let ns = write_file(
+        &dir,
+        "ns.yaml",
         "apiVersion: v1\nkind: Namespace\nmetadata: {name: team-b, labels: {env: prod}}\n",
-    )
-    .unwrap();
-    s.ok(&["apply", "-f", ns.to_str().unwrap()]);
-    s.ok(&["apply", "-f", ns.to_str().unwrap()]);
+    );
+    s.ok(&["apply", "-f", &ns]);
+    s.ok(&["apply", "-f", &ns]);
     assert_eq!(s.jsonpath("ns", "team-b", "{.metadata.labels.env}"), "prod");
     s.ok(&["label", "ns", "default", "x=y"]);
     assert_eq!(s.jsonpath("ns", "default", "{.metadata.labels.x}"), "y");

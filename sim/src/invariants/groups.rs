@@ -42,13 +42,13 @@ struct StaleFloor {
     at_ms: u64,
     /// The groups down at the change (the new spec's groups not yet created among them).
     down_then: BTreeSet<i32>,
-    /// When the LWS controller first wrote after the change.
-    written_ms: Option<u64>,
+    /// Whether the LWS controller has written since the change.
+    written: bool,
 }
 
 impl StaleFloor {
     fn open(&self, now_ms: u64) -> bool {
-        now_ms < self.at_ms + STALE_VIEW_MS || self.written_ms.is_none()
+        now_ms < self.at_ms + STALE_VIEW_MS || !self.written
     }
 }
 
@@ -78,7 +78,7 @@ impl GroupChecks {
                 floor: before.0.min(self.available_hw) - before.1,
                 at_ms,
                 down_then: model.down_groups().into_iter().collect(),
-                written_ms: None,
+                written: false,
             });
         }
         self.available_hw = model.counts.available;
@@ -87,17 +87,12 @@ impl GroupChecks {
     /// New trace entries: the LWS controller's first write after a floor-raising change ends
     /// the stale floor's open-ended part.
     pub fn on_trace(&mut self, entries: &[TraceEntry]) {
-        let Some(f) = self
-            .floor_before
-            .as_mut()
-            .filter(|f| f.written_ms.is_none())
-        else {
+        let Some(f) = self.floor_before.as_mut().filter(|f| !f.written) else {
             return;
         };
-        f.written_ms = entries
+        f.written = entries
             .iter()
-            .find(|e| e.actor == "lws" && e.rv != 0 && e.at_ms >= f.at_ms)
-            .map(|e| e.at_ms);
+            .any(|e| e.actor == "lws" && e.rv != 0 && e.at_ms >= f.at_ms);
     }
 
     /// A scale-down mid-rollout keeps the lowest groups, whatever their state: those it finds

@@ -510,41 +510,36 @@ impl Core {
         };
         let actor = Self::actor(req);
         let api = &mut self.runner.world.api;
-        if dry && !api.in_dry_run() {
-            api.begin_dry_run();
-            let r = api.evict(&actor, &ns, &name, &opts);
-            api.end_dry_run();
-            return match r {
-                Ok(_) => Reply::json(
-                    201,
-                    &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
-                ),
-                Err(e) => api_error(&e, &t.res, &name),
-            };
-        }
+        // The Eviction's own dry run, when the request is not a dry run already.
+        let own_dry_run = dry && !api.in_dry_run();
         let live = api
             .try_get::<k8s_openapi::api::core::v1::Pod>(&ns, &name)
             .is_some();
-        match api.evict(&actor, &ns, &name, &opts) {
-            Ok(_) => {
-                if live && !dry {
-                    // An eviction disrupts the pod, as a client's delete does.
-                    let pods = vec![ObjectRef::new(&ns, &name)];
-                    let now = self.runner.world.now_ms;
-                    self.runner
-                        .checker
-                        .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
-                }
-                let grace = opts.grace_period_seconds;
-                self.record(|r, now| r.delete(now, KindId::Pod, &ns, &name, None, grace));
-                self.settle();
-                Reply::json(
-                    201,
-                    &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
-                )
-            }
-            Err(e) => api_error(&e, &t.res, &name),
+        if own_dry_run {
+            api.begin_dry_run();
         }
+        let r = api.evict(&actor, &ns, &name, &opts);
+        if own_dry_run {
+            api.end_dry_run();
+        }
+        if let Err(e) = r {
+            return api_error(&e, &t.res, &name);
+        }
+        if live && !dry {
+            // An eviction disrupts the pod, as a client's delete does.
+            let pods = vec![ObjectRef::new(&ns, &name)];
+            let now = self.runner.world.now_ms;
+            self.runner
+                .checker
+                .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
+            let grace = opts.grace_period_seconds;
+            self.record(|r, now| r.delete(now, KindId::Pod, &ns, &name, None, grace));
+            self.settle();
+        }
+        Reply::json(
+            201,
+            &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+        )
     }
 
     /// A `?dryRun=All` request is being served (the API server holds that state).
@@ -861,20 +856,28 @@ impl Core {
         }
     }
 
+    /// The target object as stored, as JSON: what a JSON or strategic merge patch applies to.
+    fn stored_value<K: Kind>(&self, t: &Target) -> Result<Value, Reply> {
+        let name = t.name.as_deref().expect("named");
+        let ns = t.namespace.as_deref().unwrap_or_default();
+        match self.runner.world.api.get::<K>(ns, name) {
+            Ok(o) => Ok(to_value(&*o)),
+            Err(e) => Err(api_error(&e, &t.res, name)),
+        }
+    }
+
     /// `application/json-patch+json` (RFC 6902): the operations applied to the stored object
     /// (or its Scale) as JSON, and the result written as an update, through the same
     /// defaulting, admission and resourceVersion check (apiserver
     /// `pkg/endpoints/handlers/patch.go` `jsonPatcher`). Recorded as the resulting object.
     fn json_patch<K: Kind>(&mut self, t: &Target, req: &ApiRequest, actor: &str) -> Reply {
-        let name = t.name.clone().expect("named");
-        let ns = t.namespace.clone().unwrap_or_default();
         let patch = match ops::json_patch_body(&req.body) {
             Ok(p) => p,
             Err(r) => return r,
         };
-        let current = match self.runner.world.api.get::<K>(&ns, &name) {
-            Ok(o) => to_value(&*o),
-            Err(e) => return api_error(&e, &t.res, &name),
+        let current = match self.stored_value::<K>(t) {
+            Ok(v) => v,
+            Err(r) => return r,
         };
         let scale = t.sub.as_deref() == Some("scale");
         let mut doc = if scale {
@@ -900,11 +903,9 @@ impl Core {
         actor: &str,
         strict: bool,
     ) -> Reply {
-        let name = t.name.clone().expect("named");
-        let ns = t.namespace.clone().unwrap_or_default();
-        let mut doc = match self.runner.world.api.get::<K>(&ns, &name) {
-            Ok(o) => to_value(&*o),
-            Err(e) => return api_error(&e, &t.res, &name),
+        let mut doc = match self.stored_value::<K>(t) {
+            Ok(v) => v,
+            Err(r) => return r,
         };
         if let Err(m) = super::strategic::apply_to(K::ID, &mut doc, patch) {
             return bad_request(m);
