@@ -446,6 +446,64 @@ fn scale_status_and_server_side_apply_over_http() {
 }
 
 #[test]
+fn server_side_apply_owns_only_the_fields_the_intent_sets() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let lws = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/vllm";
+    let apply = |manager: &str, body: &str| {
+        s.http(
+            "PATCH",
+            &format!("{lws}?fieldManager={manager}"),
+            "application/apply-patch+yaml",
+            body,
+        )
+    };
+    // A whole object from one manager, without a startupPolicy.
+    let whole = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm"},"spec":{"replicas":4,"leaderWorkerTemplate":{"size":3,"workerTemplate":{"spec":{"containers":[{"name":"vllm-worker","image":"vllm/vllm-openai:v0.6.0"}]}}}}}"#;
+    let (code, body) = apply("owner", whole);
+    assert_eq!(code, 200, "{body}");
+    // A second manager sets only a label: a partial intent, no spec.
+    let label = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm","labels":{"team":"b"}}}"#;
+    let (code, body) = apply("labeller", label);
+    assert_eq!(code, 200, "{body}");
+    assert!(
+        body.contains("\"team\":\"b\"") && body.contains("\"replicas\":4"),
+        "{body}"
+    );
+    // The first manager never set startupPolicy, so a third may, without force.
+    let policy = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm"},"spec":{"startupPolicy":"LeaderReady"}}"#;
+    let (code, body) = apply("starter", policy);
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"startupPolicy\":\"LeaderReady\""), "{body}");
+    // The first manager does own replicas: a different value from another manager conflicts.
+    let scale = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm"},"spec":{"replicas":2}}"#;
+    let (code, body) = apply("scaler", scale);
+    assert_eq!(code, 409, "{body}");
+    assert!(
+        body.contains("spec.replicas") || body.contains(".spec.replicas"),
+        "{body}"
+    );
+    // The labeller drops its label by applying an intent without it: the field is released.
+    let bare = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm"}}"#;
+    let (code, body) = apply("labeller", bare);
+    assert_eq!(code, 200, "{body}");
+    assert!(!body.contains("\"team\""), "{body}");
+    // An unknown field in a partial intent is still refused, and a partial intent for an
+    // object that does not exist cannot create it.
+    let unknown = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm"},"spec":{"replicaz":2}}"#;
+    let (code, body) = apply("typo", unknown);
+    assert_eq!(code, 400, "{body}");
+    let other = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/new";
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{other}?fieldManager=me"),
+        "application/apply-patch+yaml",
+        r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"new"}}"#,
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(s.http("GET", other, "", "").0 == 404);
+}
+
+#[test]
 fn a_non_loopback_address_is_refused() {
     let out = Command::new(BIN)
         .args(["serve", "scenarios/rollout.yaml", "--addr", "0.0.0.0:0"])

@@ -723,35 +723,84 @@ impl ApiServer {
         }
         let mut intent_value = serde_json::to_value(intent).expect("objects serialize");
         strip_empty(&mut intent_value);
-        let paths = patch::leaf_paths(&intent_value);
-        let Some(old) = K::store(self).objects.get(&key).cloned() else {
-            let mut obj = intent.clone();
+        let (result, managers) =
+            self.apply_fields(manager, &key, &intent_value, force, || Ok(intent.clone()))?;
+        self.record_apply(key, manager, intent, force, &result, managers);
+        Ok(result)
+    }
+
+    /// Server-side apply of an intent as the client sent it (`serve`): the manager owns the
+    /// fields the intent sets, and only those, so a partial intent (a label, or only
+    /// `spec.replicas`) applies as on a real API server, and the defaults a typed intent would
+    /// carry (an empty `startupPolicy`) are not claimed. A missing object is created from the
+    /// intent, which must then decode as a whole object.
+    pub fn apply_value<K: Kind>(
+        &mut self,
+        manager: &str,
+        key: Key,
+        mut intent: Value,
+        force: bool,
+    ) -> ApiResult<Shared<K>> {
+        if let Some(e) = self.take_injected(manager, "apply", K::ID) {
+            return self.fail(manager, "apply", K::ID, &key, e);
+        }
+        strip_empty(&mut intent);
+        let decode = || {
+            serde_json::from_value::<K>(intent.clone()).map_err(|e| {
+                ApiError::new(
+                    Reason::Invalid,
+                    format!("the applied object does not decode: {e}"),
+                )
+            })
+        };
+        let (result, managers) = self.apply_fields(manager, &key, &intent, force, decode)?;
+        if self.dry_run.is_none() {
+            let store = K::store_mut(self);
+            store.managed.insert(key.clone(), managers);
+            // The typed shortcut (`reapplied`) compares typed intents: none to compare now.
+            store.last_applied.remove(&key);
+        }
+        Ok(result)
+    }
+
+    /// The field-ownership part of server-side apply, shared by `apply` and `apply_value`:
+    /// creates the object from `fresh` when missing, else checks conflicts (`force` takes the
+    /// fields over), releases the fields the manager no longer sets and overlays the intent.
+    /// Returns the written object and every manager's fields after the write.
+    fn apply_fields<K: Kind>(
+        &mut self,
+        manager: &str,
+        key: &Key,
+        intent_value: &Value,
+        force: bool,
+        fresh: impl FnOnce() -> ApiResult<K>,
+    ) -> ApiResult<(Shared<K>, BTreeMap<String, BTreeSet<FieldPath>>)> {
+        let paths = patch::leaf_paths(intent_value);
+        let Some(old) = K::store(self).objects.get(key).cloned() else {
+            let mut obj = match fresh() {
+                Ok(o) => o,
+                Err(e) => return self.fail(manager, "apply", K::ID, key, e),
+            };
             obj.clear_status();
             let created = self.create(manager, obj)?;
-            let mut managers = K::store(self)
-                .managed
-                .get(&key)
-                .cloned()
-                .unwrap_or_default();
+            let mut managers = K::store(self).managed.get(key).cloned().unwrap_or_default();
             managers.insert(manager.to_string(), paths);
-            self.record_apply(key, manager, intent, force, &created, managers);
-            return Ok(created);
+            return Ok((created, managers));
         };
-        if let Some(rv) = intent.meta().resource_version.as_deref() {
+        let rv = intent_value
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str);
+        if let Some(rv) = rv {
             if !rv.is_empty() && Some(rv) != old.meta().resource_version.as_deref() {
-                return self.fail(manager, "apply", K::ID, &key, conflict(K::ID, &key.1));
+                return self.fail(manager, "apply", K::ID, key, conflict(K::ID, &key.1));
             }
         }
         let mut current = serde_json::to_value(&*old).expect("stored objects serialize");
-        let mut managers = K::store(self)
-            .managed
-            .get(&key)
-            .cloned()
-            .unwrap_or_default();
+        let mut managers = K::store(self).managed.get(key).cloned().unwrap_or_default();
         let conflicts = take_fields(
             &mut managers,
             &current,
-            &intent_value,
+            intent_value,
             &paths,
             manager,
             force,
@@ -763,10 +812,10 @@ impl ApiServer {
                 conflicts.join(", ")
             );
             let e = ApiError::new(Reason::Conflict, msg);
-            return self.fail(manager, "apply", K::ID, &key, e);
+            return self.fail(manager, "apply", K::ID, key, e);
         }
         release_fields(&managers, &mut current, &paths, manager);
-        patch::overlay(&mut current, &intent_value);
+        patch::overlay(&mut current, intent_value);
         managers.insert(manager.to_string(), paths);
         let mut new: K = match serde_json::from_value(current) {
             Ok(n) => n,
@@ -775,13 +824,12 @@ impl ApiServer {
                     Reason::Invalid,
                     format!("applied object does not decode: {e}"),
                 );
-                return self.fail(manager, "apply", K::ID, &key, e);
+                return self.fail(manager, "apply", K::ID, key, e);
             }
         };
         new.copy_status(&old);
         let result = self.write_existing(manager, "apply", old, new)?;
-        self.record_apply(key, manager, intent, force, &result, managers);
-        Ok(result)
+        Ok((result, managers))
     }
 
     /// The same intent from the same manager onto an object nobody touched since: the stored

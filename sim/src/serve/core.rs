@@ -921,15 +921,32 @@ impl Core {
             None => return failure(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"),
         };
         let strict = ops::strict(&req.query);
-        let intent: K = match ops::decode(v, &t.res, t.namespace.as_deref(), strict) {
-            Ok(o) => o,
+        let intent = match ops::prepare::<K>(v, &t.res, t.namespace.as_deref()) {
+            Ok(v) => v,
             Err(r) => return r,
         };
-        if intent.meta().name.as_deref() != Some(name.as_str()) {
+        if intent.pointer("/metadata/name").and_then(Value::as_str) != Some(name.as_str()) {
             return bad_request("the name of the object does not match the name on the URL");
         }
+        // The intent may be partial (only the fields its manager owns): it is checked as the
+        // object it makes, laid over the stored one.
+        let ns = t.namespace.clone().unwrap_or_default();
+        let mut whole = match self.runner.world.api.get::<K>(&ns, &name) {
+            Ok(o) => to_value(&*o),
+            Err(_) => json!({}),
+        };
+        crate::api::patch::overlay(&mut whole, &intent);
+        if let Err(r) = ops::decode::<K>(whole, &t.res, t.namespace.as_deref(), strict) {
+            return r;
+        }
         let force = req.query.get("force").is_some_and(|f| f == "true");
-        match self.runner.world.api.apply(&manager, &intent, force) {
+        let key = (ns, name.clone());
+        match self
+            .runner
+            .world
+            .api
+            .apply_value::<K>(&manager, key, intent, force)
+        {
             Ok(o) => {
                 let v = to_value(&*o);
                 self.record(|r, now| r.object(now, "apply", K::ID, &v));

@@ -165,12 +165,28 @@ fn dropped_field(input: &Value, decoded: &Value, path: &str) -> Option<String> {
 
 /// The body as a `K` for the request's namespace (filled in when absent, 400 when different);
 /// with `strict`, a field the type does not know is a 400, as `fieldValidation=Strict` answers.
-pub fn decode<K: Kind>(
-    mut v: Value,
-    r: &Resource,
-    ns: Option<&str>,
-    strict: bool,
-) -> Result<K, Reply> {
+pub fn decode<K: Kind>(v: Value, r: &Resource, ns: Option<&str>, strict: bool) -> Result<K, Reply> {
+    let v = prepare::<K>(v, r, ns)?;
+    // A LeaderWorkerSet's type refuses unknown fields whatever is asked (the CRD's schema is
+    // strict here), and its serialization leaves out empty defaults: compare built-in kinds
+    // only, whose k8s-openapi types serialize every field they decoded.
+    let input = (strict && K::ID != KindId::LeaderWorkerSet).then(|| v.clone());
+    let obj: K = serde_json::from_value(v)
+        .map_err(|e| bad_request(format!("error decoding the object: {e}")))?;
+    if let Some(input) = input {
+        let decoded = to_value(&obj);
+        if let Some(f) = dropped_field(&input, &decoded, "") {
+            return Err(bad_request(format!(
+                "strict decoding error: unknown field \"{f}\""
+            )));
+        }
+    }
+    Ok(obj)
+}
+
+/// The body's checks that need no type: a JSON object whose `kind` and `apiVersion`, when
+/// given, are the resource's, with the request's namespace filled in (400 when different).
+pub fn prepare<K: Kind>(mut v: Value, r: &Resource, ns: Option<&str>) -> Result<Value, Reply> {
     if !v.is_object() {
         return Err(bad_request("the request body is not a JSON object"));
     }
@@ -206,21 +222,7 @@ pub fn decode<K: Kind>(
             _ => {}
         }
     }
-    // A LeaderWorkerSet's type refuses unknown fields whatever is asked (the CRD's schema is
-    // strict here), and its serialization leaves out empty defaults: compare built-in kinds
-    // only, whose k8s-openapi types serialize every field they decoded.
-    let input = (strict && K::ID != KindId::LeaderWorkerSet).then(|| v.clone());
-    let obj: K = serde_json::from_value(v)
-        .map_err(|e| bad_request(format!("error decoding the object: {e}")))?;
-    if let Some(input) = input {
-        let decoded = to_value(&obj);
-        if let Some(f) = dropped_field(&input, &decoded, "") {
-            return Err(bad_request(format!(
-                "strict decoding error: unknown field \"{f}\""
-            )));
-        }
-    }
-    Ok(obj)
+    Ok(v)
 }
 
 pub fn list<K: Kind>(
