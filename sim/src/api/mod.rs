@@ -216,6 +216,8 @@ pub enum Operation {
     Update,
 }
 
+/// Each field manager's fields of one object (server-side apply).
+type Managers = BTreeMap<String, BTreeSet<FieldPath>>;
 type MutateFn<K> = Box<dyn Fn(&mut K, Operation) -> Result<(), String>>;
 type ValidateFn<K> = Box<dyn Fn(&K, Option<&K>) -> Result<(), String>>;
 
@@ -248,7 +250,7 @@ struct LastApply<K> {
 pub struct Store<K> {
     objects: BTreeMap<Key, Shared<K>>,
     log: WatchLog<WatchEvent<K>>,
-    managed: BTreeMap<Key, BTreeMap<String, BTreeSet<FieldPath>>>,
+    managed: BTreeMap<Key, Managers>,
     /// The last configuration each object was applied with. Re-applying it to an untouched
     /// object is a no-op, recognised without the JSON round trip (the result is the same; only
     /// our cost differs).
@@ -774,7 +776,7 @@ impl ApiServer {
         intent_value: &Value,
         force: bool,
         fresh: impl FnOnce() -> ApiResult<K>,
-    ) -> ApiResult<(Shared<K>, BTreeMap<String, BTreeSet<FieldPath>>)> {
+    ) -> ApiResult<(Shared<K>, Managers)> {
         let paths = patch::leaf_paths(intent_value);
         let Some(old) = K::store(self).objects.get(key).cloned() else {
             let mut obj = match fresh() {
@@ -875,7 +877,7 @@ impl ApiServer {
         intent: &K,
         force: bool,
         result: &Shared<K>,
-        managers: BTreeMap<String, BTreeSet<FieldPath>>,
+        managers: Managers,
     ) {
         if self.dry_run.is_some() {
             return;
@@ -1291,7 +1293,7 @@ fn pod_grace_seconds<K: Kind>(obj: &K, opts: &DeleteOptions) -> i64 {
 /// SSA's conflict check: each path the intent changes that another manager owns is a conflict,
 /// or with `force` moves to this manager (the others lose it). Returns the conflicts.
 fn take_fields(
-    managers: &mut BTreeMap<String, BTreeSet<FieldPath>>,
+    managers: &mut Managers,
     current: &Value,
     intent: &Value,
     paths: &BTreeSet<FieldPath>,
@@ -1320,7 +1322,7 @@ fn take_fields(
 /// Fields this manager applied before but not now are removed, unless another manager owns
 /// them too.
 fn release_fields(
-    managers: &BTreeMap<String, BTreeSet<FieldPath>>,
+    managers: &Managers,
     current: &mut Value,
     paths: &BTreeSet<FieldPath>,
     manager: &str,
