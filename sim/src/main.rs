@@ -75,6 +75,7 @@ fn profiles_and_flags() -> String {
 #[derive(Parser)]
 #[command(
     name = "lws-sim",
+    version,
     about = "lws-sim: deterministic simulation of the LeaderWorkerSet controller",
     override_usage = USAGE,
     subcommand_required = true,

@@ -178,6 +178,15 @@ fn help_anywhere_prints_the_usage_and_exits_0() {
 }
 
 #[test]
+fn version_prints_the_package_version_and_exits_0() {
+    for flag in ["--version", "-V"] {
+        let (code, out, _) = run(&[flag]);
+        assert_eq!(code, 0, "{flag}");
+        assert_eq!(out.trim(), format!("lws-sim {}", env!("CARGO_PKG_VERSION")));
+    }
+}
+
+#[test]
 fn usage_errors_exit_2_with_a_suggestion() {
     let (code, _, err) = run(&["chek", "x"]);
     assert_eq!(code, 2);
