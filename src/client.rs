@@ -55,6 +55,8 @@ pub enum Reason {
     AlreadyExists,
     Conflict,
     Invalid,
+    /// 403: an admission webhook refused the write (controller-runtime's `admission.Denied`).
+    Forbidden,
     TooManyRequests,
     InternalError,
     /// 503: the API server is unavailable (restarting, overloaded).

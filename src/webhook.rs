@@ -159,6 +159,16 @@ pub fn validate_lws(
     flags: &Flags,
 ) -> Result<(), String> {
     validate_schema(lws, flags)?;
+    validate_webhook(lws, old, flags)
+}
+
+/// The validating webhook alone, `generalValidate` plus the update-only checks: what the API
+/// server asks once the schema passed.
+pub fn validate_webhook(
+    lws: &LeaderWorkerSet,
+    old: Option<&LeaderWorkerSet>,
+    flags: &Flags,
+) -> Result<(), String> {
     let replicas = lws.replicas();
     let size = lws.size();
     if replicas < 0 {

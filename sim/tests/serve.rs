@@ -344,7 +344,8 @@ fn bad_requests_get_a_status() {
     let bad = r#"{"spec":{"leaderWorkerTemplate":{"size":0}}}"#;
     let r = s.http("PATCH", lws, "application/merge-patch+json", bad);
     assert!(r.1.contains("admission webhook"), "{}", r.1);
-    status(422, "Invalid", r);
+    // An LWS webhook refusal: 403, as controller-runtime's Denied.
+    status(403, "Forbidden", r);
     let stale = r#"{"metadata":{"resourceVersion":"1"},"spec":{"replicas":2}}"#;
     status(
         409,
@@ -683,7 +684,7 @@ fn json_patch_is_applied_to_the_stored_object_and_written_as_an_update() {
     // The result goes through the admission webhooks like any update.
     let bad = r#"[{"op":"replace","path":"/spec/leaderWorkerTemplate/size","value":0}]"#;
     let (code, body) = s.http("PATCH", lws, ct, bad);
-    assert_eq!(code, 422, "{body}");
+    assert_eq!(code, 403, "{body}");
     assert!(body.contains("admission webhook"), "{body}");
     // On /scale, the operations apply to the Scale object.
     let scale = r#"[{"op":"replace","path":"/spec/replicas","value":3}]"#;
@@ -739,7 +740,7 @@ fn dry_run_answers_like_the_write_and_changes_nothing() {
         r#"{"spec":{"leaderWorkerTemplate":{"size":0}}}"#,
         "--dry-run=server",
     ]);
-    assert!(!ok && text.contains("is invalid"), "{text}");
+    assert!(!ok && text.contains("denied the request"), "{text}");
     let pod_state = |s: &Server| {
         let path = "{.metadata.resourceVersion} {.metadata.deletionTimestamp}";
         s.jsonpath("pod", "vllm-1-1", path)
@@ -866,11 +867,25 @@ fn kubectl_prints_why_a_write_is_invalid() {
         r#"{"spec":{"rolloutStrategy":{"rollingUpdateConfiguration":{"maxUnavailable":"200%"}}}}"#,
     ]);
     assert!(!ok, "{text}");
-    assert!(text.contains("is invalid"), "{text}");
     assert!(
-        text.contains("admission webhook"),
-        "the reason is shown: {text}"
+        text.contains("Error from server (Forbidden): admission webhook \"vleaderworkerset.kb.io\" denied the request: spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable"),
+        "the webhook's refusal and its reason are shown: {text}"
     );
+    // The CRD schema's own check is the API server's 422, with its cause.
+    let (ok, text) = s.kubectl(&[
+        "patch",
+        "lws",
+        "vllm",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"startupPolicy":"Sometimes"}}"#,
+    ]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("is invalid") && text.contains("spec.startupPolicy: Unsupported value"),
+        "{text}"
+    );
+    assert!(!text.contains("admission webhook"), "{text}");
 }
 
 #[test]

@@ -152,15 +152,35 @@ fn validate_schema(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
 /// The admission of a create (`old` None) or update: schema, `generalValidate`, and on update
 /// `ValidateUpdate`'s subgroup and subdomain rules. Errors are joined as an aggregate.
 pub fn validate_lws(lws: &LeaderWorkerSet, old: Option<&LeaderWorkerSet>) -> Result<(), String> {
+    // The API server validates against the schema before it calls validating webhooks.
+    check_schema(lws)?;
+    validate_webhook(lws, old)
+}
+
+/// The CRD schema's enums and bounds alone: what the API server refuses itself (422), before
+/// any validating webhook is called.
+pub fn check_schema(lws: &LeaderWorkerSet) -> Result<(), String> {
     let mut errs = Vec::new();
     validate_schema(lws, &mut errs);
-    // The API server validates against the schema before it calls validating webhooks.
-    if errs.is_empty() {
-        general_validate(lws, &mut errs);
-        if let Some(old) = old {
-            validate_update(old, lws, &mut errs);
-        }
+    aggregate(errs)
+}
+
+/// The validating webhook alone (`ValidateCreate` / `ValidateUpdate`, lwswh v0.10.0:92-115):
+/// `generalValidate`, and on update the subgroup and subdomain rules.
+pub fn validate_webhook(
+    lws: &LeaderWorkerSet,
+    old: Option<&LeaderWorkerSet>,
+) -> Result<(), String> {
+    let mut errs = Vec::new();
+    general_validate(lws, &mut errs);
+    if let Some(old) = old {
+        validate_update(old, lws, &mut errs);
     }
+    aggregate(errs)
+}
+
+/// `field.ErrorList.ToAggregate()`'s text: one error as is, several in brackets.
+fn aggregate(mut errs: Vec<String>) -> Result<(), String> {
     match errs.len() {
         0 => Ok(()),
         1 => Err(errs.remove(0)),

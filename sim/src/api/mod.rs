@@ -54,6 +54,7 @@ impl ApiError {
             Reason::NotFound => 404,
             Reason::AlreadyExists | Reason::Conflict => 409,
             Reason::Invalid => 422,
+            Reason::Forbidden => 403,
             Reason::TooManyRequests => 429,
             Reason::InternalError => 500,
             Reason::ServiceUnavailable => 503,
@@ -218,12 +219,35 @@ pub enum Operation {
 
 /// Each field manager's fields of one object (server-side apply).
 type Managers = BTreeMap<String, BTreeSet<FieldPath>>;
-type MutateFn<K> = Box<dyn Fn(&mut K, Operation) -> Result<(), String>>;
-type ValidateFn<K> = Box<dyn Fn(&K, Option<&K>) -> Result<(), String>>;
+type MutateFn<K> = Box<dyn Fn(&mut K, Operation) -> Result<(), Rejection>>;
+type ValidateFn<K> = Box<dyn Fn(&K, Option<&K>) -> Result<(), Rejection>>;
+type SchemaFn<K> = Box<dyn Fn(&K) -> Result<(), String>>;
+
+/// Why an admission webhook refused a write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// The webhook answered no: a plain error from a controller-runtime webhook becomes
+    /// `admission.Denied`, code 403 (controller-runtime v0.24.1
+    /// pkg/webhook/admission/validator_custom.go, response.go `ValidationResponse`), and the
+    /// API server prefixes its message (apiserver `webhook/errors.ToStatusErr`).
+    Denied(String),
+    /// The webhook could not be called and its `failurePolicy` is `Fail`: 500 InternalError,
+    /// "failed calling webhook" (apiserver `webhook/errors.ErrCallingWebhook`).
+    Unreachable(String),
+}
+
+impl From<String> for Rejection {
+    fn from(message: String) -> Rejection {
+        Rejection::Denied(message)
+    }
+}
 
 /// Admission webhooks registered for one kind, run mutating-first like the real chain.
 pub struct Hooks<K> {
     mutating: Vec<(String, MutateFn<K>)>,
+    /// The resource's own validation (a CRD's OpenAPI schema): 422, before any validating
+    /// webhook is called.
+    schema: Vec<SchemaFn<K>>,
     validating: Vec<(String, ValidateFn<K>)>,
 }
 
@@ -231,6 +255,7 @@ impl<K> Default for Hooks<K> {
     fn default() -> Self {
         Hooks {
             mutating: Vec::new(),
+            schema: Vec::new(),
             validating: Vec::new(),
         }
     }
@@ -445,7 +470,7 @@ impl ApiServer {
     pub fn add_mutating_hook<K: Kind>(
         &mut self,
         name: &str,
-        f: impl Fn(&mut K, Operation) -> Result<(), String> + 'static,
+        f: impl Fn(&mut K, Operation) -> Result<(), Rejection> + 'static,
     ) {
         K::store_mut(self)
             .hooks
@@ -453,10 +478,17 @@ impl ApiServer {
             .push((name.to_string(), Box::new(f)));
     }
 
+    /// A check of the resource's schema (a CRD's `openAPIV3Schema` enums and bounds): its
+    /// errors are the API server's own 422, after the mutating webhooks and before the
+    /// validating ones.
+    pub fn add_schema_check<K: Kind>(&mut self, f: impl Fn(&K) -> Result<(), String> + 'static) {
+        K::store_mut(self).hooks.schema.push(Box::new(f));
+    }
+
     pub fn add_validating_hook<K: Kind>(
         &mut self,
         name: &str,
-        f: impl Fn(&K, Option<&K>) -> Result<(), String> + 'static,
+        f: impl Fn(&K, Option<&K>) -> Result<(), Rejection> + 'static,
     ) {
         K::store_mut(self)
             .hooks
@@ -1111,11 +1143,14 @@ impl ApiServer {
     fn admit<K: Kind>(&mut self, obj: &mut K, old: Option<&K>, op: Operation) -> ApiResult<()> {
         let store = K::store(self);
         for (name, hook) in &store.hooks.mutating {
-            hook(obj, op).map_err(|m| admission_denied(name, &m))?;
+            hook(obj, op).map_err(|r| admission_denied(name, r))?;
         }
         defaults::validate(obj, old, self.gates).map_err(|m| ApiError::new(Reason::Invalid, m))?;
+        for check in &store.hooks.schema {
+            check(obj).map_err(|m| ApiError::new(Reason::Invalid, m))?;
+        }
         for (name, hook) in &store.hooks.validating {
-            hook(obj, old).map_err(|m| admission_denied(name, &m))?;
+            hook(obj, old).map_err(|r| admission_denied(name, r))?;
         }
         Ok(())
     }
@@ -1363,11 +1398,17 @@ fn conflict(kind: KindId, name: &str) -> ApiError {
     ApiError::new(Reason::Conflict, msg)
 }
 
-fn admission_denied(hook: &str, msg: &str) -> ApiError {
-    ApiError::new(
-        Reason::Invalid,
-        format!("admission webhook {hook:?} denied the request: {msg}"),
-    )
+fn admission_denied(hook: &str, r: Rejection) -> ApiError {
+    match r {
+        Rejection::Denied(msg) => ApiError::new(
+            Reason::Forbidden,
+            format!("admission webhook {hook:?} denied the request: {msg}"),
+        ),
+        Rejection::Unreachable(msg) => ApiError::new(
+            Reason::InternalError,
+            format!("Internal error occurred: failed calling webhook {hook:?}: {msg}"),
+        ),
+    }
 }
 
 /// Set a pod condition, stamping `lastTransitionTime` only when the status flips.

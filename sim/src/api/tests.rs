@@ -464,7 +464,7 @@ fn admission_runs_mutating_before_validating_and_rejects_with_422() {
         if l.spec.replicas == Some(1) {
             Ok(())
         } else {
-            Err("replicas must be 1".into())
+            Err(Rejection::Denied("replicas must be 1".into()))
         }
     });
     let created = a.create("t", lws("a")).unwrap();
@@ -476,8 +476,43 @@ fn admission_runs_mutating_before_validating_and_rejects_with_422() {
     let mut bad = lws("b");
     bad.spec.replicas = Some(5);
     let e = a.create("t", bad).unwrap_err();
-    assert_eq!(e.code, 422);
-    assert!(e.message.contains("replicas must be 1"));
+    assert_eq!((e.code, e.reason), (403, Reason::Forbidden));
+    assert!(e
+        .message
+        .contains("admission webhook \"validate\" denied the request: replicas must be 1"));
+}
+
+#[test]
+fn the_schema_refuses_before_webhooks_and_an_unreachable_webhook_is_a_500() {
+    let mut a = ApiServer::new(1, FeatureGates::for_minor(29));
+    a.add_schema_check::<LeaderWorkerSet>(|l| match l.spec.replicas {
+        Some(r) if r > 3 => Err(format!("spec.replicas: Invalid value: {r}")),
+        _ => Ok(()),
+    });
+    a.add_validating_hook::<LeaderWorkerSet>("validate", |l, _| match l.spec.replicas {
+        Some(2) => Err(Rejection::Unreachable("connect: connection refused".into())),
+        Some(r) if r > 1 => Err(format!("replicas {r}").into()),
+        _ => Ok(()),
+    });
+    let with = |name: &str, r: i32| {
+        let mut l = lws(name);
+        l.spec.replicas = Some(r);
+        l
+    };
+    // The schema answers first (422), whatever the webhook would say.
+    let e = a.create("t", with("a", 5)).unwrap_err();
+    assert_eq!((e.code, e.reason), (422, Reason::Invalid));
+    assert!(!e.message.contains("admission webhook"), "{e}");
+    let e = a.create("t", with("b", 2)).unwrap_err();
+    assert_eq!((e.code, e.reason), (500, Reason::InternalError));
+    assert!(
+        e.message
+            .starts_with("Internal error occurred: failed calling webhook \"validate\""),
+        "{e}"
+    );
+    let e = a.create("t", with("c", 3)).unwrap_err();
+    assert_eq!(e.code, 403, "{e}");
+    assert!(a.create("t", with("d", 1)).is_ok());
 }
 
 #[test]

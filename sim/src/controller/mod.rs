@@ -27,7 +27,8 @@ use lws::k8s;
 use lws::profile::{Flags, Profile, Release};
 
 use crate::api::{
-    self, ApiError, ApiServer, DeleteOptions, Deleted, Key, Kind, KindId, Operation, Shared,
+    self, ApiError, ApiServer, DeleteOptions, Deleted, Key, Kind, KindId, Operation, Rejection,
+    Shared,
 };
 use crate::informer::{Delta, Informer};
 use crate::queue::WorkQueue;
@@ -84,10 +85,12 @@ pub fn register_webhooks(api: &mut ApiServer, profile: &Profile, serving: Rc<Cel
         lws::webhook::default_lws(l, &f);
         Ok(())
     });
+    let f = flags.clone();
+    api.add_schema_check::<LeaderWorkerSet>(move |l| lws::webhook::validate_schema(l, &f));
     let (f, s) = (flags.clone(), serving.clone());
     api.add_validating_hook::<LeaderWorkerSet>("vleaderworkerset.kb.io", move |l, old| {
         webhook_down(&s)?;
-        lws::webhook::validate_lws(l, old, &f)
+        Ok(lws::webhook::validate_webhook(l, old, &f)?)
     });
     let (f, s) = (flags.clone(), serving.clone());
     api.add_mutating_hook::<Pod>("mpod.kb.io", move |p, op| {
@@ -97,7 +100,7 @@ pub fn register_webhooks(api: &mut ApiServer, profile: &Profile, serving: Rc<Cel
         }
         webhook_down(&s)?;
         let _ = op == Operation::Create; // CREATE and UPDATE in V3/FX; every step is idempotent.
-        lws::webhook::default_pod(p, &f)
+        Ok(lws::webhook::default_pod(p, &f)?)
     });
     register_pod_validator(api, serving);
 }
@@ -117,11 +120,13 @@ fn register_pod_validator(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
     });
 }
 
-fn webhook_down(s: &Rc<Cell<bool>>) -> Result<(), String> {
+fn webhook_down(s: &Rc<Cell<bool>>) -> Result<(), Rejection> {
     if s.get() {
         Ok(())
     } else {
-        Err("failed calling webhook: connect: connection refused".into())
+        Err(Rejection::Unreachable(
+            "failed to call webhook: connect: connection refused".into(),
+        ))
     }
 }
 
@@ -134,10 +139,11 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
         webhook::default_lws(l);
         Ok(())
     });
+    api.add_schema_check::<LeaderWorkerSet>(webhook::check_schema);
     let s = serving.clone();
     api.add_validating_hook::<LeaderWorkerSet>("vleaderworkerset.kb.io", move |l, old| {
         webhook_down(&s)?;
-        webhook::validate_lws(l, old)
+        Ok(webhook::validate_webhook(l, old)?)
     });
     let s = serving.clone();
     api.add_mutating_hook::<Pod>("mpod.kb.io", move |p, op| {
@@ -145,7 +151,7 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
             return Ok(());
         }
         webhook_down(&s)?;
-        webhook::default_pod(p)
+        Ok(webhook::default_pod(p)?)
     });
     register_pod_validator(api, serving);
 }

@@ -226,6 +226,6 @@ pub fn install_limits(api: &mut crate::api::ApiServer) {
     api.add_validating_hook::<lws::api::LeaderWorkerSet>(LIMITS_HOOK, |l, _| {
         let replicas = l.spec.replicas.unwrap_or(1);
         let size = l.spec.leader_worker_template.size.unwrap_or(1);
-        check_lws_counts(i64::from(replicas), i64::from(size)).map_err(|(_, m)| m)
+        check_lws_counts(i64::from(replicas), i64::from(size)).map_err(|(_, m)| m.into())
     });
 }

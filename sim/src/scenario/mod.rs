@@ -451,20 +451,22 @@ pub struct Runner {
 
 /// An `expectError`: the code and message substring a write must be rejected with.
 struct ExpectedError {
-    code: u16,
+    code: Option<u16>,
     message: String,
+    /// The write was refused (as expected or not, which `kubectl_result` reports).
     met: bool,
 }
 
 impl ExpectedError {
     fn matches(&self, e: &crate::api::ApiError) -> bool {
-        e.code == self.code && e.to_string().contains(&self.message)
+        self.code.is_none_or(|c| c == e.code) && e.to_string().contains(&self.message)
     }
 
     fn text(&self) -> String {
+        let code = self.code.map_or("an error".to_string(), |c| c.to_string());
         match self.message.is_empty() {
-            true => format!("{}", self.code),
-            false => format!("{} containing {:?}", self.code, self.message),
+            true => code,
+            false => format!("{code} containing {:?}", self.message),
         }
     }
 }
@@ -709,7 +711,7 @@ impl Runner {
     }
 
     /// A write with `expectError`: run it; success is a `check` violation naming the step.
-    fn rejected(&mut self, step: &Step, code: u16, message: &str) -> Result<(), Halt> {
+    fn rejected(&mut self, step: &Step, code: Option<u16>, message: &str) -> Result<(), Halt> {
         self.expecting = Some(ExpectedError {
             code,
             message: message.to_string(),
@@ -841,7 +843,9 @@ impl Runner {
             return Ok(());
         }
         let mut message = format!("{what}: {e}");
-        if let Some(x) = &self.expecting {
+        if let Some(x) = self.expecting.as_mut() {
+            // Refused, if not as expected: reported here, not again as a success.
+            x.met = true;
             message.push_str(&format!(" (expected a rejection with {})", x.text()));
         }
         let message = match &self.step_at {

@@ -329,11 +329,11 @@ pub enum Step {
     },
     /// A fault the world injects on its own (`fault.rs`).
     Fault(ClusterFault),
-    /// A write (`apply`, `patch`, `scale`) that must be rejected with `code` and a message
-    /// containing `message`.
+    /// A write (`apply`, `patch`, `scale`) that must be rejected with `code` (any error
+    /// status when absent) and a message containing `message`.
     Rejected {
         step: Box<Step>,
-        code: u16,
+        code: Option<u16>,
         message: String,
     },
 }
