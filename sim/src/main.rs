@@ -526,10 +526,6 @@ fn cmd_run(a: RunArgs) -> ExitCode {
     if a.scenarios.len() > 1 && outputs.iter().any(|o| o.is_some()) {
         return usage_error("--trace, --timeline and --perfetto take one scenario");
     }
-    let mut out = match Outputs::open(&a) {
-        Ok(o) => o,
-        Err(m) => return input_error(m),
-    };
     let mut scenarios = Vec::new();
     for p in &a.scenarios {
         match Scenario::load(p) {
@@ -537,6 +533,19 @@ fn cmd_run(a: RunArgs) -> ExitCode {
             Err(e) => return input_error(e),
         }
     }
+    // Outputs are created (truncated) only once no input is among them.
+    let outs = [
+        ("--trace", &a.trace),
+        ("--timeline", &a.timeline),
+        ("--perfetto", &a.perfetto),
+    ];
+    if let Err(m) = distinct_outputs(&outs, &scenarios) {
+        return input_error(m);
+    }
+    let mut out = match Outputs::open(&a) {
+        Ok(o) => o,
+        Err(m) => return input_error(m),
+    };
     let pb = progress(
         scenarios.len() as u64,
         !a.json && scenarios.len() > 1,
@@ -553,6 +562,66 @@ fn cmd_run(a: RunArgs) -> ExitCode {
     }
     pb.finish_and_clear();
     ExitCode::from(u8::from(any_violation))
+}
+
+/// The files a loaded scenario was read from: itself and its manifests.
+fn inputs_of(s: &Scenario) -> Vec<PathBuf> {
+    let dir = s
+        .path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut v = vec![s.path.clone()];
+    v.extend(s.manifests.iter().map(|(name, _)| dir.join(name)));
+    v
+}
+
+/// A path as compared with others: canonical when it exists, else its canonical directory
+/// joined with its name (an output not written yet).
+fn identity(p: &Path) -> PathBuf {
+    if let Ok(c) = p.canonicalize() {
+        return c;
+    }
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match (dir.canonicalize(), p.file_name()) {
+        (Ok(d), Some(name)) => d.join(name),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// No output file may be an input of the run or another output: each would be truncated.
+fn distinct_outputs(
+    outs: &[(&str, &Option<PathBuf>)],
+    scenarios: &[Scenario],
+) -> Result<(), String> {
+    let inputs: Vec<(PathBuf, PathBuf)> = scenarios
+        .iter()
+        .flat_map(inputs_of)
+        .map(|p| (identity(&p), p))
+        .collect();
+    let mut seen: Vec<(&str, PathBuf)> = Vec::new();
+    for &(flag, path) in outs {
+        let Some(path) = path else { continue };
+        let id = identity(path);
+        if let Some((other, _)) = seen.iter().find(|(_, q)| *q == id) {
+            return Err(format!(
+                "{flag} {}: the same file as {other}",
+                path.display()
+            ));
+        }
+        if let Some((_, input)) = inputs.iter().find(|(q, _)| *q == id) {
+            return Err(format!(
+                "{flag} {}: the run reads this file ({}); writing it would destroy it",
+                path.display(),
+                input.display()
+            ));
+        }
+        seen.push((flag, id));
+    }
+    Ok(())
 }
 
 /// The scenario files a `check` path names: a file; a directory's *.yaml, or its
@@ -604,7 +673,7 @@ type SeedRuns = Vec<(u64, Vec<String>)>;
 impl CheckRow {
     fn json(&self) -> serde_json::Value {
         let mut v = serde_json::json!({
-            "scenario": self.name, "path": self.path, "reconciler": self.reconciler,
+            "scenario": self.name, "path": self.path.to_string_lossy(), "reconciler": self.reconciler,
             "expected": self.expected.invariants(), "got": self.got, "ok": self.ok,
         });
         if let Expectation::Rate(_, lo, hi) = &self.expected {
@@ -669,7 +738,7 @@ fn check_scenario(
 ) -> Result<Vec<CheckRow>, String> {
     let seed_list: Vec<Option<u64>> = match seeds {
         None => vec![None],
-        Some(n) => sweep::seeds_of(s, n).into_iter().map(Some).collect(),
+        Some(n) => sweep::seeds_of(s, n)?.into_iter().map(Some).collect(),
     };
     let tasks: Vec<(usize, Option<u64>)> = (0..s.expect.len())
         .flat_map(|i| seed_list.iter().map(move |&seed| (i, seed)))
@@ -1097,7 +1166,9 @@ fn read_summaries(dirs: &[PathBuf]) -> Result<Vec<(String, Summary)>, String> {
         .map(|d| {
             let label = d.display().to_string();
             let path = d.join(summary::FILE);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            // Bounded and regular files only, as scenarios are read (a FIFO or /dev/zero
+            // named summary.json would block or exhaust memory).
+            let text = scenario::read_text(&path).map_err(|e| {
                 format!(
                     "{label}: no readable {} ({e}): not the --out directory of a finished \
                      `lws-sim fuzz` (leave out a shard that did not finish)",
@@ -1225,7 +1296,12 @@ fn write_finding(
         .map(|g| g.perturbation.point())
         .collect();
     let violated: Vec<String> = run.violated().into_iter().collect();
-    let parent = a.path.parent().unwrap_or(Path::new("."));
+    // (A bare file name's parent is "", which does not canonicalize: the current directory.)
+    let parent = a
+        .path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let dir = parent.canonicalize().unwrap_or(parent.to_path_buf());
     let spec = explore::perturbed_spec(
         s,
@@ -1355,6 +1431,9 @@ fn cmd_sweep(a: SweepArgs) -> ExitCode {
             Err(e) => return input_error(e),
         },
     };
+    if let Err(e) = sweep::seeds_of(&s, a.seeds) {
+        return input_error(e);
+    }
     let jobs = capped_jobs(a.jobs);
     let sw = Sweep {
         scenario: s,
@@ -1402,12 +1481,23 @@ fn cmd_sweep(a: SweepArgs) -> ExitCode {
 
 fn main() -> ExitCode {
     // `serve` has its own parser (serve/mod.rs): dispatched before clap.
-    let args: Vec<String> = std::env::args().collect();
+    // (Arguments as the OS gives them: one that is not UTF-8 is clap's usage error, exit 2.)
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     match (
-        args.get(1).map(String::as_str),
-        args.get(2).map(String::as_str),
+        args.get(1).and_then(|a| a.to_str()),
+        args.get(2).and_then(|a| a.to_str()),
     ) {
-        (Some("serve"), _) => return lws_sim::serve::cli(&args[2..]),
+        (Some("serve"), _) => {
+            let Some(rest) = args[2..]
+                .iter()
+                .map(|a| a.to_str().map(str::to_string))
+                .collect::<Option<Vec<String>>>()
+            else {
+                eprintln!("error: lws-sim serve: an argument is not valid UTF-8");
+                return ExitCode::from(2);
+            };
+            return lws_sim::serve::cli(&rest);
+        }
         (Some("help"), Some("serve")) => return lws_sim::serve::cli(&["--help".to_string()]),
         _ => {}
     }

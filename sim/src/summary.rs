@@ -158,6 +158,18 @@ impl Summary {
         if s.format != FORMAT {
             return Err(format!("format {}, this lws-sim reads {FORMAT}", s.format));
         }
+        // A merge copies each minimized directory by this name: only the one fuzz writes,
+        // `<invariant>-case-<N>` inside the --out directory, never a path out of it.
+        for (i, m) in s.minimized.iter().enumerate() {
+            let plain =
+                !m.invariant.is_empty() && m.invariant.chars().all(|c| c.is_ascii_alphanumeric());
+            if !plain || m.dir != format!("{}-case-{}", m.invariant, m.case) {
+                return Err(format!(
+                    "minimized[{i}].dir: {:?} is not the directory fuzz writes for invariant {:?} and case {} (`<invariant>-case-<N>`)",
+                    m.dir, m.invariant, m.case
+                ));
+            }
+        }
         Ok(s)
     }
 }
@@ -469,5 +481,27 @@ mod tests {
         assert_eq!(Summary::parse(&s.json()).unwrap(), s);
         let other = s.json().replace("\"format\": 1", "\"format\": 2");
         assert!(Summary::parse(&other).unwrap_err().contains("format 2"));
+    }
+
+    #[test]
+    fn a_minimized_directory_must_be_the_one_fuzz_writes() {
+        // A merge copies it: a path out of the shard (or an absolute one) is refused.
+        let (_, s) = shard(0, 1, 3, &[(2, "timeout")]);
+        assert_eq!(s.minimized[0].dir, "timeout-case-2");
+        for dir in [
+            "../evil",
+            "/tmp/x",
+            "timeout-case-3",
+            "",
+            "timeout-case-2/..",
+        ] {
+            let bad = s
+                .json()
+                .replace("\"timeout-case-2\"", &format!("{:?}", dir));
+            let e = Summary::parse(&bad).unwrap_err();
+            assert!(e.contains("minimized[0].dir"), "{dir}: {e}");
+        }
+        let odd = s.json().replace("\"timeout\"", "\"../x\"");
+        assert!(Summary::parse(&odd).is_err());
     }
 }

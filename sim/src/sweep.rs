@@ -263,9 +263,9 @@ impl Sweep {
     }
 
     /// The seeds of every point: the file's seed (default 1) and the next `seeds - 1`.
+    /// (`seeds_of`: the caller checked it first.)
     pub fn seed_list(&self) -> Vec<u64> {
-        let base = self.scenario.spec.seed.unwrap_or(1);
-        (0..self.seeds).map(|i| base.wrapping_add(i)).collect()
+        seeds_of(&self.scenario, self.seeds).expect("checked by seeds_of before the sweep")
     }
 
     /// The scenario with one grid point's values set.
@@ -405,9 +405,18 @@ pub fn table(params: &[Param], results: &[PointResult]) -> Vec<String> {
 
 /// The seeds `check --seeds N` runs: the file's seed (default 1) and the next `n - 1`, so
 /// `1..=N` for a file without one; the same seeds a sweep runs at each point.
-pub fn seeds_of(s: &Scenario, n: u64) -> Vec<u64> {
+/// `Err` when the last would pass `u64::MAX` (a file's seed near it): no silent wrap-around.
+pub fn seeds_of(s: &Scenario, n: u64) -> Result<Vec<u64>, String> {
     let base = s.spec.seed.unwrap_or(1);
-    (0..n).map(|i| base.wrapping_add(i)).collect()
+    if n > 0 && base.checked_add(n - 1).is_none() {
+        return Err(format!(
+            "{}: seed: {base} and the next {} seeds pass the largest seed, {}",
+            s.path.display(),
+            n - 1,
+            u64::MAX
+        ));
+    }
+    Ok((0..n).map(|i| base + i).collect())
 }
 
 /// One expectation judged over many seeds (`check --seeds`).

@@ -326,3 +326,94 @@ steps:
     assert!(err.contains("lws-sim-limits"), "{err}");
     assert!(err.contains("the simulator's limit"), "{err}");
 }
+
+/// Session 16's hostile-input audit: an output path that is an input (`--trace s.yaml`)
+/// truncated the scenario before it loaded; two outputs on one file overwrote each other.
+#[test]
+fn an_output_that_is_an_input_or_another_output_is_refused_and_nothing_is_written() {
+    let body = "name: out\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps:\n  - wait: 1s\n";
+    let path = scratch("output-is-input", body);
+    let before = std::fs::read_to_string(&path).unwrap();
+    let p = path.to_str().unwrap();
+    let manifest = repo().join("scenarios/manifests/vllm-lws.yaml");
+    let manifest_text = std::fs::read_to_string(&manifest).unwrap();
+    let other = path.with_file_name("t.out");
+    let other = other.to_str().unwrap();
+    for args in [
+        vec!["run", p, "--trace", p],
+        vec!["run", p, "--timeline", manifest.to_str().unwrap()],
+        vec!["run", p, "--trace", other, "--perfetto", other],
+    ] {
+        let out = lws_sim(&args, Duration::from_secs(60));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("--"), "names the flag: {err}");
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    assert_eq!(std::fs::read_to_string(&manifest).unwrap(), manifest_text);
+    assert!(!Path::new(other).exists());
+}
+
+/// A file's seed near 2^64 with `--seeds N` wrapped around to seed 0 without a word.
+#[test]
+fn seeds_past_the_largest_are_refused_not_wrapped() {
+    let body = "name: seeds\nseed: 18446744073709551615\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps:\n  - wait: 1s\nexpect:\n  v0.4.1: holds\n";
+    let path = scratch("seed-wrap", body);
+    let p = path.to_str().unwrap();
+    let out = lws_sim(&["check", p, "--seeds", "3"], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("seed: 18446744073709551615"), "{err}");
+    let out = lws_sim(
+        &[
+            "sweep",
+            p,
+            "--reconciler",
+            "v0.4.1",
+            "--vary",
+            "cluster.gcLag=1..2",
+            "--seeds",
+            "2",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    // One seed, the file's own, is fine.
+    let out = lws_sim(&["check", p, "--seeds", "1"], Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// Arguments that are not UTF-8 panicked before clap saw them; a non-UTF-8 file name
+/// panicked `check --json`.
+#[cfg(unix)]
+#[test]
+fn arguments_and_file_names_that_are_not_utf8_are_handled() {
+    use std::os::unix::ffi::OsStrExt;
+    let bad = std::ffi::OsStr::from_bytes(b"\xff");
+    let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .arg(bad)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args([std::ffi::OsStr::new("serve"), bad])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let body = "name: weird\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps:\n  - wait: 1s\nexpect:\n  v0.4.1: holds\n";
+    let path = scratch("not-utf8-name", body);
+    let weird = path.with_file_name(std::ffi::OsStr::from_bytes(b"we\xffird.yaml"));
+    std::fs::rename(&path, &weird).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .arg("check")
+        .arg(weird.parent().unwrap())
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("we\u{fffd}ird.yaml"),
+        "{}",
+        text(&out.stdout)
+    );
+}

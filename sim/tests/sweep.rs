@@ -168,7 +168,7 @@ fn check_seeds_judges_rates_and_lists_seeds_that_flip() {
         common.join(", ")
     ));
     let s = Scenario::load(&p).unwrap();
-    assert_eq!(sweep::seeds_of(&s, 5), vec![1, 2, 3, 4, 5]);
+    assert_eq!(sweep::seeds_of(&s, 5), Ok(vec![1, 2, 3, 4, 5]));
     let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
         .args(["check", p.to_str().unwrap(), "--seeds", "5", "--json"])
         .output()

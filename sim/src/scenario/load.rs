@@ -13,7 +13,7 @@ pub struct ManifestDir(pub PathBuf);
 /// A file's text: only a regular file (never a FIFO or a device, which could block or never
 /// end) of at most `FILE_BYTES_MAX` bytes, read through a bound so a file growing meanwhile
 /// cannot exceed it.
-fn read_text(path: &Path) -> Result<String, LoadError> {
+pub fn read_text(path: &Path) -> Result<String, LoadError> {
     use std::io::Read;
     let name = path.display().to_string();
     let meta = std::fs::metadata(path).map_err(|e| err(&name, format!("cannot read: {e}")))?;

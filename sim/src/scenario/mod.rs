@@ -28,7 +28,7 @@ use crate::invariants::{self, Checker, FaultEffect, InvariantId, ObjectRef, Viol
 use crate::trace::Trace;
 use crate::world::{ClusterConfig, Event, World};
 pub use limits::SpecLines;
-pub use load::ManifestDir;
+pub use load::{read_text, ManifestDir};
 pub use manifest::{LoadError, Manifest};
 use spec::{Expectation, InvariantSelection, ScenarioSpec, StepSpec};
 pub use step::{NodeSel, ObjectMatch, Step, WaitTarget};
