@@ -1196,3 +1196,70 @@ fn a_selective_watch_resumed_from_a_list_sees_what_changed_in_between() {
     assert!(out.contains(r#""type":"DELETED""#), "{out}");
     assert!(out.contains(r#""name":"vllm-0""#), "{out}");
 }
+
+/// kubectl `--sort-by` asks for `includeObject=Object` and sorts on the rows' objects; with
+/// metadata only it printed "No resources found". `kubectl apply -f` of a `List` (the output of
+/// `kubectl get -o yaml`) fetches `/openapi/v2` to validate it on the client; a 404 stopped it.
+#[test]
+fn sort_by_and_applying_a_list_work_with_kubectl() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let names = s.ok(&[
+        "get",
+        "pods",
+        "--sort-by=.spec.nodeName",
+        "-o",
+        "custom-columns=NAME:.metadata.name,NODE:.spec.nodeName",
+        "--no-headers",
+    ]);
+    let nodes: Vec<&str> = names
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert!(nodes.len() >= 8, "{names}");
+    let mut sorted = nodes.clone();
+    sorted.sort();
+    assert_eq!(nodes, sorted, "{names}");
+    let events = s.ok(&["get", "events", "--sort-by=.lastTimestamp"]);
+    assert!(!events.contains("No resources found"), "{events}");
+    // A backup taken with kubectl, applied back as a List.
+    let backup = s.ok(&["get", "lws", "-o", "yaml"]);
+    assert!(backup.contains("kind: List"), "{backup}");
+    let dir = std::env::temp_dir().join(format!("lws-sim-serve-list-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = write_file(&dir, "backup.yaml", &backup);
+    let out = s.ok(&["apply", "-f", &path]);
+    assert!(out.contains("leaderworkerset.x-k8s.io/vllm"), "{out}");
+}
+
+/// A create in a namespace that does not exist is 404 (NamespaceLifecycle); one a client
+/// created, or one the scenario's objects live in, takes it, and stays after its last object.
+#[test]
+fn creates_need_an_existing_namespace() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = std::env::temp_dir().join(format!("lws-sim-serve-ns404-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svc =
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n";
+    let path = write_file(&dir, "svc.yaml", svc);
+    let (ok, text) = s.kubectl(&["apply", "-f", &path, "-n", "team-c"]);
+    assert!(
+        !ok && text.contains("namespaces \"team-c\" not found"),
+        "{text}"
+    );
+    let (ok, text) = s.kubectl(&["apply", "--server-side", "-f", &path, "-n", "team-c"]);
+    assert!(
+        !ok && text.contains("namespaces \"team-c\" not found"),
+        "{text}"
+    );
+    let ns = write_file(
+        &dir,
+        "ns.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-c\n",
+    );
+    s.ok(&["apply", "-f", &ns]);
+    s.ok(&["apply", "-f", &path, "-n", "team-c"]);
+    // The scenario's own namespace stays after its last object of a kind is gone.
+    s.ok(&["apply", "-f", &path]);
+    s.ok(&["delete", "-f", &path]);
+    s.ok(&["apply", "-f", &path]);
+}

@@ -94,6 +94,8 @@ enum Route {
     /// `/api/v1/namespaces[/NAME]` (`namespaces.rs`).
     Namespaces(Option<String>),
     Sim(String),
+    /// `/openapi/v2`: an empty document (kubectl's client-side validation of a `List`).
+    OpenApiV2,
     OpenApiRoot,
     OpenApi(String),
     /// `/healthz`, `/livez`, `/readyz` (and their `/NAME` checks).
@@ -119,6 +121,7 @@ fn route(path: &str) -> Route {
         ["apis"] => return Route::Apis,
         ["apis", g] => return Route::Group(g.to_string()),
         ["lws-sim", what] => return Route::Sim(what.to_string()),
+        ["openapi", "v2"] => return Route::OpenApiV2,
         ["openapi", "v3"] => return Route::OpenApiRoot,
         ["openapi", "v3", rest @ ..] => return Route::OpenApi(rest.join("/")),
         ["api", v, rest @ ..] => ("", *v, rest),
@@ -319,6 +322,7 @@ impl Core {
                 .map(|v| Reply::ok(&v))
                 .unwrap_or_else(not_found_path),
             Route::Sim(what) => self.sim(&what, &req),
+            Route::OpenApiV2 => resources::openapi_v2(&req.accept),
             Route::OpenApiRoot => Reply::ok(&resources::openapi_v3_root()),
             Route::OpenApi(p) => resources::openapi_v3_doc(&p)
                 .map(|v| Reply::ok(&v))
@@ -635,7 +639,11 @@ impl Core {
             }
         }
         if table::wants_table(&req.accept) {
-            return Reply::ok(&table::table(K::ID, &items, api.now_ms(), meta, true));
+            let mut t = table::table(K::ID, &items, api.now_ms(), meta, true);
+            if let Err(m) = table::include_objects(&mut t, &items, &req.query) {
+                return bad_request(m);
+            }
+            return Reply::ok(&t);
         }
         Reply::ok(&json!({
             "kind": format!("{}List", K::ID),
@@ -730,7 +738,12 @@ impl Core {
                     Reply::ok(&crate::api::scale::scale_of(K::ID, &v))
                 } else if table::wants_table(&req.accept) {
                     let meta = json!({"resourceVersion": v["metadata"]["resourceVersion"]});
-                    Reply::ok(&table::table(K::ID, &[v], api.now_ms(), meta, true))
+                    let mut t =
+                        table::table(K::ID, std::slice::from_ref(&v), api.now_ms(), meta, true);
+                    match table::include_objects(&mut t, &[v], &req.query) {
+                        Ok(()) => Reply::ok(&t),
+                        Err(m) => bad_request(m),
+                    }
                 } else {
                     Reply::ok(&v)
                 }
@@ -789,6 +802,9 @@ impl Core {
             Err(r) => return r,
         };
         let name = obj.meta().name.clone().unwrap_or_default();
+        if let Some(r) = self.missing_namespace(t) {
+            return r;
+        }
         let actor = Self::actor(req);
         match self.runner.world.api.create(&actor, obj) {
             Ok(o) => {
@@ -799,6 +815,20 @@ impl Core {
             }
             Err(e) => api_error(&e, &t.res, &name),
         }
+    }
+
+    /// A create into a namespace that does not exist: 404, as the NamespaceLifecycle admission
+    /// plugin answers.
+    fn missing_namespace(&mut self, t: &Target) -> Option<Reply> {
+        let ns = t.namespace.as_deref().filter(|_| t.res.namespaced())?;
+        if self.namespaces.exists(&self.runner.world.api, ns) {
+            return None;
+        }
+        Some(failure(
+            404,
+            "NotFound",
+            format!("namespaces \"{ns}\" not found"),
+        ))
     }
 
     fn update<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
@@ -931,12 +961,14 @@ impl Core {
         // The intent may be partial (only the fields its manager owns): it is checked as the
         // object it makes, laid over the stored one.
         let ns = t.namespace.clone().unwrap_or_default();
-        let mut whole = match self.runner.world.api.get::<K>(&ns, &name) {
-            Ok(o) => to_value(&*o),
-            Err(_) => json!({}),
-        };
+        let stored = self.runner.world.api.get::<K>(&ns, &name).ok();
+        let whole_missing = stored.is_none();
+        let mut whole = stored.map_or_else(|| json!({}), |o| to_value(&*o));
         crate::api::patch::overlay(&mut whole, &intent);
         if let Err(r) = ops::decode::<K>(whole, &t.res, t.namespace.as_deref(), strict) {
+            return r;
+        }
+        if let Some(r) = whole_missing.then(|| self.missing_namespace(t)).flatten() {
             return r;
         }
         let force = req.query.get("force").is_some_and(|f| f == "true");

@@ -49,7 +49,11 @@ pub fn get(
         .collect();
     let meta = json!({"resourceVersion": api.resource_version().to_string()});
     if wants_table(accept) {
-        return Reply::ok(&table(&items, api.now_ms(), meta));
+        let mut t = table(&items, api.now_ms(), meta);
+        return match super::table::include_objects(&mut t, &items, query) {
+            Ok(()) => Reply::ok(&t),
+            Err(m) => bad_request(m),
+        };
     }
     Reply::ok(&json!({"kind": "EventList", "apiVersion": "v1", "metadata": meta, "items": items}))
 }

@@ -35,6 +35,14 @@ fn reply_response(r: Reply) -> Response {
             )
                 .into_response()
         }
+        Reply::Typed {
+            code,
+            content_type,
+            body,
+        } => {
+            let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            (code, [(header::CONTENT_TYPE, content_type)], body).into_response()
+        }
         Reply::Watch { rx, timeout_s } => {
             // A timeout beyond what the clock can add is no timeout.
             let deadline = timeout_s

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::query::{failure, Reply};
+use super::query::{bad_request, failure, Reply};
 use super::table::{human_duration, wants_table};
 use crate::api::{with_kind, ApiServer, Kind, KindId, Selector};
 
@@ -58,6 +58,22 @@ fn string_map(v: Option<&Value>) -> serde_json::Map<String, Value> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+impl Created {
+    /// Whether namespace `ns` exists: a built-in one, one a client created, or one objects
+    /// live in. A namespace once seen is remembered, so it outlives its last object (a real
+    /// one stays until it is deleted, which is not served).
+    pub fn exists(&mut self, api: &ApiServer, ns: &str) -> bool {
+        if BUILT_IN.contains(&ns) || self.0.contains_key(ns) {
+            return true;
+        }
+        let seen = all(api, self).contains_key(ns);
+        if seen {
+            self.0.insert(ns.to_string(), Meta::default());
+        }
+        seen
+    }
 }
 
 /// Every namespace: the built-in ones and those objects live in (from 0), and what clients wrote.
@@ -146,7 +162,11 @@ pub fn get(
         })
         .collect();
     if wants_table(accept) {
-        return Reply::ok(&table(&items, now, &all, meta));
+        let mut t = table(&items, now, &all, meta);
+        return match super::table::include_objects(&mut t, &items, query) {
+            Ok(()) => Reply::ok(&t),
+            Err(m) => bad_request(m),
+        };
     }
     Reply::ok(
         &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": meta, "items": items}),

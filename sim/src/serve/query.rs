@@ -21,6 +21,12 @@ pub enum Reply {
         code: u16,
         body: String,
     },
+    /// Another media type (the OpenAPI v2 document as protobuf).
+    Typed {
+        code: u16,
+        content_type: &'static str,
+        body: String,
+    },
     Watch {
         rx: tokio::sync::mpsc::Receiver<String>,
         timeout_s: Option<u64>,

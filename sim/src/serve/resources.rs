@@ -9,6 +9,8 @@ use serde_json::{json, Value};
 
 use crate::api::KindId;
 
+use super::query::Reply;
+
 /// One REST resource: its plural name, kind, group/version and subresources.
 #[derive(Clone, Copy, Debug)]
 pub struct Resource {
@@ -293,6 +295,26 @@ fn openapi_gv_path(group: &str, version: &str) -> String {
     } else {
         format!("apis/{group}/{version}")
     }
+}
+
+/// `GET /openapi/v2`: a document with no definitions. kubectl fetches it to validate a `List`
+/// on the client (`kubectl apply -f` of `kubectl get -o yaml` output) and skips the kinds it
+/// does not define, leaving validation to the server; it asks for protobuf, whose empty
+/// message is an empty body (gnostic `openapi_v2.Document`).
+pub fn openapi_v2(accept: &str) -> Reply {
+    if accept.contains("protobuf") {
+        return Reply::Typed {
+            code: 200,
+            content_type: "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+            body: String::new(),
+        };
+    }
+    Reply::ok(&json!({
+        "swagger": "2.0",
+        "info": {"title": "lws-sim", "version": "v1"},
+        "paths": {},
+        "definitions": {},
+    }))
 }
 
 /// `GET /openapi/v3`: the index of group/version documents (kube-openapi

@@ -233,6 +233,38 @@ pub fn table(kind: KindId, objects: &[Value], now_ms: u64, meta: Value, headers:
     })
 }
 
+/// `includeObject` of a Table request: rows carry `PartialObjectMetadata` by default
+/// (`Metadata`), the whole object with `Object` (kubectl `--sort-by` sorts on it), nothing with
+/// `None`. `objects` are the rows' objects, in order.
+pub fn include_objects(
+    table: &mut Value,
+    objects: &[Value],
+    query: &std::collections::BTreeMap<String, String>,
+) -> Result<(), String> {
+    let how = query
+        .get("includeObject")
+        .map_or("Metadata", String::as_str);
+    let rows = table["rows"].as_array_mut();
+    match how {
+        "" | "Metadata" => Ok(()),
+        "Object" => {
+            for (row, o) in rows.into_iter().flatten().zip(objects) {
+                row["object"] = o.clone();
+            }
+            Ok(())
+        }
+        "None" => {
+            for row in rows.into_iter().flatten() {
+                row["object"] = Value::Null;
+            }
+            Ok(())
+        }
+        other => Err(format!(
+            "includeObject: Unsupported value: {other:?}: supported values: \"Metadata\", \"None\", \"Object\""
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
