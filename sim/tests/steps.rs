@@ -47,7 +47,7 @@ fn wait_for_an_object_and_check_it() {
     assert_eq!(v[0].0, invariants::CHECK);
     assert!(
         v[0].1
-            .starts_with("StatefulSet vllm does not match {\"spec\":{\"replicas\":5}}"),
+            .contains("StatefulSet vllm does not match {\"spec\":{\"replicas\":5}}"),
         "{}",
         v[0].1
     );
@@ -120,7 +120,7 @@ fn an_object_that_never_matches_times_out() {
     assert_eq!(v[0].invariant, invariants::TIMEOUT);
     assert!(
         v[0].message
-            .starts_with("waited 5m for LeaderWorkerSet vllm to match"),
+            .contains("waited 5m for LeaderWorkerSet vllm to match"),
         "{}",
         v[0].message
     );
@@ -214,7 +214,7 @@ fn absent_checks_that_an_object_is_gone() {
         v,
         [(
             invariants::CHECK.as_str(),
-            "Node node-0 exists; the step wants it absent"
+            "steps-test.yaml:17: steps[5]: Node node-0 exists; the step wants it absent"
         )]
     );
     let both = scenario("  - check: {kind: Pod, name: vllm-0, absent: true, match: {}}\n");
@@ -245,7 +245,10 @@ fn count_checks_the_number_of_objects_carrying_the_labels() {
 ",
     );
     assert_eq!(m.len(), 1, "{m:?}");
-    assert_eq!(m[0], "Services: found 1 (vllm), wanted exactly 2");
+    assert_eq!(
+        m[0],
+        "steps-test.yaml:15: steps[4]: Services: found 1 (vllm), wanted exactly 2"
+    );
 }
 
 #[test]
@@ -272,7 +275,10 @@ fn null_exists_and_field_of_match_presence_and_another_objects_field() {
         "{}",
         m[1]
     );
-    assert_eq!(m[2], "$fieldOf: Pod nope not found");
+    assert_eq!(
+        m[2],
+        "steps-test.yaml:16: steps[5]: $fieldOf: Pod nope not found"
+    );
 }
 
 #[test]
@@ -289,7 +295,7 @@ fn holds_fails_when_the_condition_stops_holding_and_status_patches_write_status(
     );
     assert_eq!(m.len(), 1, "{m:?}");
     assert!(
-        m[0].starts_with("held for less than 1m: LeaderWorkerSet vllm does not match"),
+        m[0].contains("held for less than 1m: LeaderWorkerSet vllm does not match"),
         "{}",
         m[0]
     );
@@ -308,7 +314,7 @@ fn events_are_objects_a_check_selects() {
     assert_eq!(m.len(), 1, "{m:?}");
     assert_eq!(
         m[0],
-        "Events matching {\"reason\":\"NoSuchReason\"}: found 0 of 2, wanted at least one"
+        "steps-test.yaml:14: steps[2]: Events matching {\"reason\":\"NoSuchReason\"}: found 0 of 2, wanted at least one"
     );
 }
 

@@ -720,15 +720,12 @@ impl Runner {
         let r = self.run_step(step);
         let x = self.expecting.take().expect("set above");
         if r.is_ok() && !x.met {
-            let at = self.step_at.clone().unwrap_or_default();
-            self.checker.external(
-                &self.world.api,
-                invariants::CHECK,
-                format!(
-                    "{at}: expected a rejection with {}, but the write succeeded",
-                    x.text()
-                ),
-            );
+            let message = self.at_step(format!(
+                "expected a rejection with {}, but the write succeeded",
+                x.text()
+            ));
+            self.checker
+                .external(&self.world.api, invariants::CHECK, message);
         }
         r
     }
@@ -848,10 +845,7 @@ impl Runner {
             x.met = true;
             message.push_str(&format!(" (expected a rejection with {})", x.text()));
         }
-        let message = match &self.step_at {
-            Some(at) => format!("{at}: {message}"),
-            None => message,
-        };
+        let message = self.at_step(message);
         self.checker
             .external(&self.world.api, invariants::CHECK, message);
         Ok(())
@@ -868,11 +862,26 @@ impl Runner {
         Err(Halt::Bad(RunError(format!("{at}: {what}: {e}"))))
     }
 
+    /// `message` prefixed with the running step's `FILE:LINE: steps[i]`, so a failed `check` or
+    /// `waitFor` says which one it was.
+    /// Only the file's name: a violation's text is part of the run's report and picture, which
+    /// must not depend on the directory the file was run from (fuzz's shards and their merge).
+    fn at_step(&self, message: String) -> String {
+        match &self.step_at {
+            Some(at) => {
+                let at = at.rsplit(['/', '\\']).next().unwrap_or(at);
+                format!("{at}: {message}")
+            }
+            None => message,
+        }
+    }
+
     fn wait_for(&mut self, target: &WaitTarget, timeout_ms: u64) -> Result<(), Halt> {
         let resolved = match target {
             WaitTarget::Object(m) => match self.resolve_recreated(m) {
                 Ok(m) => WaitTarget::Object(m),
                 Err(message) => {
+                    let message = self.at_step(message);
                     self.checker
                         .external(&self.world.api, invariants::CHECK, message);
                     return Ok(());
@@ -889,11 +898,11 @@ impl Runner {
             WaitTarget::RolloutComplete => "the rollout to complete".to_string(),
             WaitTarget::Object(m) => format!("{} {}", m.describe(), m.wanted()),
         };
-        let msg = format!(
+        let msg = self.at_step(format!(
             "waited {} for {what}; state: {}",
             crate::time::fmt_ms(timeout_ms),
             stuck_state(&self.world, &self.checker)
-        );
+        ));
         self.checker
             .external(&self.world.api, invariants::TIMEOUT, msg);
         Ok(())
@@ -904,12 +913,14 @@ impl Runner {
         let m = &match self.resolve_recreated(m) {
             Ok(m) => m,
             Err(message) => {
+                let message = self.at_step(message);
                 self.checker
                     .external(&self.world.api, invariants::CHECK, message);
                 return Ok(());
             }
         };
         if let Err(message) = m.matching(&self.world.api) {
+            let message = self.at_step(message);
             self.checker
                 .external(&self.world.api, invariants::CHECK, message);
             return Ok(());
@@ -920,10 +931,10 @@ impl Runner {
         let broke = self.advance_until(holds_ms, |w, _| m.matching(&w.api).is_err())?;
         if broke {
             let why = m.matching(&self.world.api).err().unwrap_or_default();
-            let message = format!(
+            let message = self.at_step(format!(
                 "held for less than {}: {why}",
                 crate::time::fmt_ms(holds_ms)
-            );
+            ));
             self.checker
                 .external(&self.world.api, invariants::CHECK, message);
         }
