@@ -33,6 +33,8 @@ pub const STEP_COUNT_MAX: usize = 1_000_000;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SpecLines {
     pub steps: Vec<usize>,
+    /// Each `manifests` entry's line.
+    pub manifests: Vec<usize>,
     pub invariants: Option<usize>,
     pub expect: BTreeMap<String, usize>,
     pub reconciler: Option<usize>,
@@ -53,6 +55,8 @@ struct RawCluster {
 struct RawLines {
     #[serde(default)]
     steps: Vec<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    manifests: Vec<Spanned<IgnoredAny>>,
     invariants: Option<Spanned<IgnoredAny>>,
     #[serde(default)]
     expect: BTreeMap<String, Spanned<IgnoredAny>>,
@@ -70,6 +74,7 @@ impl SpecLines {
         let line = |s: &Spanned<IgnoredAny>| usize::try_from(s.referenced.line()).ok();
         SpecLines {
             steps: raw.steps.iter().map(|s| line(s).unwrap_or(0)).collect(),
+            manifests: raw.manifests.iter().map(|s| line(s).unwrap_or(0)).collect(),
             invariants: raw.invariants.as_ref().and_then(line),
             expect: raw
                 .expect
@@ -87,6 +92,10 @@ impl SpecLines {
 
     pub fn step(&self, i: usize) -> Option<usize> {
         self.steps.get(i).copied().filter(|l| *l > 0)
+    }
+
+    pub fn manifest(&self, i: usize) -> Option<usize> {
+        self.manifests.get(i).copied().filter(|l| *l > 0)
     }
 }
 

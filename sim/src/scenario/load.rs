@@ -42,7 +42,15 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
 
 fn read_manifest_file(path: &Path) -> Result<Vec<Manifest>, LoadError> {
     let name = path.display().to_string();
-    manifest::parse(&name, &read_text(path)?)
+    let objects = manifest::parse(&name, &read_text(path)?)?;
+    if objects.is_empty() {
+        // An empty (or comments-only) file would run the scenario with nothing in it.
+        return Err(err(
+            &name,
+            "holds no object: a manifest file needs at least one document",
+        ));
+    }
+    Ok(objects)
 }
 
 impl ManifestFiles for ManifestDir {

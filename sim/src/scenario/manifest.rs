@@ -185,6 +185,39 @@ pub enum Counts {
     AtRunTime,
 }
 
+/// The `apiVersion` a kind is served at here; another one (`apps/v1beta1`, an LWS at `v1beta1`)
+/// is refused as a real API server refuses an unknown group/version. A missing one is taken as
+/// this (scenario files have long left it out of inline objects).
+fn api_version_of(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "LeaderWorkerSet" => "leaderworkerset.x-k8s.io/v1",
+        "StatefulSet" => "apps/v1",
+        "Service" | "Pod" => "v1",
+        "PodDisruptionBudget" => "policy/v1",
+        _ => return None,
+    })
+}
+
+fn check_api_version(
+    file: &str,
+    start: usize,
+    doc: &str,
+    value: &Value,
+    kind: &str,
+) -> Result<(), LoadError> {
+    let (Some(want), Some(got)) = (api_version_of(kind), value.get("apiVersion")) else {
+        return Ok(());
+    };
+    if got.as_str() == Some(want) {
+        return Ok(());
+    }
+    Err(LoadError {
+        file: file.into(),
+        line: Some(line_of_key(doc, start, "apiVersion")),
+        message: format!("apiVersion: {got} is not served for kind {kind}; use {want:?}"),
+    })
+}
+
 fn parse_documents(
     file: &str,
     text: &str,
@@ -197,6 +230,7 @@ fn parse_documents(
         let value: Value = serde_saphyr::from_str_with_options(&doc, super::yaml_options())
             .map_err(|e| saphyr_error(file, start, &doc, &e))?;
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
+        check_api_version(file, start, &doc, &value, kind)?;
         let m = match kind {
             "LeaderWorkerSet" => Manifest::LeaderWorkerSet(Box::new(decode(file, start, &doc, &value, counts)?)),
             "StatefulSet" => Manifest::StatefulSet(Box::new(decode(file, start, &doc, &value, counts)?)),

@@ -218,8 +218,18 @@ impl Scenario {
     ) -> Result<Scenario, LoadError> {
         let file = path.display().to_string();
         let mut manifests = Vec::new();
-        for m in &spec.manifests {
-            manifests.push(files.read(m)?);
+        for (i, m) in spec.manifests.iter().enumerate() {
+            // A fault of the file as a whole (unreadable, empty) is reported where the
+            // scenario names it; one inside it keeps the manifest's own file and line.
+            let read = files.read(m).map_err(|e| match e.line {
+                Some(_) => e,
+                None => err_at(
+                    &file,
+                    lines.manifest(i),
+                    format!("manifests[{i}]: {}: {}", e.file, e.message),
+                ),
+            })?;
+            manifests.push(read);
         }
         let mut steps = Vec::new();
         for (i, s) in spec.steps.iter().enumerate() {
