@@ -1263,3 +1263,31 @@ fn creates_need_an_existing_namespace() {
     s.ok(&["delete", "-f", &path]);
     s.ok(&["apply", "-f", &path]);
 }
+
+/// Errors name the resource as the API server does (`pods "x" not found`,
+/// `leaderworkersets.leaderworkerset.x-k8s.io "x" already exists`), not the Kind.
+#[test]
+fn errors_name_the_resource_as_kubectl_shows_it() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let (ok, text) = s.kubectl(&["get", "pod", "nope"]);
+    assert!(!ok && text.contains("pods \"nope\" not found"), "{text}");
+    let (ok, text) = s.kubectl(&["get", "sts", "nope"]);
+    assert!(
+        !ok && text.contains("statefulsets.apps \"nope\" not found"),
+        "{text}"
+    );
+    let (ok, text) = s.kubectl(&["get", "lws", "nope"]);
+    assert!(
+        !ok && text.contains("leaderworkersets.leaderworkerset.x-k8s.io \"nope\" not found"),
+        "{text}"
+    );
+    let lws = s.ok(&["get", "lws", "vllm", "-o", "json"]);
+    let dir = std::env::temp_dir().join(format!("lws-sim-serve-names-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = write_file(&dir, "lws.json", &lws);
+    let (ok, text) = s.kubectl(&["create", "-f", &path]);
+    assert!(
+        !ok && text.contains("leaderworkersets.leaderworkerset.x-k8s.io \"vllm\" already exists"),
+        "{text}"
+    );
+}

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::api::{
     patch::merge_patch, ApiError, ApiServer, DeleteOptions, Deleted, Kind, KindId, Propagation,
+    Reason,
 };
 
 use super::query::{bad_request, failure, fields_match, status_value, FieldReq, Reply};
@@ -17,6 +18,27 @@ use super::resources::Resource;
 
 pub fn api_error(e: &ApiError, r: &Resource, name: &str) -> Reply {
     let reason = format!("{:?}", e.reason);
+    // The API server names the resource, not the Kind: `pods "x" not found`,
+    // `leaderworkersets.leaderworkerset.x-k8s.io "x" already exists`.
+    let message = match e.reason {
+        Reason::NotFound | Reason::AlreadyExists | Reason::Conflict => {
+            let qualified = if r.group.is_empty() {
+                r.plural.to_string()
+            } else {
+                format!("{}.{}", r.plural, r.group)
+            };
+            e.message.replacen(
+                &format!("{} \"", r.kind.as_str()),
+                &format!("{qualified} \""),
+                1,
+            )
+        }
+        _ => e.message.clone(),
+    };
+    let e = &ApiError {
+        message,
+        ..e.clone()
+    };
     let mut details = json!({"name": name, "group": r.group, "kind": r.plural});
     if e.code == 422 {
         // An Invalid status names the Kind and lists its causes: kubectl prints the causes
