@@ -154,7 +154,7 @@ pub fn prune(lws: &mut LeaderWorkerSet, release: Release) {
 }
 
 /// Each release's schema, read once: the API server prunes every LWS write by it.
-fn schema(release: Release) -> &'static Schema {
+pub fn schema(release: Release) -> &'static Schema {
     static SCHEMAS: [std::sync::OnceLock<Schema>; 3] = [
         std::sync::OnceLock::new(),
         std::sync::OnceLock::new(),

@@ -488,10 +488,39 @@ fn server_side_apply_owns_only_the_fields_the_intent_sets() {
     let (code, body) = apply("labeller", bare);
     assert_eq!(code, 200, "{body}");
     assert!(!body.contains("\"team\""), "{body}");
-    // An unknown field in a partial intent is still refused, and a partial intent for an
-    // object that does not exist cannot create it.
+    // An unknown field of the custom resource is pruned (fieldValidation Warn, the default),
+    // and refused under Strict, naming it; a partial intent for an object that does not exist
+    // cannot create it.
     let unknown = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm"},"spec":{"replicaz":2}}"#;
     let (code, body) = apply("typo", unknown);
+    assert_eq!(code, 200, "{body}");
+    assert!(!body.contains("replicaz"), "{body}");
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{lws}?fieldManager=typo&fieldValidation=Strict"),
+        "application/apply-patch+yaml",
+        unknown,
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body.contains("strict decoding error: unknown field \\\"spec.replicaz\\\""),
+        "{body}"
+    );
+    // The same for a merge patch.
+    let (code, body) = s.http(
+        "PATCH",
+        lws,
+        "application/merge-patch+json",
+        r#"{"spec":{"bogus":1}}"#,
+    );
+    assert_eq!(code, 200, "{body}");
+    assert!(!body.contains("bogus"), "{body}");
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{lws}?fieldValidation=Strict"),
+        "application/merge-patch+json",
+        r#"{"spec":{"bogus":1}}"#,
+    );
     assert_eq!(code, 400, "{body}");
     let other = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/new";
     let (code, body) = s.http(

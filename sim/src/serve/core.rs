@@ -951,10 +951,13 @@ impl Core {
             None => return failure(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"),
         };
         let strict = ops::strict(&req.query);
-        let intent = match ops::prepare::<K>(v, &t.res, t.namespace.as_deref()) {
+        let mut intent = match ops::prepare::<K>(v, &t.res, t.namespace.as_deref()) {
             Ok(v) => v,
             Err(r) => return r,
         };
+        if let Err(r) = ops::prune_custom::<K>(&mut intent, strict) {
+            return r;
+        }
         if intent.pointer("/metadata/name").and_then(Value::as_str) != Some(name.as_str()) {
             return bad_request("the name of the object does not match the name on the URL");
         }
@@ -1047,6 +1050,9 @@ impl Core {
                 );
             }
             return self.server_side_apply::<K>(t, req, v);
+        }
+        if let Err(r) = ops::prune_custom::<K>(&mut v, ops::strict(&req.query)) {
+            return r;
         }
         let api = &mut self.runner.world.api;
         let r = if status {

@@ -185,10 +185,33 @@ fn dropped_field(input: &Value, decoded: &Value, path: &str) -> Option<String> {
     }
 }
 
+/// A LeaderWorkerSet body (an object, a merge patch or an apply intent) pruned by the CRD's
+/// schema, as the API server decodes a custom resource: a field the schema does not declare is
+/// dropped (fieldValidation `Warn`, the default, and `Ignore`), or with `strict` a 400 naming
+/// it. The newest release's schema, which declares every field the simulator's type has; the
+/// release's own CRD prunes again at admission. Other kinds: unchanged.
+pub fn prune_custom<K: Kind>(v: &mut Value, strict: bool) -> Result<(), Reply> {
+    if K::ID != KindId::LeaderWorkerSet || !v.is_object() {
+        return Ok(());
+    }
+    let before = strict.then(|| v.clone());
+    let schema = lws::crd::schema(lws::profile::Release::V0_10_0);
+    if !schema.prune_value(v) {
+        return Ok(());
+    }
+    match before.and_then(|b| dropped_field(&b, v, "")) {
+        Some(f) => Err(bad_request(format!(
+            "strict decoding error: unknown field \"{f}\""
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The body as a `K` for the request's namespace (filled in when absent, 400 when different);
 /// with `strict`, a field the type does not know is a 400, as `fieldValidation=Strict` answers.
 pub fn decode<K: Kind>(v: Value, r: &Resource, ns: Option<&str>, strict: bool) -> Result<K, Reply> {
-    let v = prepare::<K>(v, r, ns)?;
+    let mut v = prepare::<K>(v, r, ns)?;
+    prune_custom::<K>(&mut v, strict)?;
     // A LeaderWorkerSet's type refuses unknown fields whatever is asked (the CRD's schema is
     // strict here), and its serialization leaves out empty defaults: compare built-in kinds
     // only, whose k8s-openapi types serialize every field they decoded.

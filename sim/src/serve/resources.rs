@@ -335,8 +335,9 @@ pub fn openapi_v3_root() -> Value {
 /// no request body types, so `kubectl apply` computes its patch without the schema (kubectl
 /// `pkg/cmd/apply/patcher.go`: a strategic merge patch from built-in types, a JSON merge
 /// patch for the LeaderWorkerSet). Bodies are decoded into the simulator's types: unknown
-/// fields of built-in kinds are a 400 under `fieldValidation=Strict`, those of a
-/// LeaderWorkerSet always. The derived namespaces (`namespaces.rs`) are listed under `api/v1`.
+/// fields are a 400 under `fieldValidation=Strict` and dropped otherwise (a LeaderWorkerSet's
+/// pruned by its CRD schema, `ops::prune_custom`). The derived namespaces (`namespaces.rs`) are
+/// listed under `api/v1`.
 pub fn openapi_v3_doc(path: &str) -> Option<Value> {
     let mut paths = serde_json::Map::new();
     if path == "api/v1" {
