@@ -364,7 +364,79 @@ pub(super) fn kind_of(file: &str, kind: &str) -> Result<KindId, LoadError> {
 
 /// The `{kind, name, namespace, match}` of a `waitFor` or `check` step, or without `name`
 /// its `{kind, selector, count, match}`.
+/// The `$` operators of a `match` (`$exists`, `$not`, `$fieldOf`), checked at load: each alone
+/// in its map and well formed. A misspelt one (`$exits`) was a literal key that never matched,
+/// or under `$not` always did: a verdict decided by a typo.
+fn check_operators(v: &Value, path: &str) -> Result<(), String> {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let at = format!("{path}.{k}");
+                if !k.starts_with('$') {
+                    check_operators(x, &at)?;
+                    continue;
+                }
+                if m.len() != 1 {
+                    return Err(format!("{at}: an operator stands alone in its map"));
+                }
+                match k.as_str() {
+                    "$exists" if x.is_boolean() => {}
+                    "$exists" => return Err(format!("{at}: must be true or false")),
+                    "$not" => check_operators(x, &at)?,
+                    "$fieldOf" => check_field_of(x, &at)?,
+                    other => {
+                        return Err(format!(
+                            "{at}: unknown operator {other:?}; known: $exists, $not, $fieldOf"
+                        ))
+                    }
+                }
+            }
+            Ok(())
+        }
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, x)| check_operators(x, &format!("{path}[{i}]"))),
+        _ => Ok(()),
+    }
+}
+
+/// `{$fieldOf: {kind, name, pointer}}`: a kind the API serves, a name, a JSON pointer.
+fn check_field_of(v: &Value, at: &str) -> Result<(), String> {
+    let Some(m) = v.as_object() else {
+        return Err(format!("{at}: must be {{kind, name, pointer}}"));
+    };
+    if let Some(k) = m
+        .keys()
+        .find(|k| !["kind", "name", "pointer"].contains(&k.as_str()))
+    {
+        return Err(format!(
+            "{at}: unknown field {k:?}; known: kind, name, pointer"
+        ));
+    }
+    let field = |k: &str| m.get(k).and_then(Value::as_str);
+    let kind = field("kind").unwrap_or("");
+    if KindId::parse(kind).is_none() {
+        return Err(format!(
+            "{at}.kind: {kind:?} is not a kind the API server serves"
+        ));
+    }
+    if field("name").is_none_or(str::is_empty) {
+        return Err(format!("{at}.name: required"));
+    }
+    match field("pointer") {
+        Some(p) if p.is_empty() || p.starts_with('/') => Ok(()),
+        Some(p) => Err(format!(
+            "{at}.pointer: {p:?} is not a JSON pointer (RFC 6901: it starts with '/')"
+        )),
+        None => Err(format!("{at}.pointer: required")),
+    }
+}
+
 fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, LoadError> {
+    if let Some(p) = &r.pattern {
+        check_operators(p, "match").map_err(|m| err(ctx, format!("{step}: {m}")))?;
+    }
     let (kind, namespace) = if r.kind == "Event" {
         (MatchKind::Event, ns(&r.namespace))
     } else {
