@@ -478,3 +478,17 @@ fn serve_help_prints_usage_and_exits_zero() {
         assert!(text.contains("--paused"), "{args:?}: {text}");
     }
 }
+
+#[test]
+fn serve_refuses_a_flag_given_twice() {
+    let (code, _, err) = run(&[
+        "serve",
+        "scenarios/rollout.yaml",
+        "--seed",
+        "1",
+        "--seed",
+        "2",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--seed given more than once"), "{err}");
+}

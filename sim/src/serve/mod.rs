@@ -92,7 +92,14 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
     };
     let mut speed_set = false;
     let mut paused = false;
+    let mut seen: Vec<&str> = Vec::new();
     while let Some(a) = it.next() {
+        // A flag given twice is a usage error, as `run`'s parser (clap) answers; the last one
+        // silently won.
+        if a.starts_with("--") && seen.contains(&a.as_str()) {
+            return Err(format!("{a} given more than once"));
+        }
+        seen.push(a.as_str());
         let mut value = |flag: &str| {
             it.next()
                 .cloned()
