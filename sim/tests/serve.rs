@@ -1320,3 +1320,47 @@ fn errors_name_the_resource_as_kubectl_shows_it() {
         "{text}"
     );
 }
+
+/// An update that is not an apply (`kubectl scale`, `kubectl patch`) takes over the fields it
+/// changed: the applier re-applying its old value conflicts (the HPA-vs-GitOps case) instead of
+/// silently reverting the scale.
+#[test]
+fn an_update_takes_over_the_fields_it_changed_from_an_applier() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = std::env::temp_dir().join(format!("lws-sim-serve-owner-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lws = s.ok(&["get", "lws", "vllm", "-o", "json"]);
+    let mut v: serde_json::Value = serde_json::from_str(&lws).unwrap();
+    v["metadata"] = serde_json::json!({"name": "vllm", "namespace": "default"});
+    v.as_object_mut().unwrap().remove("status");
+    v["spec"]["replicas"] = serde_json::json!(3);
+    let path = write_file(&dir, "lws.json", &v.to_string());
+    let apply = [
+        "apply",
+        "--server-side",
+        "--field-manager=gitops",
+        "-f",
+        &path,
+    ];
+    s.ok(&apply);
+    s.ok(&["scale", "lws", "vllm", "--replicas=5"]);
+    let (ok, text) = s.kubectl(&apply);
+    assert!(!ok && text.contains("conflict"), "{text}");
+    assert!(text.contains("spec.replicas"), "{text}");
+    assert_eq!(s.jsonpath("lws", "vllm", "{.spec.replicas}"), "5");
+    // A merge patch takes a field over the same way; forcing the apply takes it back.
+    s.ok(&[
+        "patch",
+        "lws",
+        "vllm",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"labels":{"team":"x"}}}"#,
+    ]);
+    let mut forced = apply.to_vec();
+    forced.push("--force-conflicts");
+    s.ok(&forced);
+    assert_eq!(s.jsonpath("lws", "vllm", "{.spec.replicas}"), "3");
+    // Untouched fields stayed the applier's: applying them again is no conflict.
+    s.ok(&apply);
+}

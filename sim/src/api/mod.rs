@@ -866,6 +866,58 @@ impl ApiServer {
         Ok((result, managers))
     }
 
+    /// Server-side apply's bookkeeping for a client's update that is not an apply (`kubectl
+    /// patch`, `scale` or `edit` through `serve`) of an object some manager applied: `manager`
+    /// takes over every field of `spec`, `metadata.labels` and `metadata.annotations` the write
+    /// changed, and the other managers lose them, so a later apply of another value by one of
+    /// them conflicts, as on a real API server (an update's manager owns what it set).
+    pub fn take_updated_fields<K: Kind>(
+        &mut self,
+        key: &Key,
+        manager: &str,
+        old: &Value,
+        new: &Value,
+    ) {
+        if self.dry_run.is_some() {
+            return;
+        }
+        let store = K::store_mut(self);
+        let Some(managers) = store.managed.get_mut(key) else {
+            return;
+        };
+        let at = |v: &Value, p: &FieldPath| {
+            p.iter()
+                .try_fold(v, |v, k| v.get(k))
+                .cloned()
+                .unwrap_or(Value::Null)
+        };
+        let owned_kind = |p: &FieldPath| match p.first().map(String::as_str) {
+            Some("spec") => true,
+            Some("metadata") => {
+                matches!(p.get(1).map(String::as_str), Some("labels" | "annotations"))
+            }
+            _ => false,
+        };
+        let changed: BTreeSet<FieldPath> = patch::leaf_paths(new)
+            .into_iter()
+            .chain(patch::leaf_paths(old))
+            .filter(|p| owned_kind(p) && at(old, p) != at(new, p))
+            .collect();
+        if changed.is_empty() {
+            return;
+        }
+        for (m, paths) in managers.iter_mut() {
+            if m != manager {
+                paths.retain(|p| !changed.contains(p));
+            }
+        }
+        managers.retain(|_, paths| !paths.is_empty());
+        let gone = |p: &FieldPath| at(new, p).is_null();
+        let mine = managers.entry(manager.to_string()).or_default();
+        mine.extend(changed.into_iter().filter(|p| !gone(p)));
+        store.last_applied.remove(key);
+    }
+
     /// The same intent from the same manager onto an object nobody touched since: the stored
     /// object, as is.
     fn reapplied<K: Kind>(

@@ -752,6 +752,23 @@ impl Core {
         }
     }
 
+    /// After a client's update (not an apply): its manager takes over the fields it changed
+    /// (`ApiServer::take_updated_fields`).
+    fn took_fields<K: Kind>(
+        &mut self,
+        ns: &str,
+        name: &str,
+        manager: &str,
+        before: Option<Value>,
+        after: &Value,
+    ) {
+        if let Some(before) = before {
+            let key = (ns.to_string(), name.to_string());
+            let api = &mut self.runner.world.api;
+            api.take_updated_fields::<K>(&key, manager, &before, after);
+        }
+    }
+
     fn actor(req: &ApiRequest) -> String {
         req.query
             .get("fieldManager")
@@ -1054,6 +1071,7 @@ impl Core {
         if let Err(r) = ops::prune_custom::<K>(&mut v, ops::strict(&req.query)) {
             return r;
         }
+        let before = self.stored_value::<K>(t).ok();
         let api = &mut self.runner.world.api;
         let r = if status {
             api.merge_patch_status::<K>(&actor, &ns, &name, &v)
@@ -1069,8 +1087,10 @@ impl Core {
                 } else {
                     self.record(|r, now| r.patch(now, K::ID, &ns, &name, &v));
                 }
+                let after = to_value(&*o);
+                self.took_fields::<K>(&ns, &name, &actor, before, &after);
                 self.settle();
-                Reply::ok(&to_value(&*o))
+                Reply::ok(&after)
             }
             Err(e) => api_error(&e, &t.res, &name),
         }
@@ -1082,10 +1102,11 @@ impl Core {
         let name = t.name.clone().expect("named");
         let ns = t.namespace.clone().unwrap_or_default();
         let api = &mut self.runner.world.api;
-        let current = match api.get::<K>(&ns, &name) {
-            Ok(o) => crate::api::scale::scale_of(K::ID, &to_value(&*o)),
+        let before = match api.get::<K>(&ns, &name) {
+            Ok(o) => to_value(&*o),
             Err(e) => return api_error(&e, &t.res, &name),
         };
+        let current = crate::api::scale::scale_of(K::ID, &before);
         let (replicas, rv) = match ops::scale_target(&current, body, is_patch) {
             Ok(x) => x,
             Err(r) => return r,
@@ -1096,8 +1117,10 @@ impl Core {
         }
         match api.merge_patch::<K>(actor, &ns, &name, &patch) {
             Ok(o) => {
-                let v = crate::api::scale::scale_of(K::ID, &to_value(&*o));
+                let after = to_value(&*o);
+                let v = crate::api::scale::scale_of(K::ID, &after);
                 self.record(|r, now| r.scale(now, K::ID, &ns, &name, replicas));
+                self.took_fields::<K>(&ns, &name, actor, Some(before), &after);
                 self.settle();
                 Reply::ok(&v)
             }
