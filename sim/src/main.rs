@@ -564,13 +564,17 @@ fn cmd_run(a: RunArgs) -> ExitCode {
     ExitCode::from(u8::from(any_violation))
 }
 
+/// The directory a file is in: "." for a bare file name (whose parent is "", which does not
+/// canonicalize).
+fn dir_of(p: &Path) -> &Path {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// The files a loaded scenario was read from: itself and its manifests.
 fn inputs_of(s: &Scenario) -> Vec<PathBuf> {
-    let dir = s
-        .path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = dir_of(&s.path);
     let mut v = vec![s.path.clone()];
     v.extend(s.manifests.iter().map(|(name, _)| dir.join(name)));
     v
@@ -582,11 +586,7 @@ fn identity(p: &Path) -> PathBuf {
     if let Ok(c) = p.canonicalize() {
         return c;
     }
-    let dir = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    match (dir.canonicalize(), p.file_name()) {
+    match (dir_of(p).canonicalize(), p.file_name()) {
         (Ok(d), Some(name)) => d.join(name),
         _ => p.to_path_buf(),
     }
@@ -1296,12 +1296,7 @@ fn write_finding(
         .map(|g| g.perturbation.point())
         .collect();
     let violated: Vec<String> = run.violated().into_iter().collect();
-    // (A bare file name's parent is "", which does not canonicalize: the current directory.)
-    let parent = a
-        .path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let parent = dir_of(&a.path);
     let dir = parent.canonicalize().unwrap_or(parent.to_path_buf());
     let spec = explore::perturbed_spec(
         s,

@@ -495,12 +495,7 @@ fn server_side_apply_owns_only_the_fields_the_intent_sets() {
     let (code, body) = apply("typo", unknown);
     assert_eq!(code, 200, "{body}");
     assert!(!body.contains("replicaz"), "{body}");
-    let (code, body) = s.http(
-        "PATCH",
-        &format!("{lws}?fieldManager=typo&fieldValidation=Strict"),
-        "application/apply-patch+yaml",
-        unknown,
-    );
+    let (code, body) = apply("typo&fieldValidation=Strict", unknown);
     assert_eq!(code, 400, "{body}");
     assert!(
         body.contains("strict decoding error: unknown field \\\"spec.replicaz\\\""),

@@ -885,12 +885,12 @@ impl ApiServer {
         let Some(managers) = store.managed.get_mut(key) else {
             return;
         };
-        let at = |v: &Value, p: &FieldPath| {
+        // A field's value, absent and null alike.
+        fn at<'v>(v: &'v Value, p: &FieldPath) -> Option<&'v Value> {
             p.iter()
                 .try_fold(v, |v, k| v.get(k))
-                .cloned()
-                .unwrap_or(Value::Null)
-        };
+                .filter(|x| !x.is_null())
+        }
         let owned_kind = |p: &FieldPath| match p.first().map(String::as_str) {
             Some("spec") => true,
             Some("metadata") => {
@@ -912,7 +912,7 @@ impl ApiServer {
             }
         }
         managers.retain(|_, paths| !paths.is_empty());
-        let gone = |p: &FieldPath| at(new, p).is_null();
+        let gone = |p: &FieldPath| at(new, p).is_none();
         let mine = managers.entry(manager.to_string()).or_default();
         mine.extend(changed.into_iter().filter(|p| !gone(p)));
         store.last_applied.remove(key);

@@ -454,7 +454,7 @@ fn merge_patch_has_no_conflict_unless_it_carries_a_resource_version() {
 }
 
 #[test]
-fn admission_runs_mutating_before_validating_and_rejects_with_422() {
+fn admission_runs_mutating_before_validating_and_rejects_with_403() {
     let mut a = api();
     a.add_mutating_hook::<LeaderWorkerSet>("default", |l, _| {
         l.spec.replicas.get_or_insert(1);

@@ -230,7 +230,8 @@ pub fn check_lws_counts(r: i64, s: i64) -> Result<(), (String, String)> {
 pub const LIMITS_HOOK: &str = "lws-sim-limits";
 
 /// Refuse, after the real webhooks, any LeaderWorkerSet write past the limits: what a scenario
-/// file is held to when it loads, `serve`'s clients are held to at run time (422).
+/// file is held to when it loads, `serve`'s clients are held to at run time (403, an
+/// admission check's refusal).
 pub fn install_limits(api: &mut crate::api::ApiServer) {
     api.add_validating_hook::<lws::api::LeaderWorkerSet>(LIMITS_HOOK, |l, _| {
         let replicas = l.spec.replicas.unwrap_or(1);

@@ -873,9 +873,9 @@ impl Runner {
     }
 
     /// `message` prefixed with the running step's `FILE:LINE: steps[i]`, so a failed `check` or
-    /// `waitFor` says which one it was.
-    /// Only the file's name: a violation's text is part of the run's report and picture, which
-    /// must not depend on the directory the file was run from (fuzz's shards and their merge).
+    /// `waitFor` says which one it was. Only the file's name: a violation's text is part of the
+    /// run's report and picture, which must not depend on the directory the file was run from
+    /// (fuzz's shards and their merge).
     fn at_step(&self, message: String) -> String {
         match &self.step_at {
             Some(at) => {

@@ -981,9 +981,9 @@ impl Core {
         // The intent may be partial (only the fields its manager owns): it is checked as the
         // object it makes, laid over the stored one.
         let ns = t.namespace.clone().unwrap_or_default();
-        let stored = self.runner.world.api.get::<K>(&ns, &name).ok();
+        let stored = self.stored_value::<K>(t).ok();
         let whole_missing = stored.is_none();
-        let mut whole = stored.map_or_else(|| json!({}), |o| to_value(&*o));
+        let mut whole = stored.unwrap_or_else(|| json!({}));
         crate::api::patch::overlay(&mut whole, &intent);
         if let Err(r) = ops::decode::<K>(whole, &t.res, t.namespace.as_deref(), strict) {
             return r;
@@ -1101,11 +1101,11 @@ impl Core {
     fn scale<K: Kind>(&mut self, t: &Target, body: Value, is_patch: bool, actor: &str) -> Reply {
         let name = t.name.clone().expect("named");
         let ns = t.namespace.clone().unwrap_or_default();
-        let api = &mut self.runner.world.api;
-        let before = match api.get::<K>(&ns, &name) {
-            Ok(o) => to_value(&*o),
-            Err(e) => return api_error(&e, &t.res, &name),
+        let before = match self.stored_value::<K>(t) {
+            Ok(v) => v,
+            Err(r) => return r,
         };
+        let api = &mut self.runner.world.api;
         let current = crate::api::scale::scale_of(K::ID, &before);
         let (replicas, rv) = match ops::scale_target(&current, body, is_patch) {
             Ok(x) => x,

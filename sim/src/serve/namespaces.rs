@@ -68,7 +68,9 @@ impl Created {
         if BUILT_IN.contains(&ns) || self.0.contains_key(ns) {
             return true;
         }
-        let seen = all(api, self).contains_key(ns);
+        let seen = KindId::ALL.iter().filter(|k| k.namespaced()).any(|kind| {
+            with_kind!(*kind, K => !api.list::<K>(Some(ns), &Selector::everything()).is_empty())
+        });
         if seen {
             self.0.insert(ns.to_string(), Meta::default());
         }
