@@ -17,6 +17,8 @@ pub struct ClusterConfig {
     pub node_count: u32,
     pub pods_per_node: u32,
     pub node_labels: BTreeMap<String, String>,
+    /// Topology labels that split the nodes into domains: (key, nodes per domain).
+    pub node_domains: Vec<(String, u32)>,
     /// Bound -> Ready, uniform in the inclusive range.
     pub pod_startup_ms: (u64, u64),
     /// Deletion -> containers stopped (capped by the grace period).
@@ -46,6 +48,7 @@ impl Default for ClusterConfig {
             node_count: 8,
             pods_per_node: 4,
             node_labels: BTreeMap::new(),
+            node_domains: Vec::new(),
             pod_startup_ms: (20_000, 60_000),
             pod_termination_ms: (1_000, 10_000),
             watch_lag_ms: (1, 10),
@@ -78,6 +81,20 @@ impl ClusterConfig {
 
     pub fn node_name(index: u32) -> String {
         format!("node-{index}")
+    }
+
+    /// The labels of the node in slot `slot` (node `node-<slot>`, or a replacement of it): the
+    /// configured labels plus one value per topology domain key, `<key's name>-<domain>` (the
+    /// name cut to 50 characters, so the value stays a valid label value).
+    pub fn node_labels_at(&self, slot: u32) -> BTreeMap<String, String> {
+        let mut labels = self.node_labels.clone();
+        for (key, per_domain) in &self.node_domains {
+            let name = key.rsplit('/').next().unwrap_or(key);
+            let name = name.get(..50).unwrap_or(name);
+            let domain = slot / (*per_domain).max(1);
+            labels.insert(key.clone(), format!("{name}-{domain}"));
+        }
+        labels
     }
 }
 

@@ -359,6 +359,7 @@ impl Case {
                 count: Some(self.nodes),
                 pods_per_node: Some(4),
                 labels: BTreeMap::new(),
+                domains: Vec::new(),
             }),
             pod_startup: Some(Range(self.startup_ms.0, self.startup_ms.1)),
             pod_termination: Some(Range(1_000, 10_000)),

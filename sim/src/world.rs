@@ -120,6 +120,8 @@ pub struct World {
     /// The LWS controller pod, once installed.
     pub controller: Option<ControllerRuntime>,
     replacement_count: u32,
+    /// The slot (`node-<slot>`) each replacement node took the place of: its topology labels.
+    replaced_slots: BTreeMap<String, u32>,
 }
 
 impl World {
@@ -130,7 +132,7 @@ impl World {
         for i in 0..config.node_count {
             let name = ClusterConfig::node_name(i);
             infra.add_machine(&name);
-            register_node(&mut api, &name, &config, 0);
+            register_node(&mut api, &name, i, &config, 0);
         }
         let lag = |r: &mut SimRng, range: (u64, u64)| r.range_inclusive(range.0, range.1);
         let (statefulsets, scheduler, kubelet) = if config.manual {
@@ -168,6 +170,7 @@ impl World {
             gc,
             controller: None,
             replacement_count: 0,
+            replaced_slots: BTreeMap::new(),
         }
     }
 
@@ -511,6 +514,15 @@ impl World {
         }
     }
 
+    /// The slot of `node`: `i` for `node-<i>`, a replacement's predecessor's slot.
+    fn slot_of(&self, node: &str) -> u32 {
+        self.replaced_slots.get(node).copied().unwrap_or_else(|| {
+            node.strip_prefix("node-")
+                .and_then(|i| i.parse().ok())
+                .unwrap_or(0)
+        })
+    }
+
     /// The instance behind `node` is terminated: the kubelet stops, the cloud controller deletes
     /// the Node, and with `replace` a new node joins.
     fn terminate_instance(&mut self, node: &str, replace: bool) {
@@ -523,7 +535,9 @@ impl World {
         if replace {
             let name = format!("node-r{}", self.replacement_count);
             self.replacement_count += 1;
-            self.nodes.schedule_join(&name, &self.config, now);
+            let slot = self.slot_of(node);
+            self.replaced_slots.insert(name.clone(), slot);
+            self.nodes.schedule_join(&name, slot, &self.config, now);
         }
     }
 }

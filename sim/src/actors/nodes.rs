@@ -28,7 +28,8 @@ enum Timer {
     MarkNotReady(String),
     TaintEvict(String),
     DeleteNode(String),
-    Join(String),
+    /// A new node and the slot (of `node-<slot>`) whose labels it takes.
+    Join(String, u32),
     PodGcTick,
 }
 
@@ -84,11 +85,12 @@ impl NodeLifecycle {
         );
     }
 
-    /// A replacement instance registers its Node after the join delay.
-    pub fn schedule_join(&mut self, node: &str, cfg: &ClusterConfig, now_ms: u64) {
+    /// A replacement instance registers its Node, with the labels of `slot`, after the join
+    /// delay.
+    pub fn schedule_join(&mut self, node: &str, slot: u32, cfg: &ClusterConfig, now_ms: u64) {
         self.at(
             after(now_ms, cfg.node_join_delay_ms),
-            Timer::Join(node.to_string()),
+            Timer::Join(node.to_string(), slot),
         );
     }
 
@@ -119,9 +121,9 @@ impl NodeLifecycle {
                 Timer::DeleteNode(node) => {
                     let _ = api.delete::<Node>(CLOUD, "", &node, &DeleteOptions::default());
                 }
-                Timer::Join(node) => {
+                Timer::Join(node, slot) => {
                     infra.add_machine(&node);
-                    register_node(api, &node, cfg, now_ms);
+                    register_node(api, &node, slot, cfg, now_ms);
                 }
                 Timer::PodGcTick => self.podgc_tick(api, now_ms),
             }
@@ -242,8 +244,8 @@ fn evict_by_taint(api: &mut ApiServer, node: &str) {
 }
 
 /// Create the Node, then post its status, as a kubelet registering does.
-pub fn register_node(api: &mut ApiServer, name: &str, cfg: &ClusterConfig, now_ms: u64) {
-    let node = new_node(name, cfg, now_ms);
+pub fn register_node(api: &mut ApiServer, name: &str, slot: u32, cfg: &ClusterConfig, now_ms: u64) {
+    let node = new_node(name, cfg.node_labels_at(slot), cfg, now_ms);
     let status = node.status.clone();
     if let Ok(created) = api.create("kubelet", node) {
         let mut n = (*created).clone();
@@ -252,9 +254,13 @@ pub fn register_node(api: &mut ApiServer, name: &str, cfg: &ClusterConfig, now_m
     }
 }
 
-/// A Ready node with `pods_per_node` slots and the configured labels.
-fn new_node(name: &str, cfg: &ClusterConfig, now_ms: u64) -> Node {
-    let mut labels = cfg.node_labels.clone();
+/// A Ready node with `pods_per_node` slots and `labels`.
+fn new_node(
+    name: &str,
+    mut labels: BTreeMap<String, String>,
+    cfg: &ClusterConfig,
+    now_ms: u64,
+) -> Node {
     labels.insert("kubernetes.io/hostname".into(), name.to_string());
     let pods = Quantity(cfg.pods_per_node.to_string());
     Node {

@@ -1149,6 +1149,16 @@ impl ApiServer {
             n.name = o.name.clone();
             n.namespace = o.namespace.clone();
         }
+        if let Err(m) = names::validate_labels_and_annotations(new.meta()) {
+            let msg = format!("{} {:?} is invalid: {m}", K::ID, key.1);
+            return self.fail(
+                actor,
+                verb,
+                K::ID,
+                &key,
+                ApiError::new(Reason::Invalid, msg),
+            );
+        }
         if old.meta().deletion_timestamp.is_some() {
             let before: BTreeSet<&String> = old.meta().finalizers.iter().flatten().collect();
             let added = new

@@ -42,12 +42,73 @@ pub fn validate(kind: KindId, meta: &ObjectMeta) -> Result<(), String> {
     if !ok {
         return Err(format!("metadata.name: Invalid value: {name:?}: {rule}"));
     }
-    match meta.namespace.as_deref() {
-        Some(ns) if !is_dns_label(ns) => Err(format!(
+    if let Some(ns) = meta.namespace.as_deref().filter(|ns| !is_dns_label(ns)) {
+        return Err(format!(
             "metadata.namespace: Invalid value: {ns:?}: {LABEL}"
-        )),
+        ));
+    }
+    validate_labels_and_annotations(meta)
+}
+
+/// `ValidateLabels` and the keys of `ValidateAnnotations` (apimachinery
+/// `pkg/apis/meta/v1/validation/validation.go`, `pkg/api/validation/objectmeta.go`): every
+/// label key and annotation key a qualified name, every label value a label value.
+pub fn validate_labels_and_annotations(meta: &ObjectMeta) -> Result<(), String> {
+    for (k, v) in meta.labels.iter().flatten() {
+        qualified_name(k).map_err(|m| format!("metadata.labels: Invalid value: {k:?}: {m}"))?;
+        label_value(v).map_err(|m| format!("metadata.labels: Invalid value: {v:?}: {m}"))?;
+    }
+    for k in meta.annotations.iter().flatten().map(|(k, _)| k) {
+        let lower = k.to_ascii_lowercase();
+        qualified_name(&lower)
+            .map_err(|m| format!("metadata.annotations: Invalid value: {k:?}: {m}"))?;
+    }
+    Ok(())
+}
+
+/// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`: a qualified name's name part, a label value.
+fn is_label_token(s: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_alphanumeric();
+    s.chars()
+        .all(|c| alnum(c) || c == '-' || c == '_' || c == '.')
+        && s.starts_with(alnum)
+        && s.ends_with(alnum)
+}
+
+const NAME_PART: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+
+/// `IsQualifiedName`: an optional DNS-subdomain prefix and `/`, then a name part of at most 63
+/// characters. The message is the first of apimachinery's for the key.
+pub fn qualified_name(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    if name.is_empty() {
+        return Err("name part must be non-empty".into());
+    }
+    if name.len() > 63 {
+        return Err("name part must be no more than 63 characters".into());
+    }
+    if !is_label_token(name) {
+        return Err(NAME_PART.into());
+    }
+    match prefix {
+        Some("") => Err("prefix part must be non-empty".into()),
+        Some(p) if !is_dns_subdomain(p) => Err(format!("prefix part {SUBDOMAIN}")),
         _ => Ok(()),
     }
+}
+
+/// `IsValidLabelValue`: empty, or a label token of at most 63 characters.
+pub fn label_value(v: &str) -> Result<(), String> {
+    if v.len() > 63 {
+        return Err("must be no more than 63 characters".into());
+    }
+    if !v.is_empty() && !is_label_token(v) {
+        return Err("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')".into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -73,5 +134,45 @@ mod tests {
         assert!(validate(KindId::Pod, &meta("1abc", None)).is_ok());
         let e = validate(KindId::Pod, &meta("ok", Some("BAD_NS"))).unwrap_err();
         assert!(e.starts_with("metadata.namespace"), "{e}");
+    }
+
+    #[test]
+    fn labels_and_annotation_keys_are_qualified_names() {
+        let with = |labels: &[(&str, &str)], annotations: &[(&str, &str)]| {
+            let mut m = meta("ok", None);
+            let map = |kv: &[(&str, &str)]| {
+                Some(
+                    kv.iter()
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect(),
+                )
+            };
+            m.labels = map(labels);
+            m.annotations = map(annotations);
+            validate(KindId::Pod, &m)
+        };
+        let long = "x".repeat(64);
+        let good = [("a", ""), ("leaderworkerset.sigs.k8s.io/group-index", "0")];
+        assert!(with(&good, &[("Some.Domain/Key_1", "any value at all")]).is_ok());
+        for (k, v, says) in [
+            ("a b", "x", "name part must consist"),
+            ("x/", "x", "name part must be non-empty"),
+            ("/x", "x", "prefix part must be non-empty"),
+            ("Bad_Prefix/x", "x", "prefix part a lowercase RFC 1123"),
+            (long.as_str(), "x", "no more than 63"),
+            ("k", "-x", "a valid label must be"),
+            ("k", long.as_str(), "no more than 63"),
+        ] {
+            let e = with(&[(k, v)], &[]).unwrap_err();
+            assert!(
+                e.starts_with("metadata.labels: Invalid value") && e.contains(says),
+                "{k}={v}: {e}"
+            );
+        }
+        let e = with(&[], &[("a b", "v")]).unwrap_err();
+        assert!(
+            e.starts_with("metadata.annotations: Invalid value: \"a b\""),
+            "{e}"
+        );
     }
 }

@@ -39,6 +39,10 @@ pub struct SpecLines {
     pub expect: BTreeMap<String, usize>,
     pub reconciler: Option<usize>,
     pub nodes: Option<usize>,
+    /// `cluster.nodes.labels`.
+    pub node_labels: Option<usize>,
+    /// Each `cluster.nodes.domains` entry's line.
+    pub node_domains: Vec<usize>,
 }
 
 #[derive(Deserialize)]
@@ -47,8 +51,15 @@ struct RawController {
 }
 
 #[derive(Deserialize)]
+struct RawNodes {
+    labels: Option<Spanned<IgnoredAny>>,
+    #[serde(default)]
+    domains: Vec<Spanned<IgnoredAny>>,
+}
+
+#[derive(Deserialize)]
 struct RawCluster {
-    nodes: Option<Spanned<IgnoredAny>>,
+    nodes: Option<Spanned<RawNodes>>,
 }
 
 #[derive(Deserialize)]
@@ -72,6 +83,7 @@ impl SpecLines {
             return SpecLines::default();
         };
         let line = |s: &Spanned<IgnoredAny>| usize::try_from(s.referenced.line()).ok();
+        let nodes = raw.cluster.as_ref().and_then(|c| c.nodes.as_ref());
         SpecLines {
             steps: raw.steps.iter().map(|s| line(s).unwrap_or(0)).collect(),
             manifests: raw.manifests.iter().map(|s| line(s).unwrap_or(0)).collect(),
@@ -86,8 +98,34 @@ impl SpecLines {
                 .and_then(|c| c.reconciler)
                 .as_ref()
                 .and_then(line),
-            nodes: raw.cluster.and_then(|c| c.nodes).as_ref().and_then(line),
+            nodes: nodes
+                .map(|n| n.referenced.line())
+                .and_then(|l| usize::try_from(l).ok()),
+            node_labels: nodes.and_then(|n| n.value.labels.as_ref()).and_then(line),
+            node_domains: nodes
+                .map(|n| {
+                    n.value
+                        .domains
+                        .iter()
+                        .map(|d| line(d).unwrap_or(0))
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
+    }
+
+    /// The line of `cluster.nodes.labels`, else of `cluster.nodes`.
+    pub fn node_labels(&self) -> Option<usize> {
+        self.node_labels.or(self.nodes)
+    }
+
+    /// The line of `cluster.nodes.domains[i]`, else of `cluster.nodes`.
+    pub fn node_domain(&self, i: usize) -> Option<usize> {
+        self.node_domains
+            .get(i)
+            .copied()
+            .filter(|l| *l > 0)
+            .or(self.nodes)
     }
 
     pub fn step(&self, i: usize) -> Option<usize> {

@@ -343,6 +343,11 @@ impl Scenario {
             cfg.node_count = n.count.unwrap_or(cfg.node_count);
             cfg.pods_per_node = n.pods_per_node.unwrap_or(cfg.pods_per_node);
             cfg.node_labels = n.labels.clone();
+            cfg.node_domains = n
+                .domains
+                .iter()
+                .map(|d| (d.key.clone(), d.nodes_per_domain))
+                .collect();
         }
         let range = |r: Option<spec::Range>, d: (u64, u64)| r.map(|r| (r.0, r.1)).unwrap_or(d);
         cfg.pod_startup_ms = range(c.pod_startup, cfg.pod_startup_ms);

@@ -117,6 +117,19 @@ pub struct NodesSpec {
     pub pods_per_node: Option<u32>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// Topology domains: for each entry, node `i` gets the label `key` with the value
+    /// `<last segment of key>-<i / nodesPerDomain>` (node pools, zones, TPU slices), so a
+    /// topology key can have more than one domain. A replacement node joins its predecessor's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub domains: Vec<DomainSpec>,
+}
+
+/// One topology label that splits the nodes into domains of `nodesPerDomain` consecutive nodes.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DomainSpec {
+    pub key: String,
+    pub nodes_per_domain: u32,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]

@@ -15,9 +15,13 @@ use super::limits::{
     NODE_COUNT_MAX, STEP_COUNT_MAX,
 };
 use super::manifest::{Counts, Manifest};
-use super::spec::{ObjectRef, ScenarioSpec, StepSpec};
+use super::spec::{NodesSpec, ObjectRef, ScenarioSpec, StepSpec};
 use super::step::{NodeSel, Step};
+use crate::api::names::{label_value, qualified_name};
 use crate::time::{fmt_ms, HORIZON_MS};
+
+/// The label each node carries with its own name.
+const HOSTNAME: &str = "kubernetes.io/hostname";
 
 /// The LWSs and bare pods a scenario can ever have: faults may only aim at these.
 #[derive(Default)]
@@ -310,6 +314,12 @@ pub fn check_scenario(
             format!("cluster.nodes.count: {n} is above the limit of {NODE_COUNT_MAX} nodes"),
         ));
     }
+    if let Some(n) = &spec.cluster.nodes {
+        check_nodes(n).map_err(|(domain, m)| {
+            let line = domain.map_or(lines.node_labels(), |i| lines.node_domain(i));
+            at(line, format!("cluster.nodes.{m}"))
+        })?;
+    }
     if steps.len() > STEP_COUNT_MAX {
         return Err(at(
             None,
@@ -340,6 +350,37 @@ pub fn check_scenario(
         }
         check_step(s, step, &pop, nodes, Counts::Checked)
             .map_err(|(_, m)| at(lines.step(i), format!("steps[{i}].{m}")))?;
+    }
+    Ok(())
+}
+
+/// The nodes' labels are valid labels, and each topology domain key is a label key that no
+/// other entry and no plain label sets, with at least one node per domain.
+/// An error names the domain entry it is about (`None`: the labels).
+fn check_nodes(n: &NodesSpec) -> Result<(), (Option<usize>, String)> {
+    for (k, v) in &n.labels {
+        qualified_name(k).map_err(|m| (None, format!("labels: Invalid value: {k:?}: {m}")))?;
+        label_value(v).map_err(|m| (None, format!("labels.{k}: Invalid value: {v:?}: {m}")))?;
+        if k == HOSTNAME {
+            return Err((
+                None,
+                format!("labels.{k}: is set by each node to its own name"),
+            ));
+        }
+    }
+    let mut keys = BTreeSet::new();
+    for (i, d) in n.domains.iter().enumerate() {
+        let at = |m: String| (Some(i), format!("domains[{i}].{m}"));
+        qualified_name(&d.key).map_err(|m| at(format!("key: Invalid value: {:?}: {m}", d.key)))?;
+        if d.key == HOSTNAME || n.labels.contains_key(&d.key) || !keys.insert(&d.key) {
+            return Err(at(format!(
+                "key: {:?} is already set on the nodes (by a label, another domain or the node itself)",
+                d.key
+            )));
+        }
+        if d.nodes_per_domain == 0 {
+            return Err(at("nodesPerDomain: must be at least 1".into()));
+        }
     }
     Ok(())
 }
