@@ -407,6 +407,7 @@ fn json_line(r: &RunReport, wall_ms: u128) -> serde_json::Value {
         "sim_ms": r.sim_ms,
         "events": r.events,
         "wall_ms": wall_ms,
+        "notes": r.notes,
     })
 }
 
@@ -510,6 +511,9 @@ fn run_one(a: &RunArgs, s: &Scenario, out: &mut Outputs, pb: &ProgressBar) -> Re
             say!("{}", json_line(&report, wall_ms));
         } else {
             say!("{}", summary_line(&s.path, &report, wall_ms));
+            for n in &report.notes {
+                say!("note: {n}");
+            }
             for v in &report.violations {
                 say!("{}", v.report());
             }

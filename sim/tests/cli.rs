@@ -94,6 +94,30 @@ fn a_passing_run_exits_0_and_json_has_the_fields() {
 }
 
 #[test]
+fn a_countdown_fault_that_never_fires_is_noted_naming_its_step() {
+    let dir = scratch("unfired");
+    let body = OK.replace(
+        "steps:\n",
+        "steps:\n  - killController: {afterWrites: 100000}\n  - resync: {afterReconciles: 3}\n",
+    );
+    let s = scenario(&dir, "unfired.yaml", &body);
+    let (code, out, err) = run(&["run", s.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let notes: Vec<&str> = out.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(notes.len(), 1, "the resync fired, the kill did not: {out}");
+    assert!(
+        notes[0].starts_with("note: unfired.yaml:6: steps[0]: killController.afterWrites never fired: the run ended ")
+            && notes[0].ends_with(" controller writes short of it"),
+        "{out}"
+    );
+    let (_, json, _) = run(&["run", s.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["notes"].as_array().map(Vec::len), Some(1), "{v}");
+    let (_, plain, _) = run(&["run", scenario(&dir, "ok.yaml", OK).to_str().unwrap()]);
+    assert!(!plain.contains("note: "), "{plain}");
+}
+
+#[test]
 fn a_timeout_is_a_violation_and_exits_1_with_a_replay_line() {
     let dir = scratch("timeout");
     let s = scenario(

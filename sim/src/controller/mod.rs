@@ -359,6 +359,20 @@ impl ControllerRuntime {
         self.stale_reconcile = Some(n.max(1));
     }
 
+    /// The countdown triggers still armed (they never fired): the step that arms each, and
+    /// how many more writes, finished reconciles, watch events or reconciles it waits for.
+    pub fn unfired(&self) -> Vec<(Trigger, u64)> {
+        [
+            (Trigger::KillAfterWrites, self.kill_after_writes),
+            (Trigger::ResyncAfterReconciles, self.resync_after_reconciles),
+            (Trigger::HoldWatchEvent, self.hold_event),
+            (Trigger::StaleRead, self.stale_reconcile),
+        ]
+        .into_iter()
+        .filter_map(|(t, n)| Some((t, n?)))
+        .collect()
+    }
+
     fn pod_name(&self) -> String {
         format!("lws-controller-manager-{}", self.pod_count)
     }
@@ -806,6 +820,27 @@ fn finish(queue: &mut WorkQueue, key: Key, result: lws::client::Result<Action>, 
         }
         Ok(a) if a.requeue => queue.add_rate_limited(key, now),
         Ok(_) => queue.forget(&key),
+    }
+}
+
+/// A countdown fault: armed by a step, it fires on the n-th write, reconcile or watch event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Trigger {
+    KillAfterWrites,
+    ResyncAfterReconciles,
+    HoldWatchEvent,
+    StaleRead,
+}
+
+impl Trigger {
+    /// The step that arms it, and what it counts.
+    pub fn describe(self) -> (&'static str, &'static str) {
+        match self {
+            Trigger::KillAfterWrites => ("killController.afterWrites", "controller writes"),
+            Trigger::ResyncAfterReconciles => ("resync.afterReconciles", "finished reconciles"),
+            Trigger::HoldWatchEvent => ("holdWatchEvent", "watch events"),
+            Trigger::StaleRead => ("staleRead", "reconciles"),
+        }
     }
 }
 

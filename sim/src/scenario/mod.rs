@@ -23,7 +23,7 @@ use lws::profile::Profile;
 use serde_json::Value;
 
 use crate::api::{with_kind, ApiServer, DeleteOptions, Kind, KindId, Propagation};
-use crate::controller::ControllerConfig;
+use crate::controller::{ControllerConfig, Trigger};
 use crate::invariants::{self, Checker, FaultEffect, InvariantId, ObjectRef, Violation};
 use crate::trace::Trace;
 use crate::world::{ClusterConfig, Event, World};
@@ -389,6 +389,9 @@ pub struct RunReport {
     pub controller_events: u64,
     /// The run as change points for a picture, when [`RunOptions::timeline`] asked for it.
     pub timeline: Option<crate::timeline::Timeline>,
+    /// What the run did not do that the scenario asked for, not a verdict: a countdown fault
+    /// that never fired (`FILE:LINE: steps[i]: killController.afterWrites never fired: ...`).
+    pub notes: Vec<String>,
 }
 
 /// How to run a scenario, beyond the reconciler.
@@ -462,6 +465,8 @@ pub struct Runner {
     /// The UID each object had when a `delete` or `deletePod` step last deleted it (what
     /// `recreated: true` compares with).
     deleted_uids: BTreeMap<(KindId, String, String), String>,
+    /// The step (`file:line: steps[i]`) that last armed each countdown fault.
+    armed: BTreeMap<Trigger, String>,
 }
 
 /// An `expectError`: the code and message substring a write must be rejected with.
@@ -498,6 +503,7 @@ impl Runner {
             step_at: None,
             expecting: None,
             deleted_uids: BTreeMap::new(),
+            armed: BTreeMap::new(),
         }
     }
 
@@ -693,19 +699,25 @@ impl Runner {
             Step::KillController { after_writes } => {
                 self.checker.open_quiet_window(now);
                 match after_writes {
-                    Some(n) => self.fire(Event::KillControllerAfterWrites(*n)),
+                    Some(n) => self.arm(
+                        Trigger::KillAfterWrites,
+                        Event::KillControllerAfterWrites(*n),
+                    ),
                     None => self.fire(Event::KillController),
                 }
             }
             Step::Resync { after_reconciles } => {
                 self.checker.open_quiet_window(now);
                 match after_reconciles {
-                    Some(n) => self.fire(Event::ResyncAfterReconciles(*n)),
+                    Some(n) => self.arm(
+                        Trigger::ResyncAfterReconciles,
+                        Event::ResyncAfterReconciles(*n),
+                    ),
                     None => self.fire(Event::Resync),
                 }
             }
-            Step::HoldWatchEvent(n) => self.fire(Event::HoldWatchEvent(*n)),
-            Step::StaleRead(n) => self.fire(Event::StaleRead(*n)),
+            Step::HoldWatchEvent(n) => self.arm(Trigger::HoldWatchEvent, Event::HoldWatchEvent(*n)),
+            Step::StaleRead(n) => self.arm(Trigger::StaleRead, Event::StaleRead(*n)),
             Step::DrainNode { node, replace } => self.drain_node(node, *replace, now),
             Step::FailNode(node) => self.fail_node(node, now),
             Step::Cordon(node) => self.cordon(node, Event::Cordon),
@@ -875,6 +887,29 @@ impl Runner {
         }
         let at = self.step_at.clone().unwrap_or_default();
         Err(Halt::Bad(RunError(format!("{at}: {what}: {e}"))))
+    }
+
+    /// Fire the event that arms a countdown fault, remembering the step that armed it.
+    fn arm(&mut self, trigger: Trigger, event: Event) -> Result<(), Halt> {
+        let at = self.at_step(String::new());
+        let at = at.trim_end_matches([':', ' ']).to_string();
+        self.armed.insert(trigger, at);
+        self.fire(event)
+    }
+
+    /// A note for each countdown fault that never fired, naming the step that armed it.
+    fn unfired_notes(&self) -> Vec<String> {
+        let Some(c) = &self.world.controller else {
+            return Vec::new();
+        };
+        c.unfired()
+            .into_iter()
+            .map(|(t, left)| {
+                let (step, counts) = t.describe();
+                let at = self.armed.get(&t).map_or("", String::as_str);
+                format!("{at}: {step} never fired: the run ended {left} {counts} short of it")
+            })
+            .collect()
     }
 
     /// `message` prefixed with the running step's `FILE:LINE: steps[i]`, so a failed `check` or
@@ -1454,6 +1489,7 @@ impl Runner {
     }
 
     fn report(self, s: &Scenario, profile: &Profile, seed: u64) -> RunReport {
+        let notes = self.unfired_notes();
         let Runner {
             mut world,
             mut checker,
@@ -1494,6 +1530,7 @@ impl Runner {
             controller_reconciles,
             controller_events,
             timeline,
+            notes,
         }
     }
 }

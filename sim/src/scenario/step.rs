@@ -434,6 +434,10 @@ fn check_field_of(v: &Value, at: &str) -> Result<(), String> {
 }
 
 fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, LoadError> {
+    if r.merge.is_some() || r.propagation.is_some() {
+        let m = format!("{step}: `merge` belongs to `patch`, `propagation` to `delete`");
+        return Err(err(ctx, m));
+    }
     if let Some(p) = &r.pattern {
         check_operators(p, "match").map_err(|m| err(ctx, format!("{step}: {m}")))?;
     }
@@ -556,6 +560,10 @@ fn one_object(ctx: &str, step: &str, p: &ObjectRef) -> Result<(), LoadError> {
 
 fn patch(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
     one_object(ctx, "patch", p)?;
+    if p.pattern.is_some() || p.propagation.is_some() {
+        let m = "patch: `match` belongs to `check` and `waitFor`, `propagation` to `delete`";
+        return Err(err(ctx, m));
+    }
     let merge = p
         .merge
         .clone()
@@ -580,6 +588,10 @@ fn patch(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
 
 fn delete(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
     one_object(ctx, "delete", p)?;
+    if p.pattern.is_some() || p.merge.is_some() || p.subresource.is_some() {
+        let m = "delete: `match`, `merge` and `subresource` do not apply to a delete";
+        return Err(err(ctx, m));
+    }
     let propagation = match p.propagation.as_deref() {
         None => None,
         Some(x) => Some(Propagation::parse(x).ok_or_else(|| {
@@ -608,6 +620,10 @@ fn wait_for(ctx: &str, target: &Value, timeout: Option<spec::Duration>) -> Resul
         Value::Object(o) => {
             let r: ObjectRef = serde_json::from_value(Value::Object(o.clone()))
                 .map_err(|e| err(ctx, format!("waitFor: {e}")))?;
+            if r.holds.is_some() {
+                let m = "waitFor: `holds` belongs to `check` (a waitFor ends when its condition is first met)";
+                return Err(err(ctx, m));
+            }
             WaitTarget::Object(object_match(ctx, "waitFor", &r)?)
         }
         other => {
