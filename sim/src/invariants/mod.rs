@@ -258,10 +258,14 @@ impl Checker {
 
     /// Why the rollout is not complete, in words (for convergence and timeout reports).
     pub fn stuck_state(&self) -> String {
+        let Some(lws) = &self.lws else {
+            return "no LeaderWorkerSet was ever created".into();
+        };
+        let name = format!("LWS {}/{}", lws.namespace, lws.name);
         if self.lws_deleting && !self.lws_gone {
-            return "the LeaderWorkerSet is being deleted and still exists".into();
+            return format!("{name} is being deleted and still exists");
         }
-        self.model.stuck_state()
+        format!("{name}: {}", self.model.stuck_state())
     }
 
     /// The watched LWS is being deleted (its convergence is its deletion completing) and

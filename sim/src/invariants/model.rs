@@ -107,6 +107,19 @@ pub(super) enum Phase {
     Done,
 }
 
+impl Phase {
+    /// What a stuck report says of a group in this phase.
+    fn in_words(self) -> &'static str {
+        match self {
+            Phase::Empty => "has no pods",
+            Phase::Old => "is on an old revision",
+            Phase::Moving => "is being moved to the latest revision",
+            Phase::On => "is on the latest revision but not all ready",
+            Phase::Done => "is on the latest revision and ready",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub(super) struct Group {
     pub pods: BTreeSet<String>,
@@ -498,7 +511,8 @@ impl Model {
             if phase != Phase::Done && !kept {
                 let pods = self.groups.get(&g).map(|x| x.pods.len()).unwrap_or(0);
                 parts.push(format!(
-                    "group {g} is {phase:?} ({pods} of {} pods present)",
+                    "group {g} {} ({pods} of {} pods present)",
+                    phase.in_words(),
                     self.size
                 ));
             }

@@ -951,7 +951,15 @@ impl Runner {
         let msg = self.at_step(format!(
             "waited {} for {what}; state: {}",
             crate::time::fmt_ms(timeout_ms),
-            stuck_state(&self.world, &self.checker)
+            match target {
+                // What a check would say of it now: the count found, the first field that differs.
+                WaitTarget::Object(m) => {
+                    let why = m.matching(&self.world.api).err().unwrap_or_default();
+                    let named = format!("{}: ", m.describe());
+                    why.strip_prefix(&named).unwrap_or(&why).to_string()
+                }
+                _ => stuck_state(&self.world, &self.checker),
+            }
         ));
         self.checker
             .external(&self.world.api, invariants::TIMEOUT, msg);
@@ -1315,6 +1323,25 @@ pub fn rollout_complete(w: &World, c: &Checker) -> bool {
 /// LWS status disagrees with the world (the status counts and conditions rollout-complete needs).
 fn stuck_state(w: &World, c: &Checker) -> String {
     let mut s = c.stuck_state();
+    for l in w
+        .api
+        .list::<LeaderWorkerSet>(None, &crate::api::Selector::everything())
+    {
+        let available = l.status.as_ref().is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == "Available" && c.status == "True")
+        });
+        if !available {
+            let ready = l.status.as_ref().map_or(0, |s| s.ready_replicas);
+            s.push_str(&format!(
+                "; LWS {}/{} is not Available ({ready} of {} groups ready)",
+                lws::k8s::namespace(&l.metadata),
+                lws::k8s::name(&l.metadata),
+                l.replicas()
+            ));
+        }
+    }
     let last_error = w
         .controller
         .as_ref()
