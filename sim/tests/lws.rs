@@ -435,7 +435,9 @@ fn reconcile_outcomes_are_typed_and_a_too_large_lws_is_an_invalid_statefulset() 
     assert!(e.message.contains("spec.replicas"), "{e}");
     let line = last.to_string();
     assert!(
-        line.starts_with("lws-controller reconcile default/vllm failed: Invalid: spec.replicas"),
+        line.starts_with(
+            "lws-controller reconcile default/vllm failed: Invalid: StatefulSet \"vllm\" is invalid: spec.replicas"
+        ),
         "{line}"
     );
     assert!(w

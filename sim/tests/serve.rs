@@ -906,10 +906,46 @@ fn kubectl_prints_why_a_write_is_invalid() {
     ]);
     assert!(!ok, "{text}");
     assert!(
-        text.contains("is invalid") && text.contains("spec.startupPolicy: Unsupported value"),
+        text.contains(
+            "The LeaderWorkerSet \"vllm\" is invalid: spec.startupPolicy: Unsupported value"
+        ),
         "{text}"
     );
     assert!(!text.contains("admission webhook"), "{text}");
+    // A pod's spec is immutable but for images (ValidatePodUpdate): kubectl set image works,
+    // an edit of anything else is the API server's 422 naming what may change.
+    s.ok(&["set", "image", "pod/vllm-0", "vllm-leader=vllm:v9"]);
+    assert_eq!(
+        s.jsonpath("pod", "vllm-0", "{.spec.containers[0].image}"),
+        "vllm:v9"
+    );
+    // The kubelet restarts the container on the new image (restartCount 1, NotReady), and the
+    // LWS's RecreateGroupOnPodRestart policy answers that restart by recreating the group: the
+    // pod comes back from its StatefulSet's template, on the old image.
+    let uid = s.jsonpath("pod", "vllm-0", "{.metadata.uid}");
+    s.step("1s");
+    let status = "{.status.containerStatuses[0].restartCount} {.status.containerStatuses[0].ready}";
+    assert_eq!(s.jsonpath("pod", "vllm-0", status), "1 false");
+    s.step("2m");
+    assert_ne!(s.jsonpath("pod", "vllm-0", "{.metadata.uid}"), uid);
+    let status = "{.spec.containers[0].image} {.status.containerStatuses[0].restartCount}";
+    assert_eq!(
+        s.jsonpath("pod", "vllm-0", status),
+        "vllm/vllm-openai:v0.6.0 0"
+    );
+    let (ok, text) = s.kubectl(&[
+        "patch",
+        "pod",
+        "vllm-0",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"restartPolicy":"Never"}}"#,
+    ]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("The Pod \"vllm-0\" is invalid: spec: Forbidden: pod updates may not change fields other than"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! until restarted after the CrashLoopBackOff delay; a deleted pod terminates after a sampled
 //! delay (at most its grace period) and is then removed with a UID precondition. A pod with an
 //! image listed as unpullable stays Pending with its containers waiting in ImagePullBackOff. A
-//! dead machine's kubelet does nothing at all.
+//! running pod whose spec names a new image (`kubectl set image pod/...`) has those containers
+//! restarted on it. A dead machine's kubelet does nothing at all.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,6 +36,8 @@ pub struct Kubelet {
     /// UIDs with a start or kill already planned, so repeated events do not plan twice.
     planned_start: BTreeSet<String>,
     planned_kill: BTreeSet<String>,
+    /// UIDs of running pods whose changed images are being pulled and started.
+    planned_image: BTreeSet<String>,
 }
 
 impl Kubelet {
@@ -44,6 +47,7 @@ impl Kubelet {
             timers: BTreeMap::new(),
             planned_start: BTreeSet::new(),
             planned_kill: BTreeSet::new(),
+            planned_image: BTreeSet::new(),
         }
     }
 
@@ -63,11 +67,13 @@ impl Kubelet {
         cfg: &ClusterConfig,
         now_ms: u64,
     ) {
+        let mut image_changed = Vec::new();
         for d in self.pods.poll(api, now_ms) {
             let uid = k8s::uid(&d.obj.metadata).to_string();
             if d.ty == EventType::Deleted {
                 self.planned_start.remove(&uid);
                 self.planned_kill.remove(&uid);
+                self.planned_image.remove(&uid);
                 continue;
             }
             let pod = &d.obj;
@@ -89,7 +95,15 @@ impl Kubelet {
                 let delay = rng.range_inclusive(cfg.pod_startup_ms.0, cfg.pod_startup_ms.1);
                 self.timers
                     .insert((after(now_ms, delay), ns, name, uid), Action::Start);
+            } else if k8s::phase(pod) == "Running"
+                && images_changed(pod)
+                && self.planned_image.insert(uid.clone())
+            {
+                image_changed.push((ns, name, uid));
             }
+        }
+        for (ns, name, uid) in image_changed {
+            self.restart_for_image(api, rng, cfg, (&ns, &name, &uid), now_ms);
         }
         while let Some(entry) = self.timers.first_entry() {
             if entry.key().0 > now_ms {
@@ -129,11 +143,14 @@ impl Kubelet {
                     return;
                 }
                 let mut pod = (*live).clone();
-                if action == Action::Start && has_unpullable_image(&pod, cfg) {
+                // Also a restart onto a new image that cannot be pulled: the pod stays
+                // Running and NotReady in ImagePullBackOff.
+                if has_unpullable_image(&pod, cfg) {
                     mark_image_pull_backoff(&mut pod);
                     let _ = api.update_status(ACTOR, pod);
                     return;
                 }
+                self.planned_image.remove(uid);
                 mark_running(&mut pod, now_ms);
                 let _ = api.update_status(ACTOR, pod);
             }
@@ -146,6 +163,68 @@ impl Kubelet {
                 let _ = api.delete::<Pod>(ACTOR, ns, name, &opts);
             }
         }
+    }
+
+    /// The spec of a running pod names new images (`kubectl set image pod/...`): the kubelet
+    /// kills those containers and starts them again with the new image (their hash changed;
+    /// kubernetes `pkg/kubelet/kuberuntime/kuberuntime_manager.go` `computePodActions`):
+    /// restartCount+1 and NotReady now, Running and Ready on the new image after a start-up delay.
+    fn restart_for_image(
+        &mut self,
+        api: &mut ApiServer,
+        rng: &mut SimRng,
+        cfg: &ClusterConfig,
+        (ns, name, uid): (&str, &str, &str),
+        now_ms: u64,
+    ) {
+        let Some(live) = api.try_get::<Pod>(ns, name) else {
+            return;
+        };
+        if k8s::uid(&live.metadata) != uid || k8s::is_terminating(&live.metadata) {
+            return;
+        }
+        let mut pod = (*live).clone();
+        let wanted: BTreeMap<String, String> = pod
+            .spec
+            .iter()
+            .flat_map(|s| s.containers.iter())
+            .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
+            .collect();
+        let st = pod.status.get_or_insert_with(Default::default);
+        for c in st.container_statuses.iter_mut().flatten() {
+            if wanted.get(&c.name).is_some_and(|image| *image != c.image) {
+                c.restart_count += 1;
+                c.ready = false;
+                c.started = Some(false);
+                c.state = Some(ContainerState {
+                    waiting: Some(ContainerStateWaiting {
+                        reason: Some("ContainerCreating".into()),
+                        message: None,
+                    }),
+                    ..Default::default()
+                });
+            }
+        }
+        for condition in ["ContainersReady", "Ready"] {
+            set_pod_condition(
+                &mut pod,
+                condition,
+                "False",
+                Some("ContainersNotReady"),
+                now_ms,
+            );
+        }
+        if api.update_status(ACTOR, pod).is_err() {
+            return;
+        }
+        let delay = rng.range_inclusive(cfg.pod_startup_ms.0, cfg.pod_startup_ms.1);
+        let key = (
+            after(now_ms, delay),
+            ns.to_string(),
+            name.to_string(),
+            uid.to_string(),
+        );
+        self.timers.insert(key, Action::Restart);
     }
 
     /// A container of `pod` exits: restartCount+1, NotReady, restart after the back-off
@@ -208,6 +287,23 @@ impl Kubelet {
         );
         true
     }
+}
+
+/// Whether some container's spec names another image than its status reports running.
+fn images_changed(pod: &Pod) -> bool {
+    let Some(statuses) = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+    else {
+        return false;
+    };
+    pod.spec.iter().flat_map(|s| s.containers.iter()).any(|c| {
+        statuses
+            .iter()
+            .find(|st| st.name == c.name)
+            .is_some_and(|st| Some(&st.image) != c.image.as_ref())
+    })
 }
 
 /// Whether some container's image is one the cluster cannot pull.

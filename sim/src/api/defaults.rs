@@ -5,9 +5,9 @@
 use std::any::Any;
 
 use k8s_openapi::api::apps::v1::{
-    RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetUpdateStrategy,
+    RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
 };
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Container, Pod};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::selector::Selector;
@@ -93,15 +93,67 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
             if !node(old).is_empty() && node(old) != node(pod) {
                 return Err("spec.nodeName: Forbidden: pod updates may not change nodeName".into());
             }
+            return validate_pod_update(pod, old);
         }
     }
     Ok(())
+}
+
+/// `ValidatePodUpdate`'s spec rule (kubernetes `pkg/apis/core/validation/validation.go`): a
+/// pod's spec is immutable but for container and init container images,
+/// `activeDeadlineSeconds`, added tolerations and removed scheduling gates (nodeName is
+/// checked above, with its own message).
+fn validate_pod_update(pod: &Pod, old: &Pod) -> Result<(), String> {
+    let (Some(new), Some(before)) = (pod.spec.as_ref(), old.spec.as_ref()) else {
+        return Ok(());
+    };
+    let mut mutable = before.clone();
+    let take_images = |to: &mut Vec<Container>, from: &[Container]| {
+        if to.len() == from.len() {
+            for (t, f) in to.iter_mut().zip(from) {
+                t.image.clone_from(&f.image);
+            }
+        }
+    };
+    take_images(&mut mutable.containers, &new.containers);
+    if let (Some(to), Some(from)) = (mutable.init_containers.as_mut(), &new.init_containers) {
+        take_images(to, from);
+    }
+    mutable.active_deadline_seconds = new.active_deadline_seconds;
+    fn kept<T: PartialEq>(old: &Option<Vec<T>>, new: &Option<Vec<T>>) -> bool {
+        old.iter()
+            .flatten()
+            .all(|t| new.iter().flatten().any(|n| n == t))
+    }
+    if kept(&before.tolerations, &new.tolerations) {
+        mutable.tolerations.clone_from(&new.tolerations);
+    }
+    if kept(&new.scheduling_gates, &before.scheduling_gates) {
+        mutable.scheduling_gates.clone_from(&new.scheduling_gates);
+    }
+    mutable.node_name.clone_from(&new.node_name);
+    if &mutable == new {
+        return Ok(());
+    }
+    Err("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)".into())
 }
 
 /// The most replicas a StatefulSet may ask for here. The real API server takes any `int32`; the
 /// simulator keeps one slot per replica in each StatefulSet sync, so it rejects more, naming
 /// the field, as validation does.
 pub const STATEFULSET_REPLICAS_MAX: i32 = 10_000;
+
+/// `ValidateStatefulSetUpdate`: whether `new` differs from `old` only in the fields an update
+/// may change (kubernetes `pkg/apis/apps/validation/validation.go`).
+fn only_mutable_changed(old: &StatefulSetSpec, new: &StatefulSetSpec) -> bool {
+    if old.selector != new.selector
+        || old.service_name != new.service_name
+        || old.pod_management_policy != new.pod_management_policy
+    {
+        return false;
+    }
+    old.volume_claim_templates == new.volume_claim_templates
+}
 
 /// The parts of `ValidateStatefulSet` / `ValidateStatefulSetUpdate` the controllers can trip.
 fn validate_statefulset(
@@ -130,10 +182,8 @@ fn validate_statefulset(
                 .into(),
         );
     }
-    if let Some(old) = old {
-        if old.spec.selector != spec.selector {
-            return Err("spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden".into());
-        }
+    if old.is_some_and(|old| !only_mutable_changed(&old.spec, spec)) {
+        return Err("spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden".into());
     }
     let strategy = spec.update_strategy.as_ref();
     let rolling = strategy.and_then(|s| s.rolling_update.as_ref());

@@ -1207,7 +1207,13 @@ impl ApiServer {
         for (name, hook) in &store.hooks.mutating {
             hook(obj, op).map_err(|r| admission_denied(name, r))?;
         }
-        defaults::validate(obj, old, self.gates).map_err(|m| ApiError::new(Reason::Invalid, m))?;
+        defaults::validate(obj, old, self.gates).map_err(|m| {
+            let name = obj.meta().name.as_deref().unwrap_or("");
+            ApiError::new(
+                Reason::Invalid,
+                format!("{} {name:?} is invalid: {m}", K::ID),
+            )
+        })?;
         for check in &store.hooks.schema {
             check(obj).map_err(|m| ApiError::new(Reason::Invalid, m))?;
         }

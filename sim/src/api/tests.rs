@@ -571,3 +571,61 @@ fn injected_errors_fail_the_next_matching_call_only() {
     assert_eq!(a.create("ctl", pod("y")).unwrap_err().code, 500);
     assert!(a.create("ctl", pod("y")).is_ok());
 }
+
+#[test]
+fn a_pod_spec_is_immutable_but_for_images_deadlines_and_added_tolerations() {
+    // ValidatePodUpdate (kubernetes pkg/apis/core/validation/validation.go).
+    let mut a = api();
+    let p = a.create("t", pod("p")).unwrap();
+    let mut image = (*p).clone();
+    image.spec.as_mut().unwrap().containers[0].image = Some("app:v2".into());
+    let p = a.update("t", image).unwrap();
+    let mut tolerate = (*p).clone();
+    let spec = tolerate.spec.as_mut().unwrap();
+    spec.active_deadline_seconds = Some(60);
+    spec.tolerations = Some(vec![Default::default()]);
+    let p = a.update("t", tolerate).unwrap();
+    let edits: [fn(&mut PodSpec); 4] = [
+        |s| s.restart_policy = Some("Never".into()),
+        |s| s.containers[0].args = Some(vec!["--x".into()]),
+        |s| s.containers.push(Container::default()),
+        |s| s.tolerations = None,
+    ];
+    for edit in edits {
+        let mut u = (*p).clone();
+        edit(u.spec.as_mut().unwrap());
+        let e = a.update("t", u).unwrap_err();
+        assert_eq!((e.code, e.reason), (422, Reason::Invalid));
+        assert!(
+            e.to_string()
+                .contains("pod updates may not change fields other than"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_statefulset_update_may_not_change_its_service_name_or_pod_management_policy() {
+    // ValidateStatefulSetUpdate (kubernetes pkg/apis/apps/validation/validation.go).
+    let mut a = api();
+    let s = a.create("t", sts("a", "v1")).unwrap();
+    let mut ok = (*s).clone();
+    ok.spec.replicas = Some(3);
+    ok.spec.template.spec.as_mut().unwrap().containers[0].image = Some("v2".into());
+    let s = a.update("t", ok).unwrap();
+    let edits: [fn(&mut StatefulSet); 2] = [
+        |s| s.spec.service_name = Some("other".into()),
+        |s| s.spec.pod_management_policy = Some("Parallel".into()),
+    ];
+    for edit in edits {
+        let mut u = (*s).clone();
+        edit(&mut u);
+        let e = a.update("t", u).unwrap_err();
+        assert_eq!((e.code, e.reason), (422, Reason::Invalid), "{e}");
+        assert!(
+            e.to_string()
+                .contains("updates to statefulset spec for fields other than"),
+            "{e}"
+        );
+    }
+}

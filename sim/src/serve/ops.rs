@@ -40,12 +40,30 @@ pub fn api_error(e: &ApiError, r: &Resource, name: &str) -> Reply {
         ..e.clone()
     };
     let mut details = json!({"name": name, "group": r.group, "kind": r.plural});
+    let mut e = e.clone();
     if e.code == 422 {
-        // An Invalid status names the Kind and lists its causes: kubectl prints the causes
-        // ("The LeaderWorkerSet \"x\" is invalid: * ..."), and without any it drops the message.
+        // An Invalid status (`NewInvalid`) reads `<Kind> "<name>" is invalid: <field>: <why>`
+        // and lists the cause by field: kubectl prints `The <Kind> "<name>" is invalid:
+        // <field>: <why>` from the causes, and without any it drops the message.
+        let cause = e
+            .message
+            .split_once(" is invalid: ")
+            .map_or(e.message.as_str(), |(_, c)| c)
+            .to_string();
+        let (field, why) = cause
+            .split_once(": ")
+            .filter(|(f, _)| !f.is_empty() && !f.contains(' '))
+            .unwrap_or(("", cause.as_str()));
+        let kind = match r.group {
+            "" => r.kind.as_str().to_string(),
+            group => format!("{}.{group}", r.kind.as_str()),
+        };
+        e.message = format!("{kind} {name:?} is invalid: {cause}");
         details["kind"] = json!(r.kind.as_str());
-        details["causes"] = json!([{"reason": "FieldValueInvalid", "message": e.message}]);
+        details["causes"] =
+            json!([{"reason": "FieldValueInvalid", "field": field, "message": why}]);
     }
+    let e = &e;
     Reply::json(
         e.code,
         &status_value(e.code, &reason, &e.message, Some(details)),
