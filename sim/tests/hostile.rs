@@ -241,6 +241,27 @@ fn a_billion_laughs_is_refused() {
 }
 
 #[test]
+fn a_huge_match_pattern_is_quoted_cut_short_in_the_report() {
+    // 100,000 labels (3 MB) that never match: the timeout report quotes the pattern cut to a
+    // few hundred bytes with its size, not the whole pattern twice.
+    let labels: Vec<String> = (0..100_000).map(|i| format!("\"k{i}\": v")).collect();
+    let body = format!(
+        "name: huge\ncontroller: {{reconciler: v0.4.1}}\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps:\n  - waitFor: {{kind: LeaderWorkerSet, name: vllm, match: {{metadata: {{labels: {{{}}}}}}}}}\n    timeout: 1h\n",
+        labels.join(", ")
+    );
+    let path = scratch("huge-match", &body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(120));
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report = stdout
+        .lines()
+        .find(|l| l.contains("timeout violated"))
+        .unwrap();
+    assert!(report.len() < 2_000, "{} bytes", report.len());
+    assert!(report.contains(" bytes); state: "), "{report}");
+}
+
+#[test]
 fn a_webhook_rejection_names_the_step_and_its_line() {
     let body = "name: rejected
 controller: {reconciler: v0.4.1}

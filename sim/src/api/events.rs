@@ -36,6 +36,11 @@ pub struct EventStore {
 }
 
 impl EventStore {
+    /// How many events were recorded (or counted again) so far.
+    pub fn version(&self) -> u64 {
+        self.rv
+    }
+
     /// Record `e` at `now_ms` from `component`.
     pub fn record(&mut self, e: Recorded, component: &str, now_ms: u64) {
         let time = crate::time::to_time(now_ms);

@@ -548,9 +548,20 @@ impl Runner {
     ) -> Result<bool, Halt> {
         let deadline = self.world.now_ms.saturating_add(timeout_ms);
         self.checker.observe(&self.world.api);
+        // Every condition a step waits on is a function of the API's objects and Events (and
+        // of the checker's model of them): asked again only once a write or an Event has
+        // changed them, so a large `match` costs O(writes), not O(events).
+        let mut asked_at = None;
         loop {
-            if done(&self.world, &self.checker) {
-                return Ok(true);
+            let rv = (
+                self.world.api.resource_version(),
+                self.world.api.events.version(),
+            );
+            if asked_at != Some(rv) {
+                if done(&self.world, &self.checker) {
+                    return Ok(true);
+                }
+                asked_at = Some(rv);
             }
             if !self.world.step(deadline) {
                 self.world.run_until(deadline);
@@ -1201,6 +1212,23 @@ fn keyed<'a>(list: &'a [Value], key: &str, value: &Value) -> Option<&'a Value> {
     list.iter().find(|x| x.get(key) == Some(value))
 }
 
+/// The longest a `match` pattern is quoted in a report, in bytes.
+const SHOWN_MAX: usize = 240;
+
+/// A pattern as JSON for a report: whole up to `SHOWN_MAX` bytes, else cut there with its size,
+/// so a huge pattern does not make a huge report.
+pub(crate) fn shown(p: &Value) -> String {
+    let text = p.to_string();
+    if text.len() <= SHOWN_MAX {
+        return text;
+    }
+    let cut = (0..=SHOWN_MAX)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}… ({} bytes)", &text[..cut], text.len())
+}
+
 /// Where `obj` first fails `subset_match(pattern, obj)`: the field path (`.status.conditions[1]
 /// .status`), what the pattern wants there and what the object has.
 pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String> {
@@ -1210,13 +1238,17 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
             let found = o.get(k).filter(|x| !x.is_null());
             match (field_rule(v), found) {
                 (Some(true), None) => Some(format!("{at}: expected a value, the field is absent")),
-                (Some(false), Some(x)) => Some(format!("{at}: expected no field, found {x}")),
+                (Some(false), Some(x)) => {
+                    Some(format!("{at}: expected no field, found {}", shown(x)))
+                }
                 (Some(_), _) => None,
-                (None, None) => Some(format!("{at}: expected {v}, the field is absent")),
+                (None, None) => Some(format!("{at}: expected {}, the field is absent", shown(v))),
                 (None, Some(x)) => match negated(v) {
-                    Some(n) if subset_match(n, x) => {
-                        Some(format!("{at}: expected anything but {n}, found {x}"))
-                    }
+                    Some(n) if subset_match(n, x) => Some(format!(
+                        "{at}: expected anything but {}, found {}",
+                        shown(n),
+                        shown(x)
+                    )),
                     Some(_) => None,
                     None => first_mismatch(v, x, &at),
                 },
@@ -1227,15 +1259,16 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
             p.iter().find_map(|item| {
                 let at = format!("{path}[{key}={}]", item[key]);
                 match keyed(o, key, &item[key]) {
-                    None => Some(format!("{at}: expected {item}, no such item")),
+                    None => Some(format!("{at}: expected {}, no such item", shown(item))),
                     Some(x) => first_mismatch(item, x, &at),
                 }
             })
         }
         (Value::Array(p), Value::Array(o)) if p.len() != o.len() => Some(format!(
-            "{path}: expected a list of {} items, found {}: {obj}",
+            "{path}: expected a list of {} items, found {}: {}",
             p.len(),
-            o.len()
+            o.len(),
+            shown(obj)
         )),
         (Value::Array(p), Value::Array(o)) => p
             .iter()
@@ -1244,8 +1277,10 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
             .find_map(|(i, (a, b))| first_mismatch(a, b, &format!("{path}[{i}]"))),
         _ if subset_match(pattern, obj) => None,
         _ => Some(format!(
-            "{}: expected {pattern}, found {obj}",
-            if path.is_empty() { "." } else { path }
+            "{}: expected {}, found {}",
+            if path.is_empty() { "." } else { path },
+            shown(pattern),
+            shown(obj)
         )),
     }
 }

@@ -177,11 +177,17 @@ impl ObjectMatch {
         match (p, found) {
             (None, None) => Ok(()),
             (Some(p), Some(o)) if super::subset_match(p, &o) => Ok(()),
-            (Some(p), None) => Err(format!("{kind} {name} does not match {p}: not found")),
+            (Some(p), None) => Err(format!(
+                "{kind} {name} does not match {}: not found",
+                super::shown(p)
+            )),
             (Some(p), Some(o)) => {
                 let why = super::first_mismatch(p, &o, "")
                     .unwrap_or_else(|| "no field differs (a number compared as a float)".into());
-                Err(format!("{kind} {name} does not match {p}: {why}"))
+                Err(format!(
+                    "{kind} {name} does not match {}: {why}",
+                    super::shown(p)
+                ))
             }
             (None, Some(_)) => Err(format!("{kind} {name} exists; the step wants it absent")),
         }
@@ -240,7 +246,7 @@ impl ObjectMatch {
                     s += &format!(" labelled {}", serde_json::json!(labels));
                 }
                 if let Some(p) = &self.pattern {
-                    s += &format!(" matching {p}");
+                    s += &format!(" matching {}", super::shown(p));
                 }
                 s
             }
@@ -250,7 +256,7 @@ impl ObjectMatch {
     /// What the step asks for, in words.
     pub fn wanted(&self) -> String {
         match (&self.target, &self.pattern) {
-            (Target::Named(_), Some(p)) => format!("to match {p}"),
+            (Target::Named(_), Some(p)) => format!("to match {}", super::shown(p)),
             (Target::Named(_), None) => "to be absent".into(),
             (Target::Selected { count: Some(n), .. }, _) => format!("to number {n}"),
             (Target::Selected { count: None, .. }, _) => "to number at least one".into(),
