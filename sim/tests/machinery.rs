@@ -492,3 +492,30 @@ fn a_pod_deleted_before_its_containers_started_is_never_started() {
         "its replacement starts"
     );
 }
+
+#[test]
+fn an_unschedulable_pod_says_why_no_node_fits() {
+    // kube-scheduler's FitError: each node's first failing filter, counted, reasons sorted.
+    let mut w = start(1, 4);
+    w.schedule(w.now_ms, Event::Cordon("node-0".into()));
+    let mut selective = sts("gpu", 1);
+    let spec = selective.spec.template.spec.as_mut().unwrap();
+    spec.node_selector = Some([("accelerator".to_string(), "h100".to_string())].into());
+    w.api.create("user", selective).unwrap();
+    w.run_until(w.now_ms + 5_000);
+    let p = &pods(&w, "gpu")[0];
+    let scheduled = p
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"))
+        .expect("a PodScheduled condition");
+    assert_eq!(
+        (scheduled.status.as_str(), scheduled.reason.as_deref()),
+        ("False", Some("Unschedulable"))
+    );
+    assert_eq!(
+        scheduled.message.as_deref(),
+        Some("0/3 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable.")
+    );
+}

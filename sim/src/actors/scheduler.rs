@@ -144,6 +144,42 @@ impl Scheduler {
             .map(|(_, name)| name.clone())
     }
 
+    /// Why no node fits, as kube-scheduler words its `FitError` ("0/8 nodes are available: 2
+    /// Too many pods, 6 node(s) didn't match pod affinity rules."): each node's first failing
+    /// filter, counted, reasons sorted (kubernetes `pkg/scheduler/framework/types.go`
+    /// `FitError.Error`; no preemption modelled, so no preemption clause).
+    fn unschedulable_message(
+        &self,
+        selector: &BTreeMap<String, String>,
+        affinity: Option<&InterPodAffinity>,
+    ) -> String {
+        let mut reasons: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut total = 0;
+        let empty = BTreeMap::new();
+        for n in self.nodes.all() {
+            total += 1;
+            let name = k8s::name(&n.metadata);
+            let labels = n.metadata.labels.as_ref().unwrap_or(&empty);
+            let reason = match self.capacity.get(name) {
+                None if n.spec.as_ref().and_then(|s| s.unschedulable) == Some(true) => {
+                    "node(s) were unschedulable"
+                }
+                None => "node(s) had untolerated taint(s) or were not ready",
+                Some(cap) if self.used_of(name) >= *cap => "Too many pods",
+                Some(_) if !selector.iter().all(|(k, v)| labels.get(k) == Some(v)) => {
+                    "node(s) didn't match Pod's node affinity/selector"
+                }
+                Some(_) => match affinity.map(|a| a.verdict(labels)) {
+                    Some(Err(r)) => r,
+                    _ => continue,
+                },
+            };
+            *reasons.entry(reason).or_default() += 1;
+        }
+        let parts: Vec<String> = reasons.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        format!("0/{total} nodes are available: {}.", parts.join(", "))
+    }
+
     /// `PreFilter` of the InterPodAffinity plugin for `pod`: `None` when neither the pod nor any
     /// placed pod has a required term, so nothing is to be filtered.
     fn inter_pod_affinity(&self, pod: &Pod) -> Option<InterPodAffinity> {
@@ -229,6 +265,13 @@ impl Scheduler {
                                 Some("Unschedulable"),
                                 now_ms,
                             );
+                            let why = self.unschedulable_message(&selector, affinity.as_ref());
+                            let conditions = p.status.as_mut().and_then(|s| s.conditions.as_mut());
+                            if let Some(c) = conditions
+                                .and_then(|c| c.iter_mut().find(|c| c.type_ == "PodScheduled"))
+                            {
+                                c.message = Some(why);
+                            }
                             let _ = api.update_status(ACTOR, p);
                         }
                     }
@@ -370,6 +413,14 @@ impl InterPodAffinity {
     /// `Filter`: `satisfyExistingPodsAntiAffinity`, `satisfyPodAntiAffinity`,
     /// `satisfyPodAffinity` on a node with `labels`.
     fn fits(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.verdict(labels).is_ok()
+    }
+
+    /// As `fits`, with the filter's reason for a node that does not pass.
+    fn verdict(&self, labels: &BTreeMap<String, String>) -> Result<(), &'static str> {
+        const EXISTING_ANTI: &str = "node(s) didn't satisfy existing pods anti-affinity rules";
+        const ANTI: &str = "node(s) didn't match pod anti-affinity rules";
+        const AFFINITY: &str = "node(s) didn't match pod affinity rules";
         let count = |counts: &BTreeMap<Domain, u32>, key: &str| {
             labels
                 .get(key)
@@ -382,19 +433,19 @@ impl InterPodAffinity {
             .keys()
             .any(|(k, _)| count(&self.existing_anti_affinity_counts, k) > 0);
         if existing_anti {
-            return false;
+            return Err(EXISTING_ANTI);
         }
         if self
             .anti
             .iter()
             .any(|t| count(&self.anti_affinity_counts, &t.topology_key) > 0)
         {
-            return false;
+            return Err(ANTI);
         }
         let mut pods_exist = true;
         for t in &self.affinity {
             if !labels.contains_key(&t.topology_key) {
-                return false; // all topology labels must exist on the node
+                return Err(AFFINITY); // all topology labels must exist on the node
             }
             if count(&self.affinity_counts, &t.topology_key) == 0 {
                 pods_exist = false;
@@ -402,7 +453,11 @@ impl InterPodAffinity {
         }
         // The first pod of a series with affinity to itself: no pod anywhere matches, and the
         // pod matches its own terms.
-        pods_exist || (self.affinity_counts.is_empty() && self.self_match)
+        if pods_exist || (self.affinity_counts.is_empty() && self.self_match) {
+            Ok(())
+        } else {
+            Err(AFFINITY)
+        }
     }
 }
 
