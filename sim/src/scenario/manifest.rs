@@ -102,6 +102,71 @@ fn vanished(input: &Value, output: &Value, path: &mut Vec<String>, out: &mut Vec
     }
 }
 
+/// The line of the field at `path` (keys and list indices) in a block-style document: each key
+/// searched inside its parent's block; where the path leaves block style (a flow mapping), the
+/// last line found. Best effort: the first `key:` of the last key otherwise.
+fn line_of_path(doc: &str, doc_start: usize, path: &[String]) -> usize {
+    let lines: Vec<&str> = doc.lines().collect();
+    // A line's key column: after a `- `, the key sits two columns right of the dash.
+    let column = |l: &str| {
+        let ind = l.len() - l.trim_start().len();
+        if l.trim_start().starts_with("- ") {
+            ind + 2
+        } else {
+            ind
+        }
+    };
+    let blank = |l: &str| l.trim().is_empty() || l.trim_start().starts_with('#');
+    // (line found, the key column its block's lines are right of, or the item's dash column).
+    let mut at: Option<(usize, usize)> = None;
+    let mut item_dash: Option<usize> = None;
+    for seg in path {
+        let (from, inside) = match (at, item_dash) {
+            (Some((a, _)), Some(dash)) => (a, dash),
+            (Some((a, c)), None) => (a + 1, c),
+            (None, _) => (0, 0),
+        };
+        let in_block = |k: usize, l: &str| {
+            let first = at.is_some() && item_dash.is_some() && k == 0;
+            blank(l)
+                || first
+                || (at.is_none() || column(l) > inside)
+                    && !(item_dash.is_some_and(|d| l.len() - l.trim_start().len() == d)
+                        && l.trim_start().starts_with("- "))
+        };
+        let block = lines[from..]
+            .iter()
+            .enumerate()
+            .take_while(|(k, l)| in_block(*k, l));
+        let found = if let Ok(i) = seg.parse::<usize>() {
+            let items: Vec<(usize, usize)> = block
+                .filter(|(_, l)| l.trim_start().starts_with("- "))
+                .map(|(k, l)| (from + k, l.len() - l.trim_start().len()))
+                .collect();
+            let dash = items.first().map(|x| x.1);
+            let nth = items.into_iter().filter(|x| Some(x.1) == dash).nth(i);
+            item_dash = nth.map(|x| x.1);
+            nth
+        } else {
+            let key = format!("{seg}:");
+            let hit = block
+                .filter(|(_, l)| !blank(l) && (at.is_some() || column(l) == 0))
+                .find(|(_, l)| l.trim_start().trim_start_matches("- ").starts_with(&key))
+                .map(|(k, l)| (from + k, column(l)));
+            item_dash = None;
+            hit
+        };
+        match found {
+            Some(f) => at = Some(f),
+            None => break,
+        }
+    }
+    match at {
+        Some((a, _)) => doc_start + a,
+        None => line_of_key(doc, doc_start, path.last().map_or("", String::as_str)),
+    }
+}
+
 /// The line of the first `key:` at or after the document start (best effort).
 fn line_of_key(doc: &str, doc_start: usize, key: &str) -> usize {
     doc.lines()
@@ -141,7 +206,7 @@ fn decode<K: DeserializeOwned + Serialize>(
             .collect::<String>();
         return Err(LoadError {
             file: file.into(),
-            line: Some(line_of_key(doc, start, &key)),
+            line: Some(line_of_path(doc, start, p)),
             message: format!(
                 "unknown field {:?} at {}",
                 key,
@@ -152,10 +217,14 @@ fn decode<K: DeserializeOwned + Serialize>(
     // The contract's limits (README, "Limits"), on values that decoded.
     super::limits::check_manifest(value, counts == Counts::Checked).map_err(
         |(field, message)| {
-            let key = field.rsplit('.').next().unwrap_or("");
+            let path: Vec<String> = field
+                .split(['.', '[', ']'])
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
             LoadError {
                 file: file.into(),
-                line: Some(line_of_key(doc, start, key)),
+                line: Some(line_of_path(doc, start, &path)),
                 message,
             }
         },
@@ -270,6 +339,43 @@ pub fn from_value(file: &str, value: &Value, counts: Counts) -> Result<Manifest,
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_field_is_found_on_its_own_line_not_the_first_of_its_name() {
+        let doc = "kind: LeaderWorkerSet
+metadata:
+  name: a
+  labels: {size: x}
+spec:
+  replicas: 2
+  leaderWorkerTemplate:
+    size: 3
+    workerTemplate:
+      spec:
+        containers:
+        - name: c
+          image: one
+        - name: d
+          image: two
+          ports:
+          - containerPort: 80
+          - {containerPort: 81}
+";
+        let at = |p: &str| {
+            let path: Vec<String> = p.split('.').map(str::to_string).collect();
+            line_of_path(doc, 10, &path)
+        };
+        assert_eq!(at("spec.leaderWorkerTemplate.size"), 17);
+        assert_eq!(at("metadata.name"), 12);
+        let containers = "spec.leaderWorkerTemplate.workerTemplate.spec.containers";
+        assert_eq!(at(&format!("{containers}.1.image")), 24);
+        assert_eq!(at(&format!("{containers}.0.name")), 21);
+        assert_eq!(at(&format!("{containers}.1.ports.1.containerPort")), 27);
+        // Not in block style (a flow mapping): the line of the last key found.
+        assert_eq!(at("metadata.labels.size"), 13);
+        // A key that is not there: the line of its nearest ancestor.
+        assert_eq!(at("spec.nothing.size"), 14);
+    }
+
     use super::*;
 
     const LWS: &str = "apiVersion: leaderworkerset.x-k8s.io/v1
