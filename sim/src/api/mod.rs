@@ -1149,16 +1149,6 @@ impl ApiServer {
             n.name = o.name.clone();
             n.namespace = o.namespace.clone();
         }
-        if let Err(m) = names::validate_labels_and_annotations(new.meta()) {
-            let msg = format!("{} {:?} is invalid: {m}", K::ID, key.1);
-            return self.fail(
-                actor,
-                verb,
-                K::ID,
-                &key,
-                ApiError::new(Reason::Invalid, msg),
-            );
-        }
         if old.meta().deletion_timestamp.is_some() {
             let before: BTreeSet<&String> = old.meta().finalizers.iter().flatten().collect();
             let added = new
@@ -1181,7 +1171,19 @@ impl ApiServer {
         defaults::on_update(&mut new, &old, self.gates);
         // Webhooks are registered for the main resource; `/status` writes skip them.
         let status_subresource = matches!(verb, "update-status" | "patch-status");
+        // A `/status` write keeps the stored labels and annotations, valid already: only a
+        // main-resource write has them checked.
         if !status_subresource {
+            if let Err(m) = names::validate_labels_and_annotations(new.meta()) {
+                let msg = format!("{} {:?} is invalid: {m}", K::ID, key.1);
+                return self.fail(
+                    actor,
+                    verb,
+                    K::ID,
+                    &key,
+                    ApiError::new(Reason::Invalid, msg),
+                );
+            }
             if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update) {
                 return self.fail(actor, verb, K::ID, &key, e);
             }

@@ -8,12 +8,12 @@ use super::KindId;
 /// A DNS-1123 subdomain: lowercase letters, digits, `-` and `.`, starting and ending with a
 /// letter or digit, at most 253 characters.
 pub fn is_dns_subdomain(s: &str) -> bool {
-    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    !s.is_empty()
-        && s.len() <= 253
-        && s.chars().all(|c| alnum(c) || c == '-' || c == '.')
-        && s.starts_with(alnum)
-        && s.ends_with(alnum)
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let b = s.as_bytes();
+    b.len() <= 253
+        && b.first().is_some_and(alnum)
+        && b.last().is_some_and(alnum)
+        && b.iter().all(|c| alnum(c) || matches!(c, b'-' | b'.'))
 }
 
 /// A DNS-1123 label (namespaces): as a subdomain without `.`, at most 63 characters.
@@ -59,7 +59,11 @@ pub fn validate_labels_and_annotations(meta: &ObjectMeta) -> Result<(), String> 
         label_value(v).map_err(|m| format!("metadata.labels: Invalid value: {v:?}: {m}"))?;
     }
     for k in meta.annotations.iter().flatten().map(|(k, _)| k) {
-        let lower = k.to_ascii_lowercase();
+        let lower = if k.bytes().any(|b| b.is_ascii_uppercase()) {
+            std::borrow::Cow::Owned(k.to_ascii_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(k.as_str())
+        };
         qualified_name(&lower)
             .map_err(|m| format!("metadata.annotations: Invalid value: {k:?}: {m}"))?;
     }
@@ -68,11 +72,11 @@ pub fn validate_labels_and_annotations(meta: &ObjectMeta) -> Result<(), String> 
 
 /// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`: a qualified name's name part, a label value.
 fn is_label_token(s: &str) -> bool {
-    let alnum = |c: char| c.is_ascii_alphanumeric();
-    s.chars()
-        .all(|c| alnum(c) || c == '-' || c == '_' || c == '.')
-        && s.starts_with(alnum)
-        && s.ends_with(alnum)
+    let b = s.as_bytes();
+    b.first().is_some_and(u8::is_ascii_alphanumeric)
+        && b.last().is_some_and(u8::is_ascii_alphanumeric)
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
 }
 
 const NAME_PART: &str = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
