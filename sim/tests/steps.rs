@@ -335,12 +335,34 @@ fn recreated_asks_for_another_uid_than_the_deleted_one() {
         "{}",
         m[0]
     );
-    // No earlier step deletes it: refused when the file loads, naming the step.
+    // No earlier step deletes it: a check is refused when the file loads, naming the step.
     let e = scenario("  - check: {kind: Pod, name: vllm-1, recreated: true}\n").unwrap_err();
     assert!(
-        e.ends_with(
+        e.contains(
             "steps[0].check.recreated: no earlier `delete` or `deletePod` step deletes Pod vllm-1"
         ),
         "{e}"
+    );
+    // A waitFor waits for a replacement of what it finds when it starts: here none comes.
+    let s = scenario(
+        "  - waitFor: available
+    timeout: 10m
+  - waitFor: {kind: Pod, name: vllm-1-1, recreated: true}
+    timeout: 1m
+",
+    )
+    .unwrap();
+    let r = scenario::run(&s, None, None).unwrap_or_else(|e| panic!("{}", e.0));
+    let timeouts: Vec<&str> = r
+        .violations
+        .iter()
+        .filter(|v| v.invariant.as_str() == invariants::TIMEOUT)
+        .map(|v| v.message.as_str())
+        .collect();
+    assert_eq!(timeouts.len(), 1, "{timeouts:?}");
+    assert!(
+        timeouts[0].contains("waited 1m for Pod vllm-1-1"),
+        "{}",
+        timeouts[0]
     );
 }

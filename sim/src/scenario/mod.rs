@@ -939,7 +939,7 @@ impl Runner {
 
     fn wait_for(&mut self, target: &WaitTarget, timeout_ms: u64) -> Result<(), Halt> {
         let resolved = match target {
-            WaitTarget::Object(m) => match self.resolve_recreated(m) {
+            WaitTarget::Object(m) => match self.resolve_recreated(m, true) {
                 Ok(m) => WaitTarget::Object(m),
                 Err(message) => {
                     let message = self.at_step(message);
@@ -979,7 +979,7 @@ impl Runner {
 
     /// `check`: the condition holds now, and with `holds` after every event for that long.
     fn check(&mut self, m: &ObjectMatch, holds_ms: u64) -> Result<(), Halt> {
-        let m = &match self.resolve_recreated(m) {
+        let m = &match self.resolve_recreated(m, false) {
             Ok(m) => m,
             Err(message) => {
                 let message = self.at_step(message);
@@ -1079,7 +1079,10 @@ impl Runner {
 
     /// `m` as it is checked now: with `recreated`, the UID a step deleted filled in (no step
     /// deleted the object: an error, reported as the step's failure).
-    fn resolve_recreated(&self, m: &ObjectMatch) -> Result<ObjectMatch, String> {
+    /// `recreated: true` as a UID to differ from: the one the object had when a step last
+    /// deleted it; for a `waitFor` (`waiting`) without such a step, the one it has now (the
+    /// wait is for a replacement), and if there is none now, any object is new.
+    fn resolve_recreated(&self, m: &ObjectMatch, waiting: bool) -> Result<ObjectMatch, String> {
         let (step::MatchKind::Api(kind), step::Target::Named(name)) = (m.kind, &m.target) else {
             return Ok(m.clone());
         };
@@ -1087,12 +1090,19 @@ impl Runner {
             return Ok(m.clone());
         }
         let key = (kind, m.namespace.clone(), name.clone());
-        match self.deleted_uids.get(&key) {
-            Some(uid) => Ok(m.recreated_since(uid)),
-            None => Err(format!(
-                "{kind} {name}: `recreated` but no earlier step deleted it"
-            )),
+        if let Some(uid) = self.deleted_uids.get(&key) {
+            return Ok(m.recreated_since(uid));
         }
+        if !waiting {
+            return Err(format!(
+                "{kind} {name}: `recreated` but no earlier step deleted it"
+            ));
+        }
+        let now = m.kind.find(&self.world.api, &m.namespace, name);
+        let uid = now
+            .as_ref()
+            .and_then(|o| o.pointer("/metadata/uid")?.as_str());
+        Ok(m.recreated_since(uid.unwrap_or("")))
     }
 
     /// The pods a StatefulSet controls (by owner UID), in name order.

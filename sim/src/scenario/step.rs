@@ -92,7 +92,7 @@ impl std::fmt::Display for MatchKind {
 }
 
 impl MatchKind {
-    fn find(self, api: &ApiServer, ns: &str, name: &str) -> Option<Value> {
+    pub(super) fn find(self, api: &ApiServer, ns: &str, name: &str) -> Option<Value> {
         match self {
             MatchKind::Api(k) => super::object_json(api, k, ns, name),
             MatchKind::Event => api

@@ -405,19 +405,15 @@ fn recreated_without_delete(
     s: &StepSpec,
     deleted: &BTreeSet<(String, String, String)>,
 ) -> Option<String> {
-    let (key, o) = match s {
-        StepSpec::Check(o) => ("check", o.clone()),
-        StepSpec::WaitFor { target, .. } => (
-            "waitFor",
-            serde_json::from_value::<super::spec::ObjectRef>(target.clone()).ok()?,
-        ),
-        _ => return None,
+    // A `waitFor` without one compares with the object it finds when it starts.
+    let StepSpec::Check(o) = s else {
+        return None;
     };
     let ns = o.namespace.clone().unwrap_or_else(|| "default".into());
     let known = deleted.contains(&(o.kind.clone(), ns, o.name.clone()));
     (o.recreated && !known).then(|| {
         format!(
-            "{key}.recreated: no earlier `delete` or `deletePod` step deletes {} {}",
+            "check.recreated: no earlier `delete` or `deletePod` step deletes {} {} (a `waitFor` can wait for it to be replaced)",
             o.kind, o.name
         )
     })
