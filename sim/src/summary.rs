@@ -158,6 +158,7 @@ impl Summary {
         if s.format != FORMAT {
             return Err(format!("format {}, this lws-sim reads {FORMAT}", s.format));
         }
+        s.check_consistent()?;
         // A merge copies each minimized directory by this name: only the one fuzz writes,
         // `<invariant>-case-<N>` inside the --out directory, never a path out of it.
         for (i, m) in s.minimized.iter().enumerate() {
@@ -172,6 +173,81 @@ impl Summary {
         }
         Ok(s)
     }
+}
+
+impl Summary {
+    /// Whether case `case` is one the shards in `ran` ran.
+    fn ran_case(&self, case: u64) -> bool {
+        let (shard, k) = (case % self.shards, case / self.shards);
+        self.ran.iter().any(|r| r.shard == shard && k < r.cases)
+    }
+
+    /// What fuzz writes holds together: shards below `shards`, each once; failures and errors
+    /// in case order, each a case a listed shard ran, each failure breaking known invariants
+    /// (sorted, once each); one minimized scenario per invariant that broke, from the first
+    /// case that broke it. A summary that does not would merge into a wrong one.
+    fn check_consistent(&self) -> Result<(), String> {
+        if self.shards == 0 {
+            return Err("shards: 0; a campaign has at least one shard".into());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (i, r) in self.ran.iter().enumerate() {
+            if r.shard >= self.shards || !seen.insert(r.shard) {
+                return Err(format!(
+                    "ran[{i}].shard: {} is not a shard of 0..{} listed once",
+                    r.shard, self.shards
+                ));
+            }
+        }
+        let cases = self.failures.iter().map(|f| f.case);
+        check_cases("failures", cases, |c| self.ran_case(c))?;
+        check_cases("errors", self.errors.iter().map(|e| e.case), |c| {
+            self.ran_case(c)
+        })?;
+        for (i, f) in self.failures.iter().enumerate() {
+            let known = f
+                .violated
+                .iter()
+                .all(|v| crate::invariants::InvariantId::parse(v).is_some());
+            if f.violated.is_empty() || !known || !f.violated.is_sorted_by(|a, b| a < b) {
+                return Err(format!(
+                    "failures[{i}].violated: {:?} is not a sorted list of invariant names, each once",
+                    f.violated
+                ));
+            }
+        }
+        let first = self.by_invariant();
+        let minimized: Vec<(&str, u64)> = self
+            .minimized
+            .iter()
+            .map(|m| (m.invariant.as_str(), m.case))
+            .collect();
+        let wanted: Vec<(&str, u64)> = first.iter().map(|(k, v)| (k.as_str(), v[0])).collect();
+        if minimized != wanted {
+            return Err(format!(
+                "minimized: {minimized:?} (invariant, case), but the failures' first case of each invariant is {wanted:?}"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The cases of `field` are strictly increasing and each `ran`.
+fn check_cases(
+    field: &str,
+    cases: impl Iterator<Item = u64>,
+    ran: impl Fn(u64) -> bool,
+) -> Result<(), String> {
+    let mut last = None;
+    for (i, c) in cases.enumerate() {
+        if last.is_some_and(|l| c <= l) || !ran(c) {
+            return Err(format!(
+                "{field}[{i}].case: {c} is not a case the listed shards ran, after the one before it"
+            ));
+        }
+        last = Some(c);
+    }
+    Ok(())
 }
 
 /// Where a merged file comes from: the input (an index into `merge`'s inputs) and the directory
@@ -481,6 +557,46 @@ mod tests {
         assert_eq!(Summary::parse(&s.json()).unwrap(), s);
         let other = s.json().replace("\"format\": 1", "\"format\": 2");
         assert!(Summary::parse(&other).unwrap_err().contains("format 2"));
+    }
+
+    #[test]
+    fn an_inconsistent_summary_is_refused_naming_the_field() {
+        // Shard 1 of 2 ran 3 cases: 1, 3 and 5.
+        let (_, s) = shard(1, 2, 3, &[(3, "timeout"), (5, "availability")]);
+        assert!(Summary::parse(&s.json()).is_ok());
+        let edit = |f: &dyn Fn(&mut Summary)| {
+            let mut t = s.clone();
+            f(&mut t);
+            Summary::parse(&t.json()).unwrap_err()
+        };
+        let cases = [
+            (edit(&|t| t.failures[0].case = 4), "failures[0].case: 4"),
+            (edit(&|t| t.failures[1].case = 7), "failures[1].case: 7"),
+            (edit(&|t| t.failures.swap(0, 1)), "failures[1].case: 3"),
+            (edit(&|t| t.ran[0].shard = 2), "ran[0].shard: 2"),
+            (edit(&|t| t.shards = 0), "shards: 0"),
+            (
+                edit(&|t| t.failures[0].violated = vec!["nope".into()]),
+                "failures[0].violated",
+            ),
+            (
+                edit(&|t| t.failures[0].violated = vec!["timeout".into(), "check".into()]),
+                "failures[0].violated",
+            ),
+            (edit(&|t| t.minimized.truncate(1)), "minimized: "),
+            (
+                edit(&|t| {
+                    t.errors.push(CaseError {
+                        case: 2,
+                        error: "x".into(),
+                    })
+                }),
+                "errors[0].case: 2",
+            ),
+        ];
+        for (e, says) in cases {
+            assert!(e.starts_with(says), "{says}: {e}");
+        }
     }
 
     #[test]
