@@ -319,6 +319,39 @@ fn events_are_objects_a_check_selects() {
 }
 
 #[test]
+fn contains_matches_part_of_a_string() {
+    let m = check_messages(
+        "  - waitFor: available
+    timeout: 10m
+  - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {conditions: [{type: Available, message: {$contains: replicas are ready}}]}}}
+  - check: {kind: Pod, name: vllm-0, match: {spec: {containers: [{name: vllm-leader, image: {$not: {$contains: \":v9\"}}}]}}}
+  - check: {kind: Pod, name: vllm-0, match: {metadata: {name: {$contains: vllm-9}}}}
+  - check: {kind: Pod, name: vllm-0, match: {spec: {nodeName: {$not: {$contains: node}}}}}
+",
+    );
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert!(
+        m[0].ends_with(".metadata.name: expected a string containing \"vllm-9\", found \"vllm-0\""),
+        "{}",
+        m[0]
+    );
+    assert!(
+        m[1].contains(".spec.nodeName: expected anything but"),
+        "{}",
+        m[1]
+    );
+    // Only a string is contained.
+    let e = scenario(
+        "  - check: {kind: Pod, name: vllm-0, match: {metadata: {name: {$contains: 3}}}}\n",
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("match.metadata.name.$contains: must be a string"),
+        "{e}"
+    );
+}
+
+#[test]
 fn recreated_asks_for_another_uid_than_the_deleted_one() {
     let m = check_messages(
         "  - waitFor: available

@@ -1242,6 +1242,15 @@ pub(crate) fn shown(p: &Value) -> String {
 /// Where `obj` first fails `subset_match(pattern, obj)`: the field path (`.status.conditions[1]
 /// .status`), what the pattern wants there and what the object has.
 pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String> {
+    if let Some(sub) = contained(pattern) {
+        let at = if path.is_empty() { "." } else { path };
+        return (!subset_match(pattern, obj)).then(|| {
+            format!(
+                "{at}: expected a string containing {sub:?}, found {}",
+                shown(obj)
+            )
+        });
+    }
     match (pattern, obj) {
         (Value::Object(p), Value::Object(o)) => p.iter().find_map(|(k, v)| {
             let at = format!("{path}.{k}");
@@ -1296,6 +1305,14 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
 }
 
 /// `{$not: X}`: a field that is there and does not match X.
+/// `{$contains: "text"}`: a string field that contains `text`.
+fn contained(v: &Value) -> Option<&str> {
+    match v {
+        Value::Object(m) if m.len() == 1 => m.get("$contains").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
 fn negated(v: &Value) -> Option<&Value> {
     match v {
         Value::Object(m) if m.len() == 1 => m.get("$not"),
@@ -1304,9 +1321,13 @@ fn negated(v: &Value) -> Option<&Value> {
 }
 
 /// Subset match: every key of the pattern matches (`null` and `{$exists: ..}` ask only whether
-/// the field is there, `{$not: X}` that it is there and does not match X); scalars equal; lists keyed by `type` or `name` item by item, any
+/// the field is there, `{$not: X}` that it is there and does not match X, `{$contains: "t"}`
+/// that it is a string containing `t`); scalars equal; lists keyed by `type` or `name` item by item, any
 /// other list element-wise with the same length.
 pub fn subset_match(pattern: &Value, obj: &Value) -> bool {
+    if let Some(sub) = contained(pattern) {
+        return obj.as_str().is_some_and(|s| s.contains(sub));
+    }
     match (pattern, obj) {
         (Value::Object(p), Value::Object(o)) => p.iter().all(|(k, v)| match field_rule(v) {
             Some(present) => present == o.get(k).is_some_and(|x| !x.is_null()),

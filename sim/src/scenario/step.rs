@@ -390,9 +390,11 @@ fn check_operators(v: &Value, path: &str) -> Result<(), String> {
                     "$exists" => return Err(format!("{at}: must be true or false")),
                     "$not" => check_operators(x, &at)?,
                     "$fieldOf" => check_field_of(x, &at)?,
+                    "$contains" if x.is_string() => {}
+                    "$contains" => return Err(format!("{at}: must be a string")),
                     other => {
                         return Err(format!(
-                            "{at}: unknown operator {other:?}; known: $exists, $not, $fieldOf"
+                            "{at}: unknown operator {other:?}; known: $exists, $not, $fieldOf, $contains"
                         ))
                     }
                 }
