@@ -7,6 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::api::FeatureGates;
 
+/// The label every node carries with its own name.
+pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
+
 /// The cluster a run simulates. Defaults are realistic: pods take 20-60 s to become Ready.
 #[derive(Clone, Debug)]
 pub struct ClusterConfig {

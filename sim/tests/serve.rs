@@ -86,6 +86,11 @@ impl Server {
         assert_eq!(code, 200, "{body}");
     }
 
+    /// `kubectl patch RESOURCE NAME --type=merge -p BODY`.
+    fn merge_patch(&self, resource: &str, name: &str, body: &str) -> (bool, String) {
+        self.kubectl(&["patch", resource, name, "--type=merge", "-p", body])
+    }
+
     fn kubectl(&self, args: &[&str]) -> (bool, String) {
         let out = Command::new(kubectl())
             .arg("--server")
@@ -882,28 +887,18 @@ fn health_checks_answer_ok() {
 #[test]
 fn kubectl_prints_why_a_write_is_invalid() {
     let s = Server::start("scenarios/rollout.yaml", &[]);
-    let (ok, text) = s.kubectl(&[
-        "patch",
+    let (ok, text) = s.merge_patch(
         "lws",
         "vllm",
-        "--type=merge",
-        "-p",
         r#"{"spec":{"rolloutStrategy":{"rollingUpdateConfiguration":{"maxUnavailable":"200%"}}}}"#,
-    ]);
+    );
     assert!(!ok, "{text}");
     assert!(
         text.contains("Error from server (Forbidden): admission webhook \"vleaderworkerset.kb.io\" denied the request: spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable"),
         "the webhook's refusal and its reason are shown: {text}"
     );
     // The CRD schema's own check is the API server's 422, with its cause.
-    let (ok, text) = s.kubectl(&[
-        "patch",
-        "lws",
-        "vllm",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"startupPolicy":"Sometimes"}}"#,
-    ]);
+    let (ok, text) = s.merge_patch("lws", "vllm", r#"{"spec":{"startupPolicy":"Sometimes"}}"#);
     assert!(!ok, "{text}");
     assert!(
         text.contains(
@@ -933,14 +928,7 @@ fn kubectl_prints_why_a_write_is_invalid() {
         s.jsonpath("pod", "vllm-0", status),
         "vllm/vllm-openai:v0.6.0 0"
     );
-    let (ok, text) = s.kubectl(&[
-        "patch",
-        "pod",
-        "vllm-0",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"restartPolicy":"Never"}}"#,
-    ]);
+    let (ok, text) = s.merge_patch("pod", "vllm-0", r#"{"spec":{"restartPolicy":"Never"}}"#);
     assert!(!ok, "{text}");
     assert!(
         text.contains("The Pod \"vllm-0\" is invalid: spec: Forbidden: pod updates may not change fields other than"),
@@ -1000,14 +988,7 @@ fn a_client_cannot_take_an_lws_past_the_simulators_limits() {
     // 40,000 groups: past the 10,000-group limit. The real webhooks admit it (up to
     // 1,000,000 at v0.10.0); the simulator refuses it (422) instead of trying to run it.
     s.ok(&["scale", "lws", "vllm", "--replicas", "4"]);
-    let (ok, text) = s.kubectl(&[
-        "patch",
-        "lws",
-        "vllm",
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"replicas":40000}}"#,
-    ]);
+    let (ok, text) = s.merge_patch("lws", "vllm", r#"{"spec":{"replicas":40000}}"#);
     assert!(!ok && text.contains("the simulator's limit"), "{text}");
     assert_eq!(s.jsonpath("lws", "vllm", "{.spec.replicas}"), "4");
 }

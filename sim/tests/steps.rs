@@ -223,11 +223,16 @@ fn absent_checks_that_an_object_is_gone() {
 
 /// The `check` violations of a run of `steps`, as messages.
 fn check_messages(steps: &str) -> Vec<String> {
+    messages_of(steps, invariants::CHECK)
+}
+
+/// The violations of `invariant` in a run of `steps`, as messages.
+fn messages_of(steps: &str, invariant: invariants::InvariantId) -> Vec<String> {
     let s = scenario(steps).unwrap();
     let r = scenario::run(&s, None, None).unwrap_or_else(|e| panic!("{}", e.0));
     r.violations
         .iter()
-        .filter(|v| v.invariant.as_str() == invariants::CHECK)
+        .filter(|v| v.invariant == invariant)
         .map(|v| v.message.clone())
         .collect()
 }
@@ -377,21 +382,14 @@ fn recreated_asks_for_another_uid_than_the_deleted_one() {
         "{e}"
     );
     // A waitFor waits for a replacement of what it finds when it starts: here none comes.
-    let s = scenario(
+    let timeouts = messages_of(
         "  - waitFor: available
     timeout: 10m
   - waitFor: {kind: Pod, name: vllm-1-1, recreated: true}
     timeout: 1m
 ",
-    )
-    .unwrap();
-    let r = scenario::run(&s, None, None).unwrap_or_else(|e| panic!("{}", e.0));
-    let timeouts: Vec<&str> = r
-        .violations
-        .iter()
-        .filter(|v| v.invariant.as_str() == invariants::TIMEOUT)
-        .map(|v| v.message.as_str())
-        .collect();
+        invariants::TIMEOUT,
+    );
     assert_eq!(timeouts.len(), 1, "{timeouts:?}");
     assert!(
         timeouts[0].contains("waited 1m for Pod vllm-1-1"),

@@ -184,12 +184,7 @@ impl Kubelet {
             return;
         }
         let mut pod = (*live).clone();
-        let wanted: BTreeMap<String, String> = pod
-            .spec
-            .iter()
-            .flat_map(|s| s.containers.iter())
-            .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
-            .collect();
+        let wanted: BTreeMap<String, String> = spec_images(&pod).into_iter().collect();
         let st = pod.status.get_or_insert_with(Default::default);
         for c in st.container_statuses.iter_mut().flatten() {
             if wanted.get(&c.name).is_some_and(|image| *image != c.image) {
@@ -289,6 +284,15 @@ impl Kubelet {
     }
 }
 
+/// Each container of the pod's spec with the image it names.
+fn spec_images(pod: &Pod) -> Vec<(String, String)> {
+    pod.spec
+        .iter()
+        .flat_map(|s| s.containers.iter())
+        .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
+        .collect()
+}
+
 /// Whether some container's spec names another image than its status reports running.
 fn images_changed(pod: &Pod) -> bool {
     let Some(statuses) = pod
@@ -318,12 +322,7 @@ fn has_unpullable_image(pod: &Pod, cfg: &ClusterConfig) -> bool {
 /// The pod stays Pending; each container waits in ImagePullBackOff (the kubelet keeps retrying
 /// the pull, which never succeeds, so nothing else changes).
 fn mark_image_pull_backoff(pod: &mut Pod) {
-    let containers: Vec<(String, String)> = pod
-        .spec
-        .iter()
-        .flat_map(|s| s.containers.iter())
-        .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
-        .collect();
+    let containers = spec_images(pod);
     let st = pod.status.get_or_insert_with(Default::default);
     st.container_statuses = Some(
         containers
@@ -346,12 +345,7 @@ fn mark_image_pull_backoff(pod: &mut Pod) {
 
 /// Containers running and ready, pod Running with Ready=True (no probes modelled).
 fn mark_running(pod: &mut Pod, now_ms: u64) {
-    let containers: Vec<(String, String)> = pod
-        .spec
-        .iter()
-        .flat_map(|s| s.containers.iter())
-        .map(|c| (c.name.clone(), c.image.clone().unwrap_or_default()))
-        .collect();
+    let containers = spec_images(pod);
     let st = pod.status.get_or_insert_with(Default::default);
     st.phase = Some("Running".to_string());
     st.start_time.get_or_insert_with(|| to_time(now_ms));

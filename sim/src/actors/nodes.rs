@@ -261,7 +261,7 @@ fn new_node(
     cfg: &ClusterConfig,
     now_ms: u64,
 ) -> Node {
-    labels.insert("kubernetes.io/hostname".into(), name.to_string());
+    labels.insert(crate::cluster::HOSTNAME_LABEL.into(), name.to_string());
     let pods = Quantity(cfg.pods_per_node.to_string());
     Node {
         metadata: ObjectMeta {

@@ -570,10 +570,7 @@ impl ApiServer {
         }
         let key = key_of(&obj);
         if let Err(m) = names::validate(K::ID, obj.meta()) {
-            let e = ApiError::new(
-                Reason::Invalid,
-                format!("{} {:?} is invalid: {m}", K::ID, key.1),
-            );
+            let e = invalid(K::ID, &key.1, &m);
             return self.fail(actor, "create", K::ID, &key, e);
         }
         if let Some(existing) = K::store(self).objects.get(&key) {
@@ -1175,14 +1172,7 @@ impl ApiServer {
         // main-resource write has them checked.
         if !status_subresource {
             if let Err(m) = names::validate_labels_and_annotations(new.meta()) {
-                let msg = format!("{} {:?} is invalid: {m}", K::ID, key.1);
-                return self.fail(
-                    actor,
-                    verb,
-                    K::ID,
-                    &key,
-                    ApiError::new(Reason::Invalid, msg),
-                );
+                return self.fail(actor, verb, K::ID, &key, invalid(K::ID, &key.1, &m));
             }
             if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update) {
                 return self.fail(actor, verb, K::ID, &key, e);
@@ -1209,13 +1199,8 @@ impl ApiServer {
         for (name, hook) in &store.hooks.mutating {
             hook(obj, op).map_err(|r| admission_denied(name, r))?;
         }
-        defaults::validate(obj, old, self.gates).map_err(|m| {
-            let name = obj.meta().name.as_deref().unwrap_or("");
-            ApiError::new(
-                Reason::Invalid,
-                format!("{} {name:?} is invalid: {m}", K::ID),
-            )
-        })?;
+        defaults::validate(obj, old, self.gates)
+            .map_err(|m| invalid(K::ID, obj.meta().name.as_deref().unwrap_or(""), &m))?;
         for check in &store.hooks.schema {
             check(obj).map_err(|m| ApiError::new(Reason::Invalid, m))?;
         }
@@ -1459,6 +1444,14 @@ fn strip_empty(v: &mut Value) {
 
 pub fn not_found(kind: KindId, name: &str) -> ApiError {
     ApiError::new(Reason::NotFound, format!("{kind} {name:?} not found"))
+}
+
+/// `NewInvalid`: `<Kind> "<name>" is invalid: <field>: <why>`.
+fn invalid(kind: KindId, name: &str, cause: &str) -> ApiError {
+    ApiError::new(
+        Reason::Invalid,
+        format!("{kind} {name:?} is invalid: {cause}"),
+    )
 }
 
 fn conflict(kind: KindId, name: &str) -> ApiError {

@@ -1347,17 +1347,21 @@ pub fn subset_match(pattern: &Value, obj: &Value) -> bool {
     }
 }
 
+/// Every LWS's status says Available.
 fn lws_available(w: &World) -> bool {
     w.api
         .list::<LeaderWorkerSet>(None, &crate::api::Selector::everything())
         .iter()
-        .all(|l| {
-            l.status.as_ref().is_some_and(|s| {
-                s.conditions
-                    .iter()
-                    .any(|c| c.type_ == "Available" && c.status == "True")
-            })
-        })
+        .all(|l| says_available(l))
+}
+
+/// The LWS's status has the condition Available=True.
+fn says_available(l: &LeaderWorkerSet) -> bool {
+    l.status.as_ref().is_some_and(|s| {
+        s.conditions
+            .iter()
+            .any(|c| c.type_ == "Available" && c.status == "True")
+    })
 }
 
 /// Rollout complete: every group on the latest revision and ready, no surge group, and the
@@ -1393,12 +1397,7 @@ fn stuck_state(w: &World, c: &Checker) -> String {
         .api
         .list::<LeaderWorkerSet>(None, &crate::api::Selector::everything())
     {
-        let available = l.status.as_ref().is_some_and(|s| {
-            s.conditions
-                .iter()
-                .any(|c| c.type_ == "Available" && c.status == "True")
-        });
-        if !available {
+        if !says_available(&l) {
             let ready = l.status.as_ref().map_or(0, |s| s.ready_replicas);
             s.push_str(&format!(
                 "; LWS {}/{} is not Available ({ready} of {} groups ready)",

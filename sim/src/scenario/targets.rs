@@ -18,10 +18,8 @@ use super::manifest::{Counts, Manifest};
 use super::spec::{NodesSpec, ObjectRef, ScenarioSpec, StepSpec};
 use super::step::{NodeSel, Step};
 use crate::api::names::{label_value, qualified_name};
+use crate::cluster::HOSTNAME_LABEL;
 use crate::time::{fmt_ms, HORIZON_MS};
-
-/// The label each node carries with its own name.
-const HOSTNAME: &str = "kubernetes.io/hostname";
 
 /// The LWSs and bare pods a scenario can ever have: faults may only aim at these.
 #[derive(Default)]
@@ -361,7 +359,7 @@ fn check_nodes(n: &NodesSpec) -> Result<(), (Option<usize>, String)> {
     for (k, v) in &n.labels {
         qualified_name(k).map_err(|m| (None, format!("labels: Invalid value: {k:?}: {m}")))?;
         label_value(v).map_err(|m| (None, format!("labels.{k}: Invalid value: {v:?}: {m}")))?;
-        if k == HOSTNAME {
+        if k == HOSTNAME_LABEL {
             return Err((
                 None,
                 format!("labels.{k}: is set by each node to its own name"),
@@ -372,7 +370,7 @@ fn check_nodes(n: &NodesSpec) -> Result<(), (Option<usize>, String)> {
     for (i, d) in n.domains.iter().enumerate() {
         let at = |m: String| (Some(i), format!("domains[{i}].{m}"));
         qualified_name(&d.key).map_err(|m| at(format!("key: Invalid value: {:?}: {m}", d.key)))?;
-        if d.key == HOSTNAME || n.labels.contains_key(&d.key) || !keys.insert(&d.key) {
+        if d.key == HOSTNAME_LABEL || n.labels.contains_key(&d.key) || !keys.insert(&d.key) {
             return Err(at(format!(
                 "key: {:?} is already set on the nodes (by a label, another domain or the node itself)",
                 d.key
