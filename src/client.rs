@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::api::LeaderWorkerSet;
+use crate::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
 
 /// An object kind the reconcilers read or write.
 pub trait Resource:
@@ -47,6 +48,16 @@ resource!(ControllerRevision, "ControllerRevision", "apps/v1");
 resource!(Pod, "Pod", "v1");
 resource!(Service, "Service", "v1");
 resource!(Node, "Node", "v1");
+resource!(
+    DisaggregatedSet,
+    "DisaggregatedSet",
+    crate::disagg::api::API_VERSION
+);
+resource!(
+    DisaggregatedSetRoleScaler,
+    "DisaggregatedSetRoleScaler",
+    crate::disagg::api::API_VERSION
+);
 
 /// `metav1.StatusReason` of a failed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +162,13 @@ pub trait Client {
     async fn update<K: Resource>(&self, obj: K) -> Result<Arc<K>>;
     async fn update_status<K: Resource>(&self, obj: K) -> Result<Arc<K>>;
     async fn merge_patch<K: Resource>(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: serde_json::Value,
+    ) -> Result<Arc<K>>;
+    /// A JSON merge patch of the status subresource (`client.Status().Patch(obj, MergeFrom(old))`).
+    async fn merge_patch_status<K: Resource>(
         &self,
         namespace: &str,
         name: &str,

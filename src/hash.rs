@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 
 use crate::api::LeaderWorkerSet;
 
-fn fnv1a64(parts: &[&[u8]]) -> u64 {
+pub(crate) fn fnv1a64(parts: &[&[u8]]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         for &b in *part {

@@ -5,6 +5,7 @@
 pub mod api;
 pub mod client;
 pub mod crd;
+pub mod disagg;
 pub mod hash;
 pub mod k8s;
 pub mod lws_controller;

@@ -384,7 +384,9 @@ impl Case {
         steps.extend(self.steps.iter().map(|step| match step {
             CaseStep::Wait(ms) => wait(*ms),
             CaseStep::Scale(n) => StepSpec::Scale(ScaleSpec {
-                lws: "fz".into(),
+                lws: Some("fz".into()),
+                kind: None,
+                name: None,
                 replicas: *n,
                 namespace: None,
             }),

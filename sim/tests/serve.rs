@@ -1376,3 +1376,52 @@ fn an_update_takes_over_the_fields_it_changed_from_an_applier() {
     // Untouched fields stayed the applier's: applying them again is no conflict.
     s.ok(&apply);
 }
+
+#[test]
+fn kubectl_applies_a_disaggregated_set_and_scales_its_role_scaler() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let manifest = repo().join("scenarios/conformance/manifests/ds-test-hpa.yaml");
+    s.ok(&["apply", "-f", manifest.to_str().unwrap()]);
+    s.step("2m");
+    // The controller made the External role's scaler; its printer columns come from the CRD.
+    let table = s.ok(&["get", "dsrs"]);
+    assert!(
+        table.contains("DESIRED") && table.contains("CURRENT"),
+        "{table}"
+    );
+    assert!(table.contains("test-hpa-prefill"), "{table}");
+    // `kubectl scale` writes the scaler's /scale; the prefill LWS follows.
+    s.ok(&[
+        "scale",
+        "disaggregatedsetrolescaler/test-hpa-prefill",
+        "--replicas=2",
+    ]);
+    s.step("2m");
+    let replicas = s.ok(&[
+        "get",
+        "lws",
+        "-l",
+        "disaggregatedset.x-k8s.io/role=prefill",
+        "-o",
+        "jsonpath={.items[*].spec.replicas}",
+    ]);
+    assert_eq!(replicas.trim(), "2");
+    let sets = s.ok(&["get", "disaggregatedsets"]);
+    assert!(sets.contains("test-hpa"), "{sets}");
+    // The webhook refuses a partition, and kubectl shows why.
+    let dir = temp_dir("ds-partition");
+    let bad = write_file(
+        &dir,
+        "bad.yaml",
+        &std::fs::read_to_string(&manifest)
+            .unwrap()
+            .replace("name: test-hpa\n", "name: test-bad\n")
+            .replace(
+                "      replicas: 1\n",
+                "      replicas: 1\n      rolloutStrategy: {rollingUpdateConfiguration: {partition: 1}}\n",
+            ),
+    );
+    let (ok, text) = s.kubectl(&["apply", "-f", &bad]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("partition is not supported"), "{text}");
+}

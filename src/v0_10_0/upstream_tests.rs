@@ -384,6 +384,15 @@ impl Client for FakeApi {
         Err(refused("merge_patch"))
     }
 
+    async fn merge_patch_status<K: Resource>(
+        &self,
+        _namespace: &str,
+        _name: &str,
+        _patch: Value,
+    ) -> Result<Arc<K>> {
+        Err(refused("merge_patch_status"))
+    }
+
     async fn apply<K: Resource>(&self, _obj: K, _manager: &str, _force: bool) -> Result<Arc<K>> {
         Err(refused("apply"))
     }

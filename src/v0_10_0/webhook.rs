@@ -180,7 +180,7 @@ pub fn validate_webhook(
 }
 
 /// `field.ErrorList.ToAggregate()`'s text: one error as is, several in brackets.
-fn aggregate(mut errs: Vec<String>) -> Result<(), String> {
+pub fn aggregate(mut errs: Vec<String>) -> Result<(), String> {
     match errs.len() {
         0 => Ok(()),
         1 => Err(errs.remove(0)),
@@ -326,7 +326,11 @@ fn validate_dns1035_name(name: &str, errs: &mut Vec<String>) {
 }
 
 /// `ValidatePositiveIntOrPercent`.
-fn validate_positive_int_or_percent(v: &IntOrString, path: &str, errs: &mut Vec<String>) {
+pub(crate) fn validate_positive_int_or_percent(
+    v: &IntOrString,
+    path: &str,
+    errs: &mut Vec<String>,
+) {
     match v {
         IntOrString::String(s) if percent_value(s).is_none() => errs.push(format!(
             "{path}: Invalid value: {s:?}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"
@@ -339,7 +343,7 @@ fn validate_positive_int_or_percent(v: &IntOrString, path: &str, errs: &mut Vec<
 }
 
 /// `IsNotMoreThan100Percent`.
-fn is_not_more_than_100_percent(v: &IntOrString, path: &str, errs: &mut Vec<String>) {
+pub(crate) fn is_not_more_than_100_percent(v: &IntOrString, path: &str, errs: &mut Vec<String>) {
     if let IntOrString::String(s) = v {
         if percent_value(s).is_some_and(|p| p > 100) {
             errs.push(format!(

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lws::api::LeaderWorkerSet;
+use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -27,10 +28,12 @@ pub enum KindId {
     Node,
     Lease,
     PodDisruptionBudget,
+    DisaggregatedSet,
+    DisaggregatedSetRoleScaler,
 }
 
 impl KindId {
-    pub const ALL: [KindId; 8] = [
+    pub const ALL: [KindId; 10] = [
         KindId::LeaderWorkerSet,
         KindId::StatefulSet,
         KindId::ControllerRevision,
@@ -39,6 +42,8 @@ impl KindId {
         KindId::Node,
         KindId::Lease,
         KindId::PodDisruptionBudget,
+        KindId::DisaggregatedSet,
+        KindId::DisaggregatedSetRoleScaler,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -51,6 +56,8 @@ impl KindId {
             KindId::Node => "Node",
             KindId::Lease => "Lease",
             KindId::PodDisruptionBudget => "PodDisruptionBudget",
+            KindId::DisaggregatedSet => "DisaggregatedSet",
+            KindId::DisaggregatedSetRoleScaler => "DisaggregatedSetRoleScaler",
         }
     }
 
@@ -65,6 +72,9 @@ impl KindId {
             KindId::Pod | KindId::Service | KindId::Node => "v1",
             KindId::Lease => "coordination.k8s.io/v1",
             KindId::PodDisruptionBudget => "policy/v1",
+            KindId::DisaggregatedSet | KindId::DisaggregatedSetRoleScaler => {
+                lws::disagg::api::API_VERSION
+            }
         }
     }
 
@@ -203,6 +213,14 @@ kind!(Pod, Pod, pods, status: true, generation: false);
 kind!(Service, Service, services, status: true, generation: false);
 kind!(Node, Node, nodes, status: true, generation: false);
 kind!(PodDisruptionBudget, PodDisruptionBudget, pdbs, status: true, generation: true);
+kind!(DisaggregatedSet, DisaggregatedSet, disaggregatedsets, status: true, generation: true);
+kind!(
+    DisaggregatedSetRoleScaler,
+    DisaggregatedSetRoleScaler,
+    rolescalers,
+    status: true,
+    generation: true
+);
 kind!(Lease, Lease, leases, status: false, generation: false);
 kind!(ControllerRevision, ControllerRevision, revisions, status: false, generation: false);
 
@@ -315,6 +333,14 @@ macro_rules! with_kind {
             }
             $crate::api::KindId::PodDisruptionBudget => {
                 type $k = ::k8s_openapi::api::policy::v1::PodDisruptionBudget;
+                $body
+            }
+            $crate::api::KindId::DisaggregatedSet => {
+                type $k = ::lws::disagg::api::DisaggregatedSet;
+                $body
+            }
+            $crate::api::KindId::DisaggregatedSetRoleScaler => {
+                type $k = ::lws::disagg::api::DisaggregatedSetRoleScaler;
                 $body
             }
         }

@@ -26,6 +26,7 @@ use k8s_openapi::api::core::v1::{Node, Pod, PodCondition, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use lws::api::LeaderWorkerSet;
+use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
 use serde_json::Value;
 
 use crate::rng::SimRng;
@@ -363,6 +364,11 @@ pub struct ApiServer {
     pub nodes: Store<Node>,
     pub leases: Store<Lease>,
     pub pdbs: Store<PodDisruptionBudget>,
+    pub disaggregatedsets: Store<DisaggregatedSet>,
+    pub rolescalers: Store<DisaggregatedSetRoleScaler>,
+    /// Whether the DisaggregatedSet CRDs are installed (v0.10.0's manifests); without them
+    /// both kinds answer 404, as a cluster without the CRD does.
+    pub disaggregated_set_crds: bool,
     meta_log: WatchLog<MetaEvent>,
     injected: Vec<InjectedError>,
     /// Kubernetes Events, outside the resourceVersion sequence (`events.rs`).
@@ -388,6 +394,9 @@ impl ApiServer {
             nodes: Store::default(),
             leases: Store::default(),
             pdbs: Store::default(),
+            disaggregatedsets: Store::default(),
+            rolescalers: Store::default(),
+            disaggregated_set_crds: false,
             meta_log: WatchLog::default(),
             injected: Vec::new(),
             events: Default::default(),
@@ -438,6 +447,8 @@ impl ApiServer {
         self.nodes.log.set_window(window);
         self.leases.log.set_window(window);
         self.pdbs.log.set_window(window);
+        self.disaggregatedsets.log.set_window(window);
+        self.rolescalers.log.set_window(window);
         self.meta_log.set_window(window);
     }
 
@@ -451,6 +462,8 @@ impl ApiServer {
         self.nodes.log.maybe_compact();
         self.leases.log.maybe_compact();
         self.pdbs.log.maybe_compact();
+        self.disaggregatedsets.log.maybe_compact();
+        self.rolescalers.log.maybe_compact();
         self.meta_log.maybe_compact();
     }
 
@@ -513,6 +526,25 @@ impl ApiServer {
         Some(self.injected.remove(i).error)
     }
 
+    /// A kind whose CRD is not installed: the API server has no such resource (404), and
+    /// kubectl says which kind it could not map.
+    pub fn unserved(&self, kind: KindId) -> Option<ApiError> {
+        let crd = matches!(
+            kind,
+            KindId::DisaggregatedSet | KindId::DisaggregatedSetRoleScaler
+        );
+        (crd && !self.disaggregated_set_crds).then(|| {
+            ApiError::new(
+                Reason::NotFound,
+                format!(
+                    "no matches for kind {:?} in version {:?} (the release's manifests install no such CRD)",
+                    kind.as_str(),
+                    kind.api_version()
+                ),
+            )
+        })
+    }
+
     // ---- reads -------------------------------------------------------------------------------
 
     pub fn get<K: Kind>(&self, namespace: &str, name: &str) -> ApiResult<Shared<K>> {
@@ -550,6 +582,9 @@ impl ApiServer {
 
     pub fn create<K: Kind>(&mut self, actor: &str, mut obj: K) -> ApiResult<Shared<K>> {
         if let Some(e) = self.take_injected(actor, "create", K::ID) {
+            return self.fail(actor, "create", K::ID, &key_of(&obj), e);
+        }
+        if let Some(e) = self.unserved(K::ID) {
             return self.fail(actor, "create", K::ID, &key_of(&obj), e);
         }
         let meta = obj.meta_mut();

@@ -6,12 +6,17 @@ use serde_json::{json, Value};
 
 use super::KindId;
 
-/// The `autoscaling/v1` `Scale` of an LWS or StatefulSet.
+/// The `autoscaling/v1` `Scale` of an LWS, a StatefulSet or a DisaggregatedSetRoleScaler (its
+/// CRD: `labelSelectorPath: .status.selector`).
 pub fn scale_of(kind: KindId, obj: &Value) -> Value {
     let meta = &obj["metadata"];
     let selector = match kind {
         KindId::LeaderWorkerSet => obj
             .pointer("/status/hpaPodSelector")
+            .cloned()
+            .unwrap_or(json!("")),
+        KindId::DisaggregatedSetRoleScaler => obj
+            .pointer("/status/selector")
             .cloned()
             .unwrap_or(json!("")),
         _ => {

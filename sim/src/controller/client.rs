@@ -17,6 +17,7 @@ use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use lws::api::LeaderWorkerSet;
 use lws::client::{Client, Error, Propagation, Reason, Resource, Result};
+use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
 
 use crate::api::{KindId, Selector};
 use crate::informer::Informer;
@@ -31,6 +32,8 @@ pub struct Caches {
     pub services: Informer<Service>,
     pub nodes: Informer<Node>,
     pub revisions: Informer<ControllerRevision>,
+    pub disaggregatedsets: Informer<DisaggregatedSet>,
+    pub rolescalers: Informer<DisaggregatedSetRoleScaler>,
 }
 
 fn get_in<K: Any + Send + Sync + crate::api::Kind>(
@@ -73,6 +76,8 @@ impl Caches {
             KindId::Service => get_in(&self.services, ns, name, stale),
             KindId::Node => get_in(&self.nodes, "", name, stale),
             KindId::ControllerRevision => get_in(&self.revisions, ns, name, stale),
+            KindId::DisaggregatedSet => get_in(&self.disaggregatedsets, ns, name, stale),
+            KindId::DisaggregatedSetRoleScaler => get_in(&self.rolescalers, ns, name, stale),
             _ => None,
         }
     }
@@ -87,6 +92,8 @@ impl Caches {
             KindId::Service => Some(list_in(&self.services, ns, sel, stale)),
             KindId::Node => Some(list_in(&self.nodes, "", sel, stale)),
             KindId::ControllerRevision => Some(list_in(&self.revisions, ns, sel, stale)),
+            KindId::DisaggregatedSet => Some(list_in(&self.disaggregatedsets, ns, sel, stale)),
+            KindId::DisaggregatedSetRoleScaler => Some(list_in(&self.rolescalers, ns, sel, stale)),
             _ => None,
         }
     }
@@ -99,6 +106,8 @@ impl Caches {
         self.services.track_previous();
         self.nodes.track_previous();
         self.revisions.track_previous();
+        self.disaggregatedsets.track_previous();
+        self.rolescalers.track_previous();
     }
 }
 
@@ -271,6 +280,17 @@ impl Client for SimClient {
         patch: serde_json::Value,
     ) -> Result<Arc<K>> {
         let mut op = Self::op::<K>("patch", namespace, name);
+        op.patch = Some(patch);
+        self.write_object(op).await
+    }
+
+    async fn merge_patch_status<K: Resource>(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch: serde_json::Value,
+    ) -> Result<Arc<K>> {
+        let mut op = Self::op::<K>("patch-status", namespace, name);
         op.patch = Some(patch);
         self.write_object(op).await
     }

@@ -35,6 +35,8 @@ impl DirectReconciler {
             services: Informer::start(api, 0),
             nodes: Informer::start(api, 0),
             revisions: Informer::start(api, 0),
+            disaggregatedsets: Informer::start(api, 0),
+            rolescalers: Informer::start(api, 0),
         };
         DirectReconciler {
             caches: Rc::new(RefCell::new(caches)),
@@ -52,6 +54,8 @@ impl DirectReconciler {
         c.services.poll(api, now);
         c.nodes.poll(api, now);
         c.revisions.poll(api, now);
+        c.disaggregatedsets.poll(api, now);
+        c.rolescalers.poll(api, now);
     }
 
     pub fn reconcile_lws(&self, api: &mut ApiServer, namespace: &str, name: &str) -> Calls {

@@ -23,6 +23,7 @@ use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use lws::api::{keys, LeaderWorkerSet};
 use lws::client::Action;
+use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
 use lws::k8s;
 use lws::profile::{Flags, Profile, Release};
 
@@ -38,6 +39,7 @@ use client::{AnyObject, Caches, Exchange, SimClient, WriteOp};
 
 pub const LWS_ACTOR: &str = "lws-controller";
 pub const POD_ACTOR: &str = "pod-controller";
+pub const DS_ACTOR: &str = "disaggregatedset-controller";
 pub const LEASE_NAME: &str = "b8b2488c.x-k8s.io";
 pub const LEASE_NAMESPACE: &str = "lws-system";
 
@@ -105,6 +107,34 @@ pub fn register_webhooks(api: &mut ApiServer, profile: &Profile, serving: Rc<Cel
     register_pod_validator(api, serving);
 }
 
+/// v0.10.0 installs the DisaggregatedSet CRDs (config/crd/bases) and registers their
+/// validating webhook `vdisaggregatedset.kb.io` (pkg/webhooks/disaggregatedset, CREATE and
+/// UPDATE, `failurePolicy: Fail`). The CRDs' defaults and schema checks are the API server's
+/// own and do not depend on the webhook.
+fn register_disaggregated_set(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
+    use lws::disagg::webhook;
+    api.disaggregated_set_crds = true;
+    api.add_mutating_hook::<DisaggregatedSet>("crd-defaults", |d, _| {
+        webhook::default_crd(d);
+        Ok(())
+    });
+    api.add_schema_check::<DisaggregatedSet>(|d| {
+        lws::v0_10_0::webhook::aggregate(webhook::validate_crd(d, None))
+    });
+    api.add_validating_hook::<DisaggregatedSet>("vdisaggregatedset.kb.io", move |d, _old| {
+        webhook_down(&serving)?;
+        let (_warnings, errs) = webhook::validate(d);
+        Ok(lws::v0_10_0::webhook::aggregate(errs)?)
+    });
+    api.add_mutating_hook::<DisaggregatedSetRoleScaler>("crd-defaults", |s, _| {
+        webhook::default_scaler_crd(s);
+        Ok(())
+    });
+    api.add_schema_check::<DisaggregatedSetRoleScaler>(|s| {
+        lws::v0_10_0::webhook::aggregate(webhook::validate_scaler_crd(s, None))
+    });
+}
+
 /// `vpod.kb.io` (every release's config/webhook: pods, CREATE and UPDATE, `failurePolicy:
 /// Fail`, objectSelector on the LWS name label): its `validate` admits every pod
 /// (pkg/webhooks/pod_webhook.go), but while the controller pod is down an update of an LWS pod
@@ -153,13 +183,16 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
         webhook_down(&s)?;
         Ok(webhook::default_pod(p)?)
     });
-    register_pod_validator(api, serving);
+    register_pod_validator(api, serving.clone());
+    register_disaggregated_set(api, serving);
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Which {
     Lws,
     Pod,
+    /// v0.10.0's DisaggregatedSet controller, in the same manager (cmd/main.go at the tag).
+    Ds,
 }
 
 struct InFlight {
@@ -183,6 +216,7 @@ impl Worker {
         match self.which {
             Which::Lws => LWS_ACTOR,
             Which::Pod => POD_ACTOR,
+            Which::Ds => DS_ACTOR,
         }
     }
 
@@ -203,7 +237,7 @@ enum Phase {
     Leading {
         caches: Rc<RefCell<Caches>>,
         resync: Vec<(u64, u64, KindId)>,
-        workers: Box<[Worker; 2]>,
+        workers: Box<[Worker; 3]>,
     },
 }
 
@@ -237,7 +271,7 @@ pub struct ControllerRuntime {
     /// Events recorded since the last step, for the API server's event store.
     recorded: Vec<crate::api::events::Recorded>,
     /// Reconciles started, per controller, for benches and tests.
-    pub reconciles: [u64; 2],
+    pub reconciles: [u64; 3],
     /// How the finished reconciles ended, typed.
     pub outcomes: ReconcileOutcomes,
     /// `apiErrors`: until when, and with which HTTP code, the API server fails its writes.
@@ -265,7 +299,7 @@ impl ControllerRuntime {
             restarts: 0,
             events: Vec::new(),
             recorded: Vec::new(),
-            reconciles: [0, 0],
+            reconciles: [0, 0, 0],
             outcomes: ReconcileOutcomes::default(),
             failing_writes: None,
             slow_writes: None,
@@ -298,9 +332,12 @@ impl ControllerRuntime {
                     c.services.next_due_ms(api),
                     c.nodes.next_due_ms(api),
                     c.revisions.next_due_ms(api),
+                    c.disaggregatedsets.next_due_ms(api),
+                    c.rolescalers.next_due_ms(api),
                     resync.iter().map(|r| r.0).min(),
                     workers[0].next_wakeup_ms(),
                     workers[1].next_wakeup_ms(),
+                    workers[2].next_wakeup_ms(),
                 ]
                 .into_iter()
                 .flatten()
@@ -500,7 +537,7 @@ impl ControllerRuntime {
         api: &mut ApiServer,
         c: &mut Caches,
         resync: &mut [(u64, u64, KindId)],
-        workers: &mut [Worker; 2],
+        workers: &mut [Worker; 3],
         watches: Watches,
     ) {
         let now = api.now_ms();
@@ -516,7 +553,10 @@ impl ControllerRuntime {
         if armed && hold.is_none() {
             api.trace_external("fault", "holdEvent", "", "", "one watch event held".into());
         }
-        let handled = lws_d.len() + sts_d.len() + pod_d.len() + svc_d.len();
+        let ds_d = c.disaggregatedsets.poll_holding(api, now, hold);
+        let scaler_d = c.rolescalers.poll_holding(api, now, hold);
+        let handled =
+            lws_d.len() + sts_d.len() + pod_d.len() + svc_d.len() + ds_d.len() + scaler_d.len();
         self.events_delivered += (handled + quiet) as u64;
         for d in &lws_d {
             on_lws(workers, d, now);
@@ -529,6 +569,12 @@ impl ControllerRuntime {
         }
         for d in &svc_d {
             on_service(workers, d, now);
+        }
+        for d in &ds_d {
+            on_ds(workers, d, now);
+        }
+        for d in &scaler_d {
+            on_scaler(workers, d, now);
         }
         for r in resync.iter_mut().filter(|r| r.0 <= now) {
             resync_kind(c, r.2, workers, watches, now);
@@ -722,8 +768,8 @@ impl std::fmt::Display for ReconcileOutcome {
 /// failure. Counts, not a log, so a long run costs no memory here.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReconcileOutcomes {
-    pub ok: [u64; 2],
-    pub failed: [u64; 2],
+    pub ok: [u64; 3],
+    pub failed: [u64; 3],
     pub last_failure: Option<ReconcileOutcome>,
 }
 
@@ -794,6 +840,11 @@ fn start_reconcile(
                 };
                 lws::lws_controller::reconcile(&client, &ctx, &ns, &name).await
             }),
+            (_, Which::Ds) => {
+                Box::pin(
+                    async move { lws::disagg::controller::reconcile(&client, &ns, &name).await },
+                )
+            }
             (_, Which::Pod) => Box::pin(async move {
                 if let Some(pod) = tombstone {
                     lws::pod_controller::reconcile_deleted(&client, &flags, &pod).await?;
@@ -915,13 +966,18 @@ fn try_acquire(
 /// to the handlers as an add) and the workers. Lease renewals are not written (docs/fidelity.md).
 fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now: u64) -> Phase {
     let mut lag = || rng.range_inclusive(cfg.watch_lag_ms.0, cfg.watch_lag_ms.1);
+    let lws_lag = lag();
     let mut caches = Caches {
-        lws: Informer::start(api, lag()),
+        lws: Informer::start(api, lws_lag),
         statefulsets: Informer::start(api, lag()),
         pods: Informer::start(api, lag()),
         services: Informer::start(api, lag()),
         nodes: Informer::start(api, lag()),
         revisions: Informer::start(api, lag()),
+        // No draw of their own: a run without DisaggregatedSets keeps its random stream
+        // (docs/fidelity.md).
+        disaggregatedsets: Informer::start(api, lws_lag),
+        rolescalers: Informer::start(api, lws_lag),
     };
     if cfg.track_previous {
         caches.track_previous();
@@ -939,6 +995,12 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
             inflight: None,
             tombstones: BTreeMap::new(),
         },
+        Worker {
+            which: Which::Ds,
+            queue: WorkQueue::default(),
+            inflight: None,
+            tombstones: BTreeMap::new(),
+        },
     ];
     for d in caches.lws.initial_deltas() {
         on_lws(&mut workers, &d, now);
@@ -951,6 +1013,12 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
     }
     for d in caches.services.initial_deltas() {
         on_service(&mut workers, &d, now);
+    }
+    for d in caches.disaggregatedsets.initial_deltas() {
+        on_ds(&mut workers, &d, now);
+    }
+    for d in caches.rolescalers.initial_deltas() {
+        on_scaler(&mut workers, &d, now);
     }
     // calculateResyncPeriod: SyncPeriod x U[0.9, 1.1), drawn once per informer.
     let resync = [
@@ -973,7 +1041,7 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
 }
 
 /// A resync replays the whole cache as same-object updates to every handler (no API call).
-fn resync_kind(c: &Caches, kind: KindId, workers: &mut [Worker; 2], watches: Watches, now: u64) {
+fn resync_kind(c: &Caches, kind: KindId, workers: &mut [Worker; 3], watches: Watches, now: u64) {
     fn replay<K: Kind>(inf: &Informer<K>) -> Vec<Delta<K>> {
         inf.all()
             .map(|o| Delta {
@@ -984,7 +1052,16 @@ fn resync_kind(c: &Caches, kind: KindId, workers: &mut [Worker; 2], watches: Wat
             .collect()
     }
     match kind {
-        KindId::LeaderWorkerSet => replay(&c.lws).iter().for_each(|d| on_lws(workers, d, now)),
+        KindId::LeaderWorkerSet => {
+            replay(&c.lws).iter().for_each(|d| on_lws(workers, d, now));
+            // The DisaggregatedSet informers resync with the LWS one (no period drawn).
+            replay(&c.disaggregatedsets)
+                .iter()
+                .for_each(|d| on_ds(workers, d, now));
+            replay(&c.rolescalers)
+                .iter()
+                .for_each(|d| on_scaler(workers, d, now));
+        }
         KindId::StatefulSet => replay(&c.statefulsets)
             .iter()
             .for_each(|d| on_statefulset(workers, d, now)),
@@ -1021,13 +1098,34 @@ fn controller_owner(meta: &ObjectMeta, kind: &str) -> Option<Key> {
 }
 
 /// LWS controller: `For(LeaderWorkerSet)` (V3 lwsc:159-174).
-fn on_lws(workers: &mut [Worker; 2], d: &Delta<LeaderWorkerSet>, now: u64) {
+/// DisaggregatedSet controller: `Owns(LeaderWorkerSet)`
+/// (pkg/controllers/disaggregatedset/disaggregatedset_controller.go `SetupWithManager`).
+fn on_lws(workers: &mut [Worker; 3], d: &Delta<LeaderWorkerSet>, now: u64) {
     workers[0].queue.add(api::key_of(&*d.obj), now);
+    for l in versions(d) {
+        if let Some(k) = controller_owner(&l.metadata, lws::disagg::api::KIND) {
+            workers[2].queue.add(k, now);
+        }
+    }
+}
+
+/// DisaggregatedSet controller: `For(DisaggregatedSet)`.
+fn on_ds(workers: &mut [Worker; 3], d: &Delta<DisaggregatedSet>, now: u64) {
+    workers[2].queue.add(api::key_of(&*d.obj), now);
+}
+
+/// DisaggregatedSet controller: `Owns(DisaggregatedSetRoleScaler)`.
+fn on_scaler(workers: &mut [Worker; 3], d: &Delta<DisaggregatedSetRoleScaler>, now: u64) {
+    for s in versions(d) {
+        if let Some(k) = controller_owner(&s.metadata, lws::disagg::api::KIND) {
+            workers[2].queue.add(k, now);
+        }
+    }
 }
 
 /// LWS controller: `Owns(StatefulSet)` and `Watches(StatefulSet, by name label)`; pod controller:
 /// `Owns(StatefulSet)` behind the has-name-label filter (V3 lwsc:159-174, podc:305-319).
-fn on_statefulset(workers: &mut [Worker; 2], d: &Delta<StatefulSet>, now: u64) {
+fn on_statefulset(workers: &mut [Worker; 3], d: &Delta<StatefulSet>, now: u64) {
     for s in versions(d) {
         if let Some(k) = controller_owner(&s.metadata, "LeaderWorkerSet") {
             workers[0].queue.add(k, now);
@@ -1066,7 +1164,7 @@ impl Watches {
 /// With `leader-pod-watch=on` the LWS controller also `Watches(Pod)` of leader pods, mapped to
 /// their LWS by the name label (added by d275e0a, PR #778; removed as redundant by 02e43b0, PR
 /// #791).
-fn on_pod(workers: &mut [Worker; 2], d: &Delta<Pod>, watches: Watches, now: u64) {
+fn on_pod(workers: &mut [Worker; 3], d: &Delta<Pod>, watches: Watches, now: u64) {
     let Some(name) = k8s::label(&d.obj.metadata, keys::SET_NAME) else {
         return;
     };
@@ -1083,7 +1181,7 @@ fn on_pod(workers: &mut [Worker; 2], d: &Delta<Pod>, watches: Watches, now: u64)
 }
 
 /// LWS controller: `Owns(Service)`.
-fn on_service(workers: &mut [Worker; 2], d: &Delta<Service>, now: u64) {
+fn on_service(workers: &mut [Worker; 3], d: &Delta<Service>, now: u64) {
     for s in versions(d) {
         if let Some(k) = controller_owner(&s.metadata, "LeaderWorkerSet") {
             workers[0].queue.add(k, now);
@@ -1149,6 +1247,12 @@ fn perform(
                 &op.name,
                 op.patch.as_ref().expect("patch body"),
             )),
+            "patch-status" => any(api.merge_patch_status(
+                actor,
+                &op.namespace,
+                &op.name,
+                op.patch.as_ref().expect("patch body"),
+            )),
             "apply" => any(api.apply(&op.field_manager, &obj(), op.force)),
             "delete" => {
                 let propagation = op.propagation.map(|p| match p {
@@ -1175,6 +1279,8 @@ fn perform(
         KindId::Service => typed::<Service>(api, actor, op),
         KindId::Node => typed::<Node>(api, actor, op),
         KindId::ControllerRevision => typed::<ControllerRevision>(api, actor, op),
+        KindId::DisaggregatedSet => typed::<DisaggregatedSet>(api, actor, op),
+        KindId::DisaggregatedSetRoleScaler => typed::<DisaggregatedSetRoleScaler>(api, actor, op),
         other => unreachable!("the LWS controllers do not write {other}"),
     };
     result.map_err(to_client_error)

@@ -9,6 +9,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use lws::api::LeaderWorkerSet;
+use lws::disagg::api::DisaggregatedSet;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
@@ -21,6 +22,7 @@ pub enum Manifest {
     Service(Box<Service>),
     Pod(Box<Pod>),
     PodDisruptionBudget(Box<PodDisruptionBudget>),
+    DisaggregatedSet(Box<DisaggregatedSet>),
 }
 
 impl Manifest {
@@ -31,6 +33,7 @@ impl Manifest {
             Manifest::Service(_) => "Service",
             Manifest::Pod(_) => "Pod",
             Manifest::PodDisruptionBudget(_) => "PodDisruptionBudget",
+            Manifest::DisaggregatedSet(_) => "DisaggregatedSet",
         }
     }
 
@@ -41,6 +44,7 @@ impl Manifest {
             Manifest::Service(o) => &o.metadata,
             Manifest::Pod(o) => &o.metadata,
             Manifest::PodDisruptionBudget(o) => &o.metadata,
+            Manifest::DisaggregatedSet(o) => &o.metadata,
         };
         m.name.clone().unwrap_or_default()
     }
@@ -263,6 +267,7 @@ fn api_version_of(kind: &str) -> Option<&'static str> {
         "StatefulSet" => "apps/v1",
         "Service" | "Pod" => "v1",
         "PodDisruptionBudget" => "policy/v1",
+        "DisaggregatedSet" => lws::disagg::api::API_VERSION,
         _ => return None,
     })
 }
@@ -306,6 +311,7 @@ fn parse_documents(
             "Service" => Manifest::Service(Box::new(decode(file, start, &doc, &value, counts)?)),
             "Pod" => Manifest::Pod(Box::new(decode(file, start, &doc, &value, counts)?)),
             "PodDisruptionBudget" => Manifest::PodDisruptionBudget(Box::new(decode(file, start, &doc, &value, counts)?)),
+            "DisaggregatedSet" => Manifest::DisaggregatedSet(Box::new(decode(file, start, &doc, &value, counts)?)),
             "" => {
                 return Err(LoadError { file: file.into(), line: Some(start), message: "document has no `kind`".into() })
             }
@@ -317,7 +323,7 @@ fn parse_documents(
                 return Err(LoadError {
                     file: file.into(),
                     line: Some(line_of_key(&doc, start, "kind")),
-                    message: format!("unsupported kind {other:?}; supported: LeaderWorkerSet, StatefulSet, Service, Pod, PodDisruptionBudget"),
+                    message: format!("unsupported kind {other:?}; supported: LeaderWorkerSet, StatefulSet, Service, Pod, PodDisruptionBudget, DisaggregatedSet"),
                 })
             }
         };

@@ -645,6 +645,7 @@ impl Runner {
                 Manifest::Service(o) => kubectl_apply(api, (**o).clone()),
                 Manifest::Pod(o) => kubectl_apply(api, (**o).clone()),
                 Manifest::PodDisruptionBudget(o) => kubectl_apply(api, (**o).clone()),
+                Manifest::DisaggregatedSet(o) => kubectl_apply(api, (**o).clone()),
             };
             let webhook_down = r
                 .as_ref()
@@ -694,10 +695,11 @@ impl Runner {
                 status,
             } => self.patch(*kind, namespace, name, merge, *status),
             Step::Scale {
+                kind,
                 namespace,
-                lws,
+                name,
                 replicas,
-            } => self.scale(namespace, lws, *replicas),
+            } => self.scale(*kind, namespace, name, *replicas),
             Step::Delete {
                 kind,
                 namespace,
@@ -789,14 +791,20 @@ impl Runner {
     }
 
     /// `kubectl scale lws`.
-    fn scale(&mut self, namespace: &str, lws: &str, replicas: i32) -> Result<(), Halt> {
+    fn scale(
+        &mut self,
+        kind: KindId,
+        namespace: &str,
+        name: &str,
+        replicas: i32,
+    ) -> Result<(), Halt> {
         let now = self.world.now_ms;
         let patch = serde_json::json!({"spec": {"replicas": replicas}});
-        let r = self
-            .world
-            .api
-            .merge_patch::<LeaderWorkerSet>("kubectl", namespace, lws, &patch);
-        self.kubectl_result(r.map(|_| ()), || format!("scale {lws} failed"))?;
+        let api = &mut self.world.api;
+        let r = with_kind!(kind, K => api
+            .merge_patch::<K>("kubectl", namespace, name, &patch)
+            .map(|_| ()));
+        self.kubectl_result(r, || format!("scale {kind}/{name} failed"))?;
         self.advance_to(now)
     }
 
@@ -1650,12 +1658,13 @@ pub fn judge(report: &RunReport, expected: &Expectation) -> Result<(), String> {
 }
 
 /// Kinds a manifest can create, for `--help` and errors.
-pub fn manifest_kinds() -> [&'static str; 5] {
+pub fn manifest_kinds() -> [&'static str; 6] {
     [
         LeaderWorkerSet::ID.as_str(),
         StatefulSet::ID.as_str(),
         Service::ID.as_str(),
         Pod::ID.as_str(),
         PodDisruptionBudget::ID.as_str(),
+        lws::disagg::api::DisaggregatedSet::ID.as_str(),
     ]
 }

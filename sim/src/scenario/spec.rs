@@ -300,7 +300,14 @@ pub struct ObjectRef {
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ScaleSpec {
-    pub lws: String,
+    /// The LeaderWorkerSet to scale (the original form; `kind`/`name` address any scalable kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lws: Option<String>,
+    /// `kubectl scale <kind>/<name>`: LeaderWorkerSet, StatefulSet or DisaggregatedSetRoleScaler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub replicas: i32,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,

@@ -286,8 +286,9 @@ pub enum Step {
         status: bool,
     },
     Scale {
+        kind: KindId,
         namespace: String,
-        lws: String,
+        name: String,
         replicas: i32,
     },
     Delete {
@@ -356,6 +357,32 @@ fn ns_of_kind(kind: KindId, n: &Option<String>) -> String {
     } else {
         String::new()
     }
+}
+
+/// `scale`: `{lws, replicas}`, or `{kind, name, replicas}` for any kind with a `/scale`
+/// subresource (the write `kubectl scale` makes).
+fn scale(ctx: &str, p: &spec::ScaleSpec) -> Result<Step, LoadError> {
+    let (kind, name) = match (&p.lws, &p.kind, &p.name) {
+        (Some(lws), None, None) => (KindId::LeaderWorkerSet, lws.clone()),
+        (None, Some(kind), Some(name)) => (kind_of(ctx, kind)?, name.clone()),
+        _ => {
+            let m = "scale: give `lws`, or `kind` and `name` (not both forms)";
+            return Err(err(ctx, m.to_string()));
+        }
+    };
+    if !matches!(
+        kind,
+        KindId::LeaderWorkerSet | KindId::StatefulSet | KindId::DisaggregatedSetRoleScaler
+    ) {
+        let m = format!("scale: kind {kind} has no /scale subresource (LeaderWorkerSet, StatefulSet and DisaggregatedSetRoleScaler have)");
+        return Err(err(ctx, m));
+    }
+    Ok(Step::Scale {
+        kind,
+        namespace: ns(&p.namespace),
+        name,
+        replicas: p.replicas,
+    })
 }
 
 pub(super) fn kind_of(file: &str, kind: &str) -> Result<KindId, LoadError> {
@@ -482,9 +509,14 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
     }
     let scale = match (r.subresource.as_deref(), kind) {
         (None, _) => false,
-        (Some("scale"), MatchKind::Api(KindId::LeaderWorkerSet | KindId::StatefulSet)) => true,
+        (
+            Some("scale"),
+            MatchKind::Api(
+                KindId::LeaderWorkerSet | KindId::StatefulSet | KindId::DisaggregatedSetRoleScaler,
+            ),
+        ) => true,
         (Some(x), _) => {
-            let m = format!("{step}: subresource {x:?}: only `scale`, of a LeaderWorkerSet or StatefulSet, is read");
+            let m = format!("{step}: subresource {x:?}: only `scale`, of a LeaderWorkerSet, StatefulSet or DisaggregatedSetRoleScaler, is read");
             return Err(err(ctx, m));
         }
     };
@@ -661,11 +693,7 @@ impl Step {
         Ok(match s {
             StepSpec::Apply(v) => apply(ctx, v, files, manifest::Counts::Checked)?,
             StepSpec::Patch(p) => patch(ctx, p)?,
-            StepSpec::Scale(p) => Step::Scale {
-                namespace: ns(&p.namespace),
-                lws: p.lws.clone(),
-                replicas: p.replicas,
-            },
+            StepSpec::Scale(p) => scale(ctx, p)?,
             StepSpec::Delete(p) => delete(ctx, p)?,
             StepSpec::Wait(d) => Step::Wait(d.0),
             StepSpec::WaitFor { target, timeout } => wait_for(ctx, target, *timeout)?,

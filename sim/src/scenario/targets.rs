@@ -27,6 +27,9 @@ struct Population {
     /// (namespace, name) -> (max replicas, max size) over every version applied or scaled to.
     lws: BTreeMap<(String, String), (i64, i64)>,
     pods: BTreeSet<(String, String)>,
+    /// DisaggregatedSets: their LWS names carry a revision hash, so any pod named after the set
+    /// (`<set>-...`) can exist.
+    sets: BTreeSet<(String, String)>,
     replacements: usize,
 }
 
@@ -45,6 +48,9 @@ impl Population {
             }
             Manifest::Pod(p) => {
                 self.pods.insert((ns_of(&p.metadata.namespace), m.name()));
+            }
+            Manifest::DisaggregatedSet(d) => {
+                self.sets.insert((ns_of(&d.metadata.namespace), m.name()));
             }
             _ => {}
         }
@@ -66,10 +72,11 @@ impl Population {
             match s {
                 Step::Apply { objects, .. } => objects.iter().for_each(|m| p.add(m)),
                 Step::Scale {
+                    kind: crate::api::KindId::LeaderWorkerSet,
                     namespace,
-                    lws,
+                    name,
                     replicas,
-                } => p.grow((namespace.clone(), lws.clone()), i64::from(*replicas), 0),
+                } => p.grow((namespace.clone(), name.clone()), i64::from(*replicas), 0),
                 Step::Patch {
                     kind,
                     namespace,
@@ -94,6 +101,15 @@ impl Population {
             .pods
             .contains(&(namespace.to_string(), pod.to_string()))
         {
+            return true;
+        }
+        let of_set = |(ns, set): &(String, String)| {
+            ns == namespace
+                && pod
+                    .strip_prefix(set.as_str())
+                    .is_some_and(|r| r.starts_with('-'))
+        };
+        if self.sets.iter().any(of_set) {
             return true;
         }
         let index = |s: &str| s.parse::<i64>().ok().filter(|n| n.to_string() == s);
@@ -171,12 +187,17 @@ fn check_step(
         StepSpec::StaleRead(s) => at_least_one("atReconcile", Some(s.at_reconcile))?,
         StepSpec::Scale(s) => {
             check_namespace(&f("namespace"), &s.namespace).map_err(|m| (f("namespace"), m))?;
-            check_name(&f("lws"), &s.lws).map_err(|m| (f("lws"), m))?;
+            let (field, name) = match (&s.lws, &s.name) {
+                (Some(lws), _) => ("lws", lws),
+                (None, Some(name)) => ("name", name),
+                (None, None) => return Ok(()),
+            };
+            check_name(&f(field), name).map_err(|m| (f(field), m))?;
             let r = i64::from(s.replicas);
             if !(0..=LWS_REPLICAS_MAX).contains(&r) {
-                return Err((f("replicas"), format!("{}: {r} is out of range: a LeaderWorkerSet has 0..={LWS_REPLICAS_MAX} groups (the simulator's limit)", f("replicas"))));
+                return Err((f("replicas"), format!("{}: {r} is out of range: a scale step sets 0..={LWS_REPLICAS_MAX} replicas (the simulator's limit)", f("replicas"))));
             }
-            let key = (ns_of(&s.namespace), s.lws.clone());
+            let key = (ns_of(&s.namespace), name.clone());
             let size = pop.lws.get(&key).map_or(1, |e| e.1.max(1));
             if r * size > LWS_PODS_MAX {
                 return Err((f("replicas"), format!("{}: {r} groups of {size} pods is more than {LWS_PODS_MAX} pods (the simulator's limit)", f("replicas"))));

@@ -38,7 +38,7 @@ impl Resource {
     }
 }
 
-pub const RESOURCES: [Resource; 8] = [
+pub const RESOURCES: [Resource; 10] = [
     Resource {
         plural: "pods",
         singular: "pod",
@@ -116,6 +116,26 @@ pub const RESOURCES: [Resource; 8] = [
         group: "leaderworkerset.x-k8s.io",
         version: "v1",
         short_names: &["lws"],
+        status: true,
+        scale: true,
+    },
+    Resource {
+        plural: "disaggregatedsets",
+        singular: "disaggregatedset",
+        kind: KindId::DisaggregatedSet,
+        group: "disaggregatedset.x-k8s.io",
+        version: "v1",
+        short_names: &[],
+        status: true,
+        scale: false,
+    },
+    Resource {
+        plural: "disaggregatedsetrolescalers",
+        singular: "disaggregatedsetrolescaler",
+        kind: KindId::DisaggregatedSetRoleScaler,
+        group: "disaggregatedset.x-k8s.io",
+        version: "v1",
+        short_names: &["dsrs"],
         status: true,
         scale: true,
     },

@@ -46,6 +46,12 @@ pub fn columns(kind: KindId) -> Vec<Value> {
             c.push(col("Cluster-IP", "string", 0));
             c.push(col("Age", "string", 0));
         }
+        KindId::DisaggregatedSetRoleScaler => {
+            // The CRD's additionalPrinterColumns (config/crd/bases at lws v0.10.0).
+            c.push(col("Desired", "integer", 0));
+            c.push(col("Current", "integer", 0));
+            c.push(col("Age", "date", 0));
+        }
         _ => c.push(col("Age", "string", 0)),
     }
     c
@@ -201,6 +207,16 @@ pub fn cells(kind: KindId, obj: &Value, now_ms: u64) -> Vec<Value> {
                 s(obj, "/spec/type")
             }),
             json!(or_none(s(obj, "/spec/clusterIP"))),
+            json!(age),
+        ],
+        KindId::DisaggregatedSetRoleScaler => vec![
+            json!(name),
+            obj.pointer("/spec/replicas")
+                .cloned()
+                .unwrap_or(Value::Null),
+            obj.pointer("/status/replicas")
+                .cloned()
+                .unwrap_or(Value::Null),
             json!(age),
         ],
         _ => vec![json!(name), json!(age)],
