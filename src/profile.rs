@@ -153,6 +153,11 @@ pub struct Flags {
     /// runtime's API reader) instead of from its cache, which may not yet hold its own last
     /// write: `min(wanted, current)` then bounds by the partition actually written.
     pub leader_sts_read_live: bool,
+    /// Not upstream: a proposed fix for Z09 (docs/findings/Z09.md). The DisaggregatedSet
+    /// controller completes a new revision whose LWSs were only partly created (a crash or an
+    /// API error between two creates) instead of waiting for it forever. Only v0.10.0 has a
+    /// DisaggregatedSet.
+    pub ds_complete_partial_revision: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -396,6 +401,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.leader_sts_read_live = i == 1,
     },
     FlagSpec {
+        name: "ds-partial-revision",
+        values: &["stall", "complete"],
+        upstream: "proposed fix for Z09 (not upstream; DisaggregatedSet, v0.10.0)",
+        at_v0_10_0: &["stall", "complete"],
+        get: |f| usize::from(f.ds_complete_partial_revision),
+        set: |f, i| f.ds_complete_partial_revision = i == 1,
+    },
+    FlagSpec {
         name: "worker-finalizer",
         values: &["off", "on"],
         upstream: "proposed fix for Z05 (not upstream)",
@@ -453,6 +466,7 @@ impl Flags {
             scale_up_keeps_surge: false,
             rescale_holds_old: false,
             leader_sts_read_live: false,
+            ds_complete_partial_revision: false,
         }
     }
 

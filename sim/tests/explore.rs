@@ -79,17 +79,25 @@ fn a_perturbation_is_written_as_a_scenario_that_replays_it() {
 
 #[test]
 fn a_finding_is_minimized_to_the_steps_it_needs_and_still_replays() {
-    // B16 breaks statusConditions as the LWS comes up: none of the scenario's steps is needed.
-    let s = scenario("quiescence-restart-and-resync.yaml");
-    let reconciler = "v0.4.1,condition-flip=copy";
-    let p = Perturbation::KillAfterWrite(2);
-    let (keep, found) = minimize(&s, p, &profile(reconciler), "statusConditions").unwrap();
+    // Under v0.3.0 killing the controller after its 56th write breaks partitionBudget, which the
+    // reference run keeps (see the plan test below).
+    let s = scenario("rollout.yaml");
+    let reconciler = "v0.3.0";
+    let p = Perturbation::KillAfterWrite(56);
+    let (keep, found) = minimize(&s, p, &profile(reconciler), "partitionBudget").unwrap();
     assert!(
         keep.len() < s.steps.len(),
         "kept {keep:?} of {}",
         s.steps.len()
     );
-    assert!(found.violated().contains("statusConditions"));
+    assert!(found.violated().contains("partitionBudget"));
+    let mut unperturbed = s.clone();
+    unperturbed.keep_steps(&keep);
+    let reference = run_with(&unperturbed, &profile(reconciler), None).unwrap();
+    assert!(
+        !reference.violated().contains("partitionBudget"),
+        "without the perturbation the kept steps hold"
+    );
     let violated: Vec<String> = found.violated().into_iter().collect();
     let loaded = written(&s, p, &keep, reconciler, &violated);
     assert_eq!(loaded.steps.len(), keep.len() + 1);
@@ -98,6 +106,31 @@ fn a_finding_is_minimized_to_the_steps_it_needs_and_still_replays() {
         replay.trace_hash, found.trace_hash,
         "the file replays the minimized run"
     );
+}
+
+#[test]
+fn minimizing_a_timeout_keeps_the_step_that_makes_its_condition_reachable() {
+    // Z09: a kill between the new revision's two LWS creates stalls the DisaggregatedSet
+    // rollout, a `timeout` of the waitFor after the new-image `apply`. Dropping the `apply` also
+    // times out that waitFor, without the perturbation too: the minimized file must keep it.
+    let s = scenario("conformance/ds-e2e-rolling-update.yaml");
+    let reconciler = profile("v0.10.0,leader-pod-watch=on");
+    // The 39th controller write is the new prefill LWS (`lws-sim explore` finds this point).
+    let p = Perturbation::KillAfterWrite(39);
+    let all: Vec<usize> = (0..s.steps.len()).collect();
+    let broken = run_with(&perturbed(&s, p, &all), &reconciler, None).unwrap();
+    assert!(broken.violated().contains("timeout"), "Z09 at this point");
+    let reference = run_with(&s, &reconciler, None).unwrap();
+    assert!(!reference.violated().contains("timeout"));
+    let (keep, found) = minimize(&s, p, &reconciler, "timeout").unwrap();
+    assert!(found.violated().contains("timeout"));
+    let apply = s
+        .spec
+        .steps
+        .iter()
+        .position(|st| matches!(st, lws_sim::scenario::spec::StepSpec::Apply(_)))
+        .expect("the scenario applies the new image");
+    assert!(keep.contains(&apply), "kept {keep:?}: the apply is needed");
 }
 
 #[test]

@@ -23,14 +23,19 @@ use crate::disagg::api::{
 };
 use crate::disagg::executor::{self, EVENT_REASON_LWS_DELETED};
 use crate::disagg::utils::{self, CreateParams};
-use crate::disagg::{join, lws_manager, scaler_manager, service_manager, wrap};
+use crate::disagg::{join, lws_manager, scaler_manager, service_manager, wrap, Fixes};
 use crate::k8s;
 
 type Scalers = BTreeMap<String, Arc<DisaggregatedSetRoleScaler>>;
 
 /// `Reconcile` (disaggregatedset_controller.go:58-145): scalers, legacy migration, then every
 /// slice on its own; per-slice errors are joined and the soonest requeue wins.
-pub async fn reconcile(c: &impl Client, namespace: &str, name: &str) -> Result<Action> {
+pub async fn reconcile(
+    c: &impl Client,
+    fixes: Fixes,
+    namespace: &str,
+    name: &str,
+) -> Result<Action> {
     let ds = match c.get::<DisaggregatedSet>(namespace, name).await {
         Ok(ds) => ds,
         Err(e) if e.is_not_found() => return Ok(Action::done()),
@@ -71,7 +76,7 @@ pub async fn reconcile(c: &impl Client, namespace: &str, name: &str) -> Result<A
     let mut result = Action::done();
     let mut errs = Vec::new();
     for slice in 0..slice_count {
-        match reconcile_slice(c, ds, slice, &revision, &role_names, &scalers).await {
+        match reconcile_slice(c, fixes, ds, slice, &revision, &role_names, &scalers).await {
             Ok(slice_result) => result = earliest_requeue(result, slice_result),
             Err(e) => errs.push(wrap(e, format!("slice {slice}"))),
         }
@@ -142,6 +147,7 @@ async fn update_scaler_status(
 /// the slice's Services.
 async fn reconcile_slice(
     c: &impl Client,
+    fixes: Fixes,
     ds: &DisaggregatedSet,
     slice: i32,
     revision: &str,
@@ -159,7 +165,7 @@ async fn reconcile_slice(
         .sum();
 
     let result = if !old_revisions.is_empty() && total_old_replicas > 0 {
-        executor::reconcile_rolling_update_new(c, ds, slice, revision, scalers).await?
+        executor::reconcile_rolling_update_new(c, fixes, ds, slice, revision, scalers).await?
     } else {
         reconcile_simple(c, ds, slice, revision, scalers).await?
     };

@@ -22,7 +22,7 @@ use super::planner::{
     compute_next_step, default_rolling_update_config, RoleReplicaState, RollingUpdateConfig,
 };
 use super::utils::{self, CreateParams, RevisionRoles};
-use super::wrap;
+use super::{wrap, Fixes};
 use crate::client::{Action, Client, Result};
 use crate::k8s;
 
@@ -41,6 +41,7 @@ const ONE_SECOND_MS: u64 = 1000;
 /// in-progress update's next step.
 pub async fn reconcile_rolling_update_new(
     c: &impl Client,
+    fixes: Fixes,
     ds: &DisaggregatedSet,
     slice: i32,
     revision: &str,
@@ -67,7 +68,35 @@ pub async fn reconcile_rolling_update_new(
         )
         .await;
     };
+    // Upstream creates the new revision's LWSs only here, in `initRollingUpdate`, while no
+    // new-revision LWS exists; one that is missing later is waited for forever (Z09).
+    let partial = role_names
+        .iter()
+        .any(|r| !new_revision.roles.contains_key(r));
+    if fixes.complete_partial_revision && partial {
+        return create_new_revision(c, ds, slice, revision, &role_names, &role_configs).await;
+    }
     reconcile_rolling_update(c, ds, slice, &old_revisions, &new_revision, scalers).await
+}
+
+/// The second half of `initRollingUpdate` (executor.go:119-126): each spec role's
+/// new-revision LWS, created at 0 replicas where missing, then a requeue after a second. Z09's
+/// proposed fix (`ds-partial-revision=complete`, not upstream) also calls it for a revision
+/// whose creation was interrupted: the old LWSs' initial-replicas annotations need no rewrite,
+/// as no old LWS is scaled before the new revision is complete and stable.
+async fn create_new_revision(
+    c: &impl Client,
+    ds: &DisaggregatedSet,
+    slice: i32,
+    revision: &str,
+    role_names: &[String],
+    role_configs: &BTreeMap<String, &DisaggregatedRoleSpec>,
+) -> Result<Action> {
+    for role_name in role_names {
+        let config = role_configs[role_name.as_str()];
+        ensure_new_lws_exists(c, ds, slice, revision, role_name, config, 0).await?;
+    }
+    Ok(Action::requeue_after(ONE_SECOND_MS))
 }
 
 /// `initRollingUpdate` (executor.go:87-127): record every old LWS's current replicas in its
@@ -93,11 +122,7 @@ async fn init_rolling_update(
                 .await;
         }
     }
-    for role_name in role_names {
-        let config = role_configs[role_name.as_str()];
-        ensure_new_lws_exists(c, ds, slice, revision, role_name, config, 0).await?;
-    }
-    Ok(Action::requeue_after(ONE_SECOND_MS))
+    create_new_revision(c, ds, slice, revision, role_names, role_configs).await
 }
 
 /// `ReconcileRollingUpdate` (executor.go:129-177): one step of an in-progress rolling update.

@@ -35,6 +35,15 @@ pub mod service_manager;
 pub mod utils;
 pub mod webhook;
 
+/// The proposed fixes this port can switch on; none is upstream, and all off is the tag.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fixes {
+    /// Z09 (docs/findings/Z09.md, flag `ds-partial-revision=complete`): a new revision missing
+    /// a spec role's LWS (its creation interrupted by a crash or an API error) is completed,
+    /// instead of waiting forever for it to become stable.
+    pub complete_partial_revision: bool,
+}
+
 /// `fmt.Errorf("<context>: %w", err)`: the reason stays (so `IsNotFound` still answers), the
 /// message gains the context.
 pub fn wrap(e: Error, context: impl std::fmt::Display) -> Error {

@@ -840,11 +840,12 @@ fn start_reconcile(
                 };
                 lws::lws_controller::reconcile(&client, &ctx, &ns, &name).await
             }),
-            (_, Which::Ds) => {
-                Box::pin(
-                    async move { lws::disagg::controller::reconcile(&client, &ns, &name).await },
-                )
-            }
+            (_, Which::Ds) => Box::pin(async move {
+                let fixes = lws::disagg::Fixes {
+                    complete_partial_revision: flags.ds_complete_partial_revision,
+                };
+                lws::disagg::controller::reconcile(&client, fixes, &ns, &name).await
+            }),
             (_, Which::Pod) => Box::pin(async move {
                 if let Some(pod) = tombstone {
                     lws::pod_controller::reconcile_deleted(&client, &flags, &pod).await?;
