@@ -158,6 +158,10 @@ pub struct Flags {
     /// API error between two creates) instead of waiting for it forever. Only v0.10.0 has a
     /// DisaggregatedSet.
     pub ds_complete_partial_revision: bool,
+    /// Not upstream: a proposed fix for Z10 (docs/findings/Z10.md). The DisaggregatedSet
+    /// controller counts an old revision's replicas over every role it has, not only the
+    /// spec's, so a removed role whose drain was interrupted is still drained.
+    pub ds_count_removed_roles: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -409,6 +413,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.ds_complete_partial_revision = i == 1,
     },
     FlagSpec {
+        name: "ds-old-replicas",
+        values: &["spec-roles", "all-roles"],
+        upstream: "proposed fix for Z10 (not upstream; DisaggregatedSet, v0.10.0)",
+        at_v0_10_0: &["spec-roles", "all-roles"],
+        get: |f| usize::from(f.ds_count_removed_roles),
+        set: |f, i| f.ds_count_removed_roles = i == 1,
+    },
+    FlagSpec {
         name: "worker-finalizer",
         values: &["off", "on"],
         upstream: "proposed fix for Z05 (not upstream)",
@@ -467,6 +479,7 @@ impl Flags {
             rescale_holds_old: false,
             leader_sts_read_live: false,
             ds_complete_partial_revision: false,
+            ds_count_removed_roles: false,
         }
     }
 

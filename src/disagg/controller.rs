@@ -158,8 +158,15 @@ async fn reconcile_slice(
 
     let (old_revisions, _) =
         lws_manager::get_revision_roles_list(c, ds.namespace(), ds.name(), slice, revision).await?;
-    // Go sums in `int` (64 bits).
-    let total_old_replicas: i64 = role_names
+    // Go sums in `int` (64 bits), over the spec's roles only: a removed role's old LWS does not
+    // count (Z10). The proposed fix counts every role an old revision has.
+    let counted: Vec<&str> = if fixes.count_removed_roles {
+        let roles = old_revisions.iter().flat_map(|r| r.roles.keys());
+        roles.map(String::as_str).collect()
+    } else {
+        role_names.iter().map(String::as_str).collect()
+    };
+    let total_old_replicas: i64 = counted
         .iter()
         .map(|role| i64::from(utils::get_total_replicas_per_role(&old_revisions, role)))
         .sum();

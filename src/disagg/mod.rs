@@ -42,6 +42,11 @@ pub struct Fixes {
     /// a spec role's LWS (its creation interrupted by a crash or an API error) is completed,
     /// instead of waiting forever for it to become stable.
     pub complete_partial_revision: bool,
+    /// Z10 (docs/findings/Z10.md, flag `ds-old-replicas=all-roles`): an old revision's
+    /// replicas are counted over every role it has, removed roles included, when choosing
+    /// between the rolling update and the simple path, so a removed role left serving by an
+    /// interrupted drain is still drained.
+    pub count_removed_roles: bool,
 }
 
 /// `fmt.Errorf("<context>: %w", err)`: the reason stays (so `IsNotFound` still answers), the

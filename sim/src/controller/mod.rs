@@ -843,6 +843,7 @@ fn start_reconcile(
             (_, Which::Ds) => Box::pin(async move {
                 let fixes = lws::disagg::Fixes {
                     complete_partial_revision: flags.ds_complete_partial_revision,
+                    count_removed_roles: flags.ds_count_removed_roles,
                 };
                 lws::disagg::controller::reconcile(&client, fixes, &ns, &name).await
             }),
