@@ -20,18 +20,19 @@ struct Server {
 }
 
 impl Server {
-    /// Start `serve SCENARIO --paused` on 127.0.0.1:0 and read the bound address from stdout.
+    /// Start `serve SCENARIO --paused` on 127.0.0.1:0 (`--reconciler latest` unless `extra`
+    /// names one) and read the bound address from stdout.
     fn start(scenario: &str, extra: &[&str]) -> Server {
+        let default = if extra.contains(&"--reconciler") {
+            &[][..]
+        } else {
+            &["--reconciler", "latest"][..]
+        };
         let mut child = Command::new(BIN)
             .arg("serve")
             .arg(repo().join(scenario))
-            .args([
-                "--addr",
-                "127.0.0.1:0",
-                "--paused",
-                "--reconciler",
-                "latest",
-            ])
+            .args(["--addr", "127.0.0.1:0", "--paused"])
+            .args(default)
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -1424,4 +1425,22 @@ fn kubectl_applies_a_disaggregated_set_and_scales_its_role_scaler() {
     let (ok, text) = s.kubectl(&["apply", "-f", &bad]);
     assert!(!ok, "{text}");
     assert!(text.contains("partition is not supported"), "{text}");
+}
+
+#[test]
+fn a_release_without_the_disaggregated_set_crds_does_not_serve_them() {
+    let s = Server::start("scenarios/rollout.yaml", &["--reconciler", "v0.4.1"]);
+    let resources = s.ok(&["api-resources"]);
+    assert!(resources.contains("leaderworkersets"), "{resources}");
+    assert!(!resources.contains("disaggregatedsets"), "{resources}");
+    let (ok, text) = s.kubectl(&["get", "disaggregatedsets"]);
+    assert!(!ok, "{text}");
+    assert!(text.contains("doesn't have a resource type"), "{text}");
+    let (code, _) = s.http(
+        "GET",
+        "/apis/disaggregatedset.x-k8s.io/v1/namespaces/default/disaggregatedsets",
+        "",
+        "",
+    );
+    assert_eq!(code, 404);
 }

@@ -292,7 +292,11 @@ impl Core {
     }
 
     fn handle(&mut self, req: ApiRequest) -> Reply {
-        let route = route(&req.path);
+        let crds = self.runner.world.api.disaggregated_set_crds;
+        let route = match route(&req.path) {
+            Route::Resource(t) if !resources::served(&t.res, crds) => Route::NotFound,
+            r => r,
+        };
         let discovery = matches!(
             route,
             Route::Version
@@ -314,11 +318,11 @@ impl Core {
             },
             Route::Version => Reply::ok(&resources::version(self.minor)),
             Route::Api => Reply::ok(&resources::api_versions(&self.addr)),
-            Route::Apis => Reply::ok(&resources::api_group_list()),
-            Route::Group(g) => resources::api_group(&g)
+            Route::Apis => Reply::ok(&resources::api_group_list(crds)),
+            Route::Group(g) => resources::api_group(&g, crds)
                 .map(|v| Reply::ok(&v))
                 .unwrap_or_else(not_found_path),
-            Route::Resources(g, v) => resources::resource_list(&g, &v)
+            Route::Resources(g, v) => resources::resource_list(&g, &v, crds)
                 .map(|v| Reply::ok(&v))
                 .unwrap_or_else(not_found_path),
             Route::Sim(what) => self.sim(&what, &req),

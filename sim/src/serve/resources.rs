@@ -141,10 +141,16 @@ pub const RESOURCES: [Resource; 10] = [
     },
 ];
 
+/// Whether the API server serves `r`: the DisaggregatedSet group only while its CRDs are
+/// installed (`ApiServer::disaggregated_set_crds`, v0.10.0), as discovery follows the CRDs.
+pub fn served(r: &Resource, crds: bool) -> bool {
+    crds || r.group != lws::disagg::api::GROUP
+}
+
 /// The groups under `/apis`, in the order `RESOURCES` names them.
-fn groups() -> Vec<&'static str> {
+fn groups(crds: bool) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
-    for r in RESOURCES {
+    for r in RESOURCES.iter().filter(|r| served(r, crds)) {
         if !r.group.is_empty() && !out.contains(&r.group) {
             out.push(r.group);
         }
@@ -190,18 +196,18 @@ fn group_doc(group: &str) -> Value {
 }
 
 /// `GET /apis`: `APIGroupList`.
-pub fn api_group_list() -> Value {
-    let groups: Vec<Value> = groups().into_iter().map(group_doc).collect();
+pub fn api_group_list(crds: bool) -> Value {
+    let groups: Vec<Value> = groups(crds).into_iter().map(group_doc).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
 /// `GET /apis/GROUP`.
-pub fn api_group(group: &str) -> Option<Value> {
-    groups().contains(&group).then(|| group_doc(group))
+pub fn api_group(group: &str, crds: bool) -> Option<Value> {
+    groups(crds).contains(&group).then(|| group_doc(group))
 }
 
 /// `GET /api/v1` or `/apis/GROUP/VERSION`: `APIResourceList`, subresources as `plural/sub`.
-pub fn resource_list(group: &str, version: &str) -> Option<Value> {
+pub fn resource_list(group: &str, version: &str, crds: bool) -> Option<Value> {
     let mut resources = Vec::new();
     if (group, version) == ("", "v1") {
         // Derived from the objects, creatable (`namespaces.rs`).
@@ -225,7 +231,7 @@ pub fn resource_list(group: &str, version: &str) -> Option<Value> {
     }
     for r in RESOURCES
         .iter()
-        .filter(|r| r.group == group && r.version == version)
+        .filter(|r| r.group == group && r.version == version && served(r, crds))
     {
         let mut main = json!({
             "name": r.plural,
