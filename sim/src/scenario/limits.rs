@@ -22,6 +22,9 @@ pub const NODE_COUNT_MAX: u32 = 10_000;
 pub const LWS_REPLICAS_MAX: i64 = STATEFULSET_REPLICAS_MAX as i64;
 /// Pods of one LeaderWorkerSet: `replicas * size`.
 pub const LWS_PODS_MAX: i64 = 100_000;
+/// Pods of one DisaggregatedSet: `slices * sum(replicas * size)` over its roles, each role also
+/// held to the LeaderWorkerSet limits (every role becomes one LeaderWorkerSet per slice).
+pub const DS_PODS_MAX: i64 = LWS_PODS_MAX;
 /// A grace period in seconds (`gracePeriodSeconds`, `terminationGracePeriodSeconds`): the horizon.
 pub const GRACE_SECONDS_MAX: i64 = (HORIZON_MS / 1000) as i64;
 /// Bytes of a scenario or manifest file.
@@ -191,8 +194,34 @@ pub fn check_manifest(value: &Value, lws_counts: bool) -> Result<(), (String, St
             .map_err(|m| ("metadata.namespace".into(), m))?;
     }
     walk(value, &mut Vec::new(), lws_counts)?;
-    if lws_counts && value.get("kind").and_then(Value::as_str) == Some("LeaderWorkerSet") {
-        lws_size(value)?;
+    match value.get("kind").and_then(Value::as_str) {
+        Some("LeaderWorkerSet") if lws_counts => lws_size(value)?,
+        Some("DisaggregatedSet") if lws_counts => ds_size(value)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `check_lws_counts` on every role of a DisaggregatedSet (its fields under
+/// `spec.roles[i].`), then its pods over all slices against `DS_PODS_MAX`.
+fn ds_size(v: &Value) -> Result<(), (String, String)> {
+    let int = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_i64);
+    let roles = v.pointer("/spec/roles").and_then(Value::as_array);
+    let mut pods: i64 = 0;
+    for (i, role) in roles.into_iter().flatten().enumerate() {
+        let r = int(role, "/spec/replicas").unwrap_or(1);
+        let s = int(role, "/spec/leaderWorkerTemplate/size").unwrap_or(1);
+        check_lws_counts(r, s).map_err(|(field, m)| {
+            let at = format!("spec.roles[{i}].");
+            (format!("{at}{field}"), format!("{at}{m}"))
+        })?;
+        pods = pods.saturating_add(r.saturating_mul(s));
+    }
+    let slices = int(v, "/spec/slices").unwrap_or(1);
+    if pods.saturating_mul(slices) > DS_PODS_MAX {
+        let field = "spec.slices";
+        let m = format!("{field}: {slices} slices of {pods} pods is more than {DS_PODS_MAX} pods (the simulator's limit on a DisaggregatedSet)");
+        return Err((field.into(), m));
     }
     Ok(())
 }
@@ -275,5 +304,9 @@ pub fn install_limits(api: &mut crate::api::ApiServer) {
         let replicas = l.spec.replicas.unwrap_or(1);
         let size = l.spec.leader_worker_template.size.unwrap_or(1);
         check_lws_counts(i64::from(replicas), i64::from(size)).map_err(|(_, m)| m.into())
+    });
+    api.add_validating_hook::<lws::disagg::api::DisaggregatedSet>(LIMITS_HOOK, |d, _| {
+        let v = serde_json::to_value(d).expect("objects encode");
+        ds_size(&v).map_err(|(_, m)| m.into())
     });
 }
