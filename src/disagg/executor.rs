@@ -561,31 +561,23 @@ mod tests {
     //! test as `executor_test.go@v0.10.0:LINE` (table cases cite their lines), and
     //! `TestGetTargetReplicasResolutionMatrix` of `scaler_manager_test.go`, which tests
     //! `get_target_replicas`. The tests of `scaleDownOld`, `scaleUpNew`, `ensureNewLWSExists` and
-    //! `ReconcileRollingUpdate` run on `FakeLws`, a store of LeaderWorkerSets standing in for the
-    //! fake controller-runtime client (`block_on` polls once: nothing in it suspends). Left out:
+    //! `ReconcileRollingUpdate` run on `FakeClient` (`disagg::fake`) seeded with LeaderWorkerSets, standing in
+    //! for the fake controller-runtime client (`block_on` polls once: nothing in it suspends). Left out:
     //! `TestReconcilerIntegration`, `TestMidRolloutABC` and `TestAsymmetricSizesCoordinatedDrain`,
     //! which drive the whole reconciler (`disaggregatedset_controller.go`). Go's `time.Now()`
     //! base is a fixed instant.
 
-    use std::cell::RefCell;
-    use std::future::Future;
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
-
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-    use serde::de::DeserializeOwned;
-    use serde::Serialize;
-    use serde_json::{Map, Value};
 
     use super::*;
     use crate::api::{
         LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerSetStatus, RollingUpdateConfiguration,
         RolloutStrategy,
     };
-    use crate::client::{Error, Propagation, Reason, Resource};
     use crate::disagg::api::{
         keys, DisaggregatedSetSpec, RoleScalerSpec, RoleScaling, SCALING_EXTERNAL,
     };
+    use crate::disagg::fake::{block_on, FakeClient};
 
     const NS: &str = "default";
     const PREFILL: &str = "prefill";
@@ -737,174 +729,15 @@ mod tests {
     }
 
     // ---------------------------------------------------------------------------------------
-    // FakeLws
+    // The fake client
     // ---------------------------------------------------------------------------------------
 
-    /// The fake client of the Go tests, for LeaderWorkerSets only: get, create and merge patch
-    /// on a store keyed by namespace and name; every other call is refused.
-    #[derive(Default)]
-    struct FakeLws {
-        store: RefCell<BTreeMap<(String, String), LeaderWorkerSet>>,
-    }
-
-    impl FakeLws {
-        fn with(objects: Vec<LeaderWorkerSet>) -> FakeLws {
-            let fake = FakeLws::default();
-            for lws in objects {
-                let key = (lws.namespace().to_string(), lws.name().to_string());
-                fake.store.borrow_mut().insert(key, lws);
-            }
-            fake
-        }
-
-        /// `getTestLWSReplicas` (executor_test.go@v0.10.0:94-105): `spec.replicas`, 0 when
-        /// unset, -1 when there is no such LWS.
-        fn replicas(&self, name: &str) -> i32 {
-            let store = self.store.borrow();
-            match store.get(&(NS.to_string(), name.to_string())) {
-                None => -1,
-                Some(lws) => lws.spec.replicas.unwrap_or(0),
-            }
-        }
-    }
-
-    fn convert<A: Serialize, B: DeserializeOwned>(a: &A) -> B {
-        serde_json::from_value(serde_json::to_value(a).expect("encodes")).expect("decodes")
-    }
-
-    fn only_lws<K: Resource>(call: &str) -> Result<()> {
-        if K::KIND == "LeaderWorkerSet" {
-            return Ok(());
-        }
-        Err(refused(call))
-    }
-
-    fn refused(call: &str) -> Error {
-        Error::internal(format!("FakeLws: unexpected {call} in a ported unit test"))
-    }
-
-    fn not_found(name: &str) -> Error {
-        Error::new(
-            Reason::NotFound,
-            format!("leaderworkersets {name:?} not found"),
-        )
-    }
-
-    /// RFC 7386: apply a JSON merge patch.
-    fn apply_merge_patch(doc: &mut Value, patch: &Value) {
-        let Value::Object(fields) = patch else {
-            *doc = patch.clone();
-            return;
-        };
-        if !doc.is_object() {
-            *doc = Value::Object(Map::new());
-        }
-        let obj = doc.as_object_mut().expect("an object");
-        for (k, v) in fields {
-            if v.is_null() {
-                obj.remove(k);
-            } else {
-                apply_merge_patch(obj.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-    }
-
-    impl Client for FakeLws {
-        async fn get<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>> {
-            only_lws::<K>("get")?;
-            let store = self.store.borrow();
-            let lws = store
-                .get(&(namespace.to_string(), name.to_string()))
-                .ok_or_else(|| not_found(name))?;
-            Ok(Arc::new(convert(lws)))
-        }
-
-        async fn get_live<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>> {
-            self.get(namespace, name).await
-        }
-
-        async fn list<K: Resource>(
-            &self,
-            _namespace: &str,
-            _labels: &[(&str, &str)],
-        ) -> Result<Vec<Arc<K>>> {
-            Err(refused("list"))
-        }
-
-        async fn create<K: Resource>(&self, obj: K) -> Result<Arc<K>> {
-            only_lws::<K>("create")?;
-            let lws: LeaderWorkerSet = convert(&obj);
-            let key = (lws.namespace().to_string(), lws.name().to_string());
-            let mut store = self.store.borrow_mut();
-            if store.contains_key(&key) {
-                return Err(Error::new(Reason::AlreadyExists, "taken"));
-            }
-            store.insert(key, lws);
-            Ok(Arc::new(obj))
-        }
-
-        async fn update<K: Resource>(&self, _obj: K) -> Result<Arc<K>> {
-            Err(refused("update"))
-        }
-
-        async fn update_status<K: Resource>(&self, _obj: K) -> Result<Arc<K>> {
-            Err(refused("update_status"))
-        }
-
-        async fn merge_patch<K: Resource>(
-            &self,
-            namespace: &str,
-            name: &str,
-            patch: Value,
-        ) -> Result<Arc<K>> {
-            only_lws::<K>("merge_patch")?;
-            let mut store = self.store.borrow_mut();
-            let lws = store
-                .get_mut(&(namespace.to_string(), name.to_string()))
-                .ok_or_else(|| not_found(name))?;
-            let mut doc = serde_json::to_value(&*lws).expect("encodes");
-            apply_merge_patch(&mut doc, &patch);
-            *lws = serde_json::from_value(doc).expect("the patched object decodes");
-            Ok(Arc::new(convert(&*lws)))
-        }
-
-        async fn merge_patch_status<K: Resource>(
-            &self,
-            _namespace: &str,
-            _name: &str,
-            _patch: Value,
-        ) -> Result<Arc<K>> {
-            Err(refused("merge_patch_status"))
-        }
-
-        async fn apply<K: Resource>(
-            &self,
-            _obj: K,
-            _manager: &str,
-            _force: bool,
-        ) -> Result<Arc<K>> {
-            Err(refused("apply"))
-        }
-
-        async fn delete<K: Resource>(
-            &self,
-            _namespace: &str,
-            _name: &str,
-            _propagation: Option<Propagation>,
-        ) -> Result<()> {
-            Err(refused("delete"))
-        }
-
-        fn event<K: Resource>(&self, _object: &K, _type_: &str, _reason: &str, _message: &str) {}
-    }
-
-    /// Runs a future that never suspends (FakeLws answers at once).
-    fn block_on<F: Future>(f: F) -> F::Output {
-        let mut f = pin!(f);
-        let mut cx = Context::from_waker(Waker::noop());
-        match f.as_mut().poll(&mut cx) {
-            Poll::Ready(v) => v,
-            Poll::Pending => panic!("a future on FakeLws suspended"),
+    /// `getTestLWSReplicas` (executor_test.go@v0.10.0:94-105): `spec.replicas`, 0 when unset,
+    /// -1 when there is no such LWS.
+    fn replicas(fake: &FakeClient, name: &str) -> i32 {
+        match fake.stored::<LeaderWorkerSet>(NS, name) {
+            None => -1,
+            Some(lws) => lws.spec.replicas.unwrap_or(0),
         }
     }
 
@@ -1228,7 +1061,7 @@ mod tests {
     }
 
     // ---------------------------------------------------------------------------------------
-    // On FakeLws
+    // On FakeClient
     // ---------------------------------------------------------------------------------------
 
     /// `lwsDef` (executor_test.go@v0.10.0:808-814): a revision's (prefill, decode) replicas, its
@@ -1256,7 +1089,7 @@ mod tests {
 
     /// The stored objects and the `RevisionRoles` of `workloads`, named
     /// `test-0-<revision>-<role>`.
-    fn scale_down_fixture(workloads: &[LwsDef]) -> (FakeLws, Vec<RevisionRoles>) {
+    fn scale_down_fixture(workloads: &[LwsDef]) -> (FakeClient, Vec<RevisionRoles>) {
         let mut objects = Vec::new();
         let mut grouped = Vec::new();
         for w in workloads {
@@ -1277,7 +1110,7 @@ mod tests {
             }
             grouped.push(revision(w.revision, roles));
         }
-        (FakeLws::with(objects), grouped)
+        (FakeClient::with(objects), grouped)
     }
 
     // TestScaleDownOld (executor_test.go@v0.10.0:816): cases at :826-871; the budget is turned
@@ -1348,8 +1181,8 @@ mod tests {
             ))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
             for w in &workloads {
-                let got =
-                    [PREFILL, DECODE].map(|r| fake.replicas(&format!("test-0-{}-{r}", w.revision)));
+                let got = [PREFILL, DECODE]
+                    .map(|r| replicas(&fake, &format!("test-0-{}-{r}", w.revision)));
                 assert_eq!(got, w.expected, "{name}: revision {}", w.revision);
             }
         }
@@ -1371,7 +1204,7 @@ mod tests {
         block_on(result).expect("scales");
         for w in &workloads {
             let got =
-                [PREFILL, DECODE].map(|r| fake.replicas(&format!("test-0-{}-{r}", w.revision)));
+                [PREFILL, DECODE].map(|r| replicas(&fake, &format!("test-0-{}-{r}", w.revision)));
             assert_eq!(got, w.expected, "revision {}", w.revision);
         }
     }
@@ -1407,12 +1240,12 @@ mod tests {
             ))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(
-                fake.replicas("test-0-oldhash-prefill"),
+                replicas(&fake, "test-0-oldhash-prefill"),
                 expected[0],
                 "{name}: prefill"
             );
             assert_eq!(
-                fake.replicas("test-0-oldhash-decode"),
+                replicas(&fake, "test-0-oldhash-decode"),
                 expected[1],
                 "{name}: decode"
             );
@@ -1430,7 +1263,7 @@ mod tests {
         ];
         for (name, init, workload, target, expected) in cases {
             let created = at_minute(0);
-            let fake = FakeLws::with(vec![
+            let fake = FakeClient::with(vec![
                 build_test_lws(
                     "test-0-newhash-prefill",
                     PREFILL,
@@ -1461,7 +1294,8 @@ mod tests {
                 &target,
             );
             block_on(scaled).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let got = ["test-0-newhash-prefill", "test-0-newhash-decode"].map(|n| fake.replicas(n));
+            let got =
+                ["test-0-newhash-prefill", "test-0-newhash-decode"].map(|n| replicas(&fake, n));
             assert_eq!(got, expected, "{name}");
         }
     }
@@ -1484,7 +1318,7 @@ mod tests {
                     created,
                 )]
             });
-            let fake = FakeLws::with(objects);
+            let fake = FakeClient::with(objects);
             let spec_of = |name: &str| {
                 let mut r = role(name, Some(4), None);
                 r.spec.leader_worker_template.size = Some(1);
@@ -1503,7 +1337,7 @@ mod tests {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(created, expected_created, "{name}");
             assert_eq!(
-                fake.replicas("test-0-newhash-prefill"),
+                replicas(&fake, "test-0-newhash-prefill"),
                 expected_replicas,
                 "{name}"
             );
@@ -1517,7 +1351,7 @@ mod tests {
         a: [i32; 2],
         b: [i32; 2],
         c: [i32; 2],
-    ) -> (FakeLws, Vec<RevisionRoles>, RevisionRoles) {
+    ) -> (FakeClient, Vec<RevisionRoles>, RevisionRoles) {
         let times = [at_minute(0), at_minute(60), at_minute(120)];
         let mut objects = Vec::new();
         let mut old = Vec::new();
@@ -1547,7 +1381,7 @@ mod tests {
             objects.push(build_test_lws(&name, role, "hashC", c[i], times[2].clone()));
             new_roles.push((role, Lws::default().replicas(c[i]).ready(c[i]).arc()));
         }
-        (FakeLws::with(objects), old, revision("hashC", new_roles))
+        (FakeClient::with(objects), old, revision("hashC", new_roles))
     }
 
     // TestReconcileRollingUpdateABCScenario (executor_test.go@v0.10.0:1161): cases at
@@ -1587,7 +1421,7 @@ mod tests {
             ))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
             let got = |hash: &str| {
-                [PREFILL, DECODE].map(|r| fake.replicas(&format!("test-0-{hash}-{r}")))
+                [PREFILL, DECODE].map(|r| replicas(&fake, &format!("test-0-{hash}-{r}")))
             };
             if a[0] > 0 || a[1] > 0 {
                 assert_eq!(got("hashA"), expected[0], "{name}: A");

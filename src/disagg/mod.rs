@@ -28,6 +28,8 @@ pub mod affinity;
 pub mod api;
 pub mod controller;
 pub mod executor;
+#[cfg(test)]
+mod fake;
 pub mod lws_manager;
 pub mod planner;
 pub mod scaler_manager;

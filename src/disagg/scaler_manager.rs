@@ -247,173 +247,22 @@ pub(crate) fn is_controlled_by(meta: &ObjectMeta, uid: &str) -> bool {
 #[cfg(test)]
 mod tests {
     //! scaler_manager_test.go@v0.10.0. The four tests on controller-runtime's fake client run
-    //! on `Fake`, which keeps scalers only and answers list, get, create, delete and the status
-    //! merge patch; `block_on` polls once, since nothing in it suspends.
+    //! on `FakeClient` (`disagg::fake`) seeded with scalers only; `block_on` polls once, since
+    //! nothing in it suspends.
     //! `TestGetTargetReplicasResolutionMatrix` (:122) tests `executor::get_target_replicas` and
     //! is ported in `executor.rs`.
 
-    use std::cell::RefCell;
-    use std::future::Future;
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
-
-    use serde::de::DeserializeOwned;
-    use serde::Serialize;
-    use serde_json::{Map, Value};
-
     use super::*;
-    use crate::client::{Error, Propagation, Reason, Resource};
     use crate::disagg::api::{DisaggregatedRoleSpec, DisaggregatedSetSpec, RoleScaling};
+    use crate::disagg::fake::{block_on, FakeClient};
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
-    #[derive(Default)]
-    struct Fake {
-        scalers: RefCell<Vec<DisaggregatedSetRoleScaler>>,
-        events: RefCell<Vec<String>>,
+    fn scalers() -> FakeClient {
+        FakeClient::with(Vec::<DisaggregatedSetRoleScaler>::new())
     }
 
-    fn cast<A: Serialize, B: DeserializeOwned>(a: &A) -> B {
-        serde_json::from_value(serde_json::to_value(a).expect("encodes")).expect("decodes")
-    }
-
-    fn refused(call: &str) -> Error {
-        Error::internal(format!("Fake: unexpected {call}"))
-    }
-
-    fn not_found() -> Error {
-        Error::new(Reason::NotFound, "not found")
-    }
-
-    /// RFC 7386 merge patch.
-    fn apply_merge(target: &mut Value, patch: &Value) {
-        let Value::Object(p) = patch else {
-            *target = patch.clone();
-            return;
-        };
-        if !target.is_object() {
-            *target = Value::Object(Map::new());
-        }
-        let t = target.as_object_mut().expect("object");
-        for (k, v) in p {
-            if v.is_null() {
-                t.remove(k);
-            } else {
-                apply_merge(t.entry(k.clone()).or_insert(Value::Null), v);
-            }
-        }
-    }
-
-    impl Fake {
-        fn with(scalers: Vec<DisaggregatedSetRoleScaler>) -> Fake {
-            Fake {
-                scalers: RefCell::new(scalers),
-                events: RefCell::default(),
-            }
-        }
-
-        fn index(&self, ns: &str, name: &str) -> Option<usize> {
-            let all = self.scalers.borrow();
-            all.iter()
-                .position(|s| k8s::namespace(&s.metadata) == ns && k8s::name(&s.metadata) == name)
-        }
-
-        fn stored(&self, name: &str) -> Option<DisaggregatedSetRoleScaler> {
-            let i = self.index("default", name)?;
-            Some(self.scalers.borrow()[i].clone())
-        }
-    }
-
-    impl Client for Fake {
-        async fn get<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>> {
-            let i = self.index(namespace, name).ok_or_else(not_found)?;
-            Ok(Arc::new(cast(&self.scalers.borrow()[i])))
-        }
-
-        async fn get_live<K: Resource>(&self, namespace: &str, name: &str) -> Result<Arc<K>> {
-            self.get(namespace, name).await
-        }
-
-        async fn list<K: Resource>(
-            &self,
-            ns: &str,
-            labels: &[(&str, &str)],
-        ) -> Result<Vec<Arc<K>>> {
-            let all = self.scalers.borrow();
-            let matching = all.iter().filter(|s| {
-                k8s::namespace(&s.metadata) == ns
-                    && labels
-                        .iter()
-                        .all(|&(k, v)| k8s::label(&s.metadata, k) == Some(v))
-            });
-            Ok(matching.map(|s| Arc::new(cast(s))).collect())
-        }
-
-        async fn create<K: Resource>(&self, obj: K) -> Result<Arc<K>> {
-            let s: DisaggregatedSetRoleScaler = cast(&obj);
-            if self
-                .index(k8s::namespace(&s.metadata), k8s::name(&s.metadata))
-                .is_some()
-            {
-                return Err(Error::new(Reason::AlreadyExists, "taken"));
-            }
-            self.scalers.borrow_mut().push(s);
-            Ok(Arc::new(obj))
-        }
-
-        async fn update<K: Resource>(&self, _obj: K) -> Result<Arc<K>> {
-            Err(refused("update"))
-        }
-
-        async fn update_status<K: Resource>(&self, _obj: K) -> Result<Arc<K>> {
-            Err(refused("update_status"))
-        }
-
-        async fn merge_patch<K: Resource>(&self, _: &str, _: &str, _: Value) -> Result<Arc<K>> {
-            Err(refused("merge_patch"))
-        }
-
-        async fn merge_patch_status<K: Resource>(
-            &self,
-            namespace: &str,
-            name: &str,
-            patch: Value,
-        ) -> Result<Arc<K>> {
-            let i = self.index(namespace, name).ok_or_else(not_found)?;
-            let mut all = self.scalers.borrow_mut();
-            let mut v = serde_json::to_value(&all[i]).expect("encodes");
-            apply_merge(&mut v, &patch);
-            all[i] = serde_json::from_value(v).expect("decodes");
-            Ok(Arc::new(cast(&all[i])))
-        }
-
-        async fn apply<K: Resource>(&self, _obj: K, _m: &str, _f: bool) -> Result<Arc<K>> {
-            Err(refused("apply"))
-        }
-
-        async fn delete<K: Resource>(
-            &self,
-            namespace: &str,
-            name: &str,
-            _propagation: Option<Propagation>,
-        ) -> Result<()> {
-            let i = self.index(namespace, name).ok_or_else(not_found)?;
-            self.scalers.borrow_mut().remove(i);
-            Ok(())
-        }
-
-        fn event<K: Resource>(&self, _object: &K, type_: &str, reason: &str, message: &str) {
-            let e = format!("{type_} {reason} {message}");
-            self.events.borrow_mut().push(e);
-        }
-    }
-
-    fn block_on<F: Future>(f: F) -> F::Output {
-        let mut f = pin!(f);
-        let mut cx = Context::from_waker(Waker::noop());
-        match f.as_mut().poll(&mut cx) {
-            Poll::Ready(v) => v,
-            Poll::Pending => panic!("a future on Fake suspended"),
-        }
+    fn stored(c: &FakeClient, name: &str) -> Option<DisaggregatedSetRoleScaler> {
+        c.stored("default", name)
     }
 
     /// `newDSWithRoles` (scaler_manager_test.go@v0.10.0:36).
@@ -490,12 +339,12 @@ mod tests {
             "myds",
             vec![external_role("prefill"), static_role("decode")],
         );
-        let c = Fake::default();
+        let c = scalers();
         let scalers = block_on(reconcile(&c, &ds, &|_: &str| 0)).expect("Reconcile");
         assert!(scalers.contains_key("prefill"));
         assert!(!scalers.contains_key("decode"));
 
-        let got = c.stored("myds-prefill").expect("created");
+        let got = stored(&c, "myds-prefill").expect("created");
         assert_eq!(k8s::label(&got.metadata, keys::ROLE), Some("prefill"));
         assert_eq!(k8s::label(&got.metadata, keys::SET_NAME), Some("myds"));
         let refs = got.metadata.owner_references.clone().unwrap_or_default();
@@ -513,9 +362,9 @@ mod tests {
         );
         let labels = [(keys::SET_NAME, "myds"), (keys::ROLE, "old-role")];
         let stale = scaler("myds-old-role", &labels, Some("uid-myds"));
-        let c = Fake::with(vec![stale]);
+        let c = FakeClient::with(vec![stale]);
         block_on(reconcile(&c, &ds, &|_: &str| 0)).expect("Reconcile");
-        assert!(c.stored("myds-old-role").is_none());
+        assert!(stored(&c, "myds-old-role").is_none());
     }
 
     /// `TestScalerManagerReconcileRefusesForeignScaler` (scaler_manager_test.go@v0.10.0:97).
@@ -525,11 +374,11 @@ mod tests {
             "myds",
             vec![external_role("prefill"), static_role("decode")],
         );
-        let c = Fake::with(vec![scaler("myds-prefill", &[], None)]);
+        let c = FakeClient::with(vec![scaler("myds-prefill", &[], None)]);
         let scalers = block_on(reconcile(&c, &ds, &|_: &str| 0)).expect("Reconcile");
         assert!(!scalers.contains_key("prefill"));
 
-        let got = c.stored("myds-prefill").expect("still there");
+        let got = stored(&c, "myds-prefill").expect("still there");
         assert!(
             got.metadata.owner_references.is_none(),
             "foreign scaler must not be adopted"
@@ -550,12 +399,12 @@ mod tests {
         let mut s = scaler("myds-prefill", &[], None);
         s.metadata.generation = Some(2);
         s.spec.replicas = 5;
-        let c = Fake::with(vec![s.clone()]);
+        let c = FakeClient::with(vec![s.clone()]);
         let scalers = BTreeMap::from([("prefill".to_string(), Arc::new(s))]);
         let observed = BTreeMap::from([("prefill".to_string(), 4)]);
         block_on(super::write_status(&c, &ds, &scalers, &observed)).expect("WriteStatus");
 
-        let got = c.stored("myds-prefill").expect("stored");
+        let got = stored(&c, "myds-prefill").expect("stored");
         let status = got.status.expect("status");
         assert_eq!(status.replicas, 4);
         assert_eq!(
