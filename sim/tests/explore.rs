@@ -243,3 +243,32 @@ fn explore_jobs_0_is_a_usage_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--jobs"));
 }
+
+#[test]
+fn a_stale_reconcile_is_followed_by_one_that_reads_the_caught_up_view() {
+    // A reconcile served stale that decides to wait must not be the last one: the stale view
+    // catches up, its objects are delivered at their current versions, and their handlers
+    // enqueue the key again. Near the end of a rollout, a stale reconcile of the LWS reads a
+    // group's worker StatefulSet from before its last pod turned Ready and waits; if nothing
+    // followed it, the rollout would stop there for good (`convergence`, `timeout`), which no
+    // controller sees in practice. Every reconcile of the reference run is tried.
+    let s = scenario("controller-restart-mid-rollout.yaml");
+    let all_fixed = profile("all-fixed");
+    let reference = run_with(&s, &all_fixed, None).unwrap();
+    assert!(reference.violated().is_empty());
+    let last = reference.controller_reconciles;
+    let all: Vec<usize> = (0..s.steps.len()).collect();
+    for k in 1..=last {
+        let r = run_with(
+            &perturbed(&s, Perturbation::StaleRead(k), &all),
+            &all_fixed,
+            None,
+        )
+        .unwrap();
+        let violated = r.violated();
+        assert!(
+            violated.is_empty(),
+            "staleRead at reconcile {k} broke {violated:?}"
+        );
+    }
+}

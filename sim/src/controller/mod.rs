@@ -709,7 +709,13 @@ impl ControllerRuntime {
                         f.key.0, f.key.1
                     ));
                 }
+                // The stale view catches up: the objects this reconcile read stale are
+                // delivered at their current versions, and their handlers enqueue the key again.
+                let caught_up = f.exchange.borrow().stale.then(|| f.key.clone());
                 finish(&mut w.queue, f.key, result, now);
+                if let Some(key) = caught_up {
+                    w.queue.add(key, now);
+                }
                 if let Some(n) = self.resync_after_reconciles.as_mut().filter(|n| **n > 0) {
                     *n -= 1;
                     return *n == 0;
