@@ -9,21 +9,55 @@ use k8s_openapi::api::core::v1::PodTemplateSpec;
 use crate::api::LeaderWorkerSet;
 
 pub(crate) fn fnv1a64(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = Fnv1a64::default();
     for part in parts {
-        for &b in *part {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        h = (h ^ 0xff).wrapping_mul(0x0000_0100_0000_01b3); // part separator
+        h.bytes(part);
+        h.end_part();
     }
-    h
+    h.0
 }
 
-fn template_bytes(t: Option<&PodTemplateSpec>) -> Vec<u8> {
-    match t {
-        Some(t) => serde_json::to_vec(&serde_json::to_value(t).expect("templates serialize"))
-            .expect("values serialize"),
-        None => b"nil".to_vec(),
+/// FNV-1a 64 fed in pieces, so a template is hashed as it serializes, with no buffer.
+struct Fnv1a64(u64);
+
+impl Default for Fnv1a64 {
+    fn default() -> Self {
+        Fnv1a64(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv1a64 {
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    /// The separator between parts, so `["ab", "c"]` and `["a", "bc"]` differ.
+    fn end_part(&mut self) {
+        self.0 = (self.0 ^ 0xff).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+
+    /// One part: the template's JSON (or "nil"). k8s-openapi serializes a struct's fields in
+    /// sorted order and its maps are `BTreeMap`s, so these are the bytes of the canonical
+    /// (sorted-keys) JSON without building it (`template_json_is_canonical` checks it).
+    fn template(&mut self, t: Option<&PodTemplateSpec>) {
+        match t {
+            Some(t) => serde_json::to_writer(&mut *self, t).expect("templates serialize"),
+            None => self.bytes(b"nil"),
+        }
+        self.end_part();
+    }
+}
+
+impl std::io::Write for Fnv1a64 {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.bytes(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -31,8 +65,9 @@ fn template_bytes(t: Option<&PodTemplateSpec>) -> Vec<u8> {
 /// `network_config`, the subdomain policy too (FX utils:43-51).
 pub fn template_hash(lws: &LeaderWorkerSet, network_config: bool) -> String {
     let t = &lws.spec.leader_worker_template;
-    let leader = template_bytes(t.leader_template.as_ref());
-    let worker = template_bytes(Some(&t.worker_template));
+    let mut h = Fnv1a64::default();
+    h.template(t.leader_template.as_ref());
+    h.template(Some(&t.worker_template));
     let policy = if network_config {
         lws.spec
             .network_config
@@ -42,7 +77,9 @@ pub fn template_hash(lws: &LeaderWorkerSet, network_config: bool) -> String {
     } else {
         String::new()
     };
-    format!("{:016x}", fnv1a64(&[&leader, &worker, policy.as_bytes()]))
+    h.bytes(policy.as_bytes());
+    h.end_part();
+    format!("{:016x}", h.0)
 }
 
 /// `group-key`: deterministic per `<namespace>/<leader pod name>` (V3 podwh:172-174), so a leader
@@ -87,5 +124,62 @@ mod tests {
         assert_eq!(template_hash(&a, false), template_hash(&d, false));
         assert_eq!(group_key("ns", "x-0"), group_key("ns", "x-0"));
         assert_ne!(group_key("ns", "x-0"), group_key("ns", "x-1"));
+    }
+
+    /// The streaming hash relies on k8s-openapi writing a struct's fields in sorted order:
+    /// a template using many of a pod's fields serializes to the same bytes directly and
+    /// through `serde_json::Value` (whose maps sort their keys).
+    #[test]
+    fn template_json_is_canonical() {
+        let t: PodTemplateSpec = serde_json::from_value(serde_json::json!({
+            "metadata": {"labels": {"b": "1", "a": "2"}, "annotations": {"z": "", "A": "x"}},
+            "spec": {
+                "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchExpressions": [
+                        {"key": "k", "operator": "In", "values": ["v"]}]},
+                     "topologyKey": "kubernetes.io/hostname"}]}},
+                "automountServiceAccountToken": false,
+                "containers": [{
+                    "name": "vllm", "image": "vllm:1", "imagePullPolicy": "IfNotPresent",
+                    "args": ["--x"], "command": ["sh"], "workingDir": "/w",
+                    "env": [{"name": "A", "value": "1"},
+                            {"name": "B", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                    "envFrom": [{"configMapRef": {"name": "c"}}],
+                    "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+                    "resources": {"limits": {"nvidia.com/gpu": "8", "cpu": "4"},
+                                  "requests": {"memory": "1Gi"}},
+                    "readinessProbe": {"tcpSocket": {"port": 8080}, "initialDelaySeconds": 15,
+                                       "periodSeconds": 10},
+                    "livenessProbe": {"httpGet": {"path": "/h", "port": "http"}},
+                    "startupProbe": {"exec": {"command": ["true"]}},
+                    "lifecycle": {"preStop": {"sleep": {"seconds": 5}}},
+                    "securityContext": {"privileged": true, "runAsUser": 0},
+                    "volumeMounts": [{"mountPath": "/dev/shm", "name": "dshm"}],
+                    "stdin": true, "tty": true,
+                    "terminationMessagePath": "/t", "terminationMessagePolicy": "File"}],
+                "dnsPolicy": "ClusterFirst", "hostIPC": true, "hostNetwork": false,
+                "hostPID": false, "hostname": "h", "subdomain": "s",
+                "initContainers": [{"name": "init", "image": "busybox", "restartPolicy": "Always"}],
+                "nodeSelector": {"cloud.google.com/gke-tpu-topology": "2x4"},
+                "priorityClassName": "high", "restartPolicy": "Always",
+                "schedulerName": "default-scheduler", "serviceAccountName": "sa",
+                "terminationGracePeriodSeconds": 30,
+                "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
+                "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone",
+                                               "whenUnsatisfiable": "DoNotSchedule"}],
+                "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "15Gi"}},
+                            {"name": "cfg", "configMap": {"name": "c", "defaultMode": 420}}]
+            }
+        }))
+        .unwrap();
+        let direct = serde_json::to_vec(&t).unwrap();
+        let sorted = serde_json::to_vec(&serde_json::to_value(&t).unwrap()).unwrap();
+        assert_eq!(String::from_utf8(direct), String::from_utf8(sorted));
+        let mut h = Fnv1a64::default();
+        h.template(Some(&t));
+        let mut parts = Fnv1a64::default();
+        parts.bytes(&serde_json::to_vec(&t).unwrap());
+        parts.end_part();
+        assert_eq!(h.0, parts.0);
     }
 }

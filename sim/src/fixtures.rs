@@ -127,6 +127,7 @@ pub fn leader_pod(sts: &ObjectMeta, lws_name: &str, index: i32, hash: &str, size
         spec: Some(PodSpec {
             containers: vec![Container {
                 name: "leader".into(),
+                image: Some("nginx:1.14.2".into()),
                 ..Default::default()
             }],
             ..Default::default()

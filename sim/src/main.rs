@@ -359,6 +359,47 @@ fn progress(len: u64, show: bool, prefix: &str) -> ProgressBar {
     pb
 }
 
+/// A single run's progress on a terminal (unless `quiet`: `--json`, or a bar over several
+/// scenarios already shows): the step, the simulated time and the events so far, drawn once
+/// the run has gone on for a second.
+fn run_progress(quiet: bool) -> Option<scenario::ProgressHook> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let started = Instant::now();
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(
+        ProgressStyle::with_template("run [{elapsed_precise}] {msg}").expect("a valid template"),
+    );
+    pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    let pb = ClearOnDrop(pb);
+    Some(std::sync::Arc::new(move |p: &scenario::Progress| {
+        let pb = &pb.0;
+        if pb.is_hidden() && started.elapsed().as_secs() >= 1 {
+            pb.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        let step = match p.step < p.steps {
+            true => format!("step {} of {}", p.step + 1, p.steps),
+            false => "converging after the last step".to_string(),
+        };
+        pb.set_message(format!(
+            "{step}, t={} simulated, {} events",
+            lws_sim::time::fmt_ms(p.now_ms),
+            p.events
+        ));
+        pb.tick();
+    }))
+}
+
+/// A bar that leaves no line behind once the run it shows has ended.
+struct ClearOnDrop(ProgressBar);
+
+impl Drop for ClearOnDrop {
+    fn drop(&mut self) {
+        self.0.finish_and_clear();
+    }
+}
+
 /// An output file, created before any work so a bad path is exit 2 at once.
 fn create(path: &Option<PathBuf>) -> Result<Option<(PathBuf, File)>, String> {
     path.as_ref()
@@ -501,6 +542,7 @@ fn run_one(a: &RunArgs, s: &Scenario, out: &mut Outputs, pb: &ProgressBar) -> Re
     let opts = RunOptions {
         seed: a.seed,
         timeline: out.picture(),
+        progress: run_progress(a.json || !pb.is_hidden()),
     };
     let report = scenario::run_with_options(s, &profile, opts).map_err(|e| e.0)?;
     let wall_ms = started.elapsed().as_millis();
@@ -576,54 +618,29 @@ fn dir_of(p: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// The files a loaded scenario was read from: itself and its manifests.
-fn inputs_of(s: &Scenario) -> Vec<PathBuf> {
-    let dir = dir_of(&s.path);
-    let mut v = vec![s.path.clone()];
-    v.extend(s.manifests.iter().map(|(name, _)| dir.join(name)));
-    v
-}
-
-/// A path as compared with others: canonical when it exists, else its canonical directory
-/// joined with its name (an output not written yet).
-fn identity(p: &Path) -> PathBuf {
-    if let Ok(c) = p.canonicalize() {
-        return c;
-    }
-    match (dir_of(p).canonicalize(), p.file_name()) {
-        (Ok(d), Some(name)) => d.join(name),
-        _ => p.to_path_buf(),
-    }
-}
-
 /// No output file may be an input of the run or another output: each would be truncated.
 fn distinct_outputs(
     outs: &[(&str, &Option<PathBuf>)],
     scenarios: &[Scenario],
 ) -> Result<(), String> {
-    let inputs: Vec<(PathBuf, PathBuf)> = scenarios
-        .iter()
-        .flat_map(inputs_of)
-        .map(|p| (identity(&p), p))
-        .collect();
-    let mut seen: Vec<(&str, PathBuf)> = Vec::new();
+    let inputs: Vec<PathBuf> = scenarios.iter().flat_map(Scenario::input_files).collect();
+    let mut seen: Vec<(&str, &Path)> = Vec::new();
     for &(flag, path) in outs {
         let Some(path) = path else { continue };
-        let id = identity(path);
-        if let Some((other, _)) = seen.iter().find(|(_, q)| *q == id) {
+        if let Some((other, _)) = seen.iter().find(|(_, q)| scenario::same_file(q, path)) {
             return Err(format!(
                 "{flag} {}: the same file as {other}",
                 path.display()
             ));
         }
-        if let Some((_, input)) = inputs.iter().find(|(q, _)| *q == id) {
+        if let Some(input) = inputs.iter().find(|q| scenario::same_file(q, path)) {
             return Err(format!(
                 "{flag} {}: the run reads this file ({}); writing it would destroy it",
                 path.display(),
                 input.display()
             ));
         }
-        seen.push((flag, id));
+        seen.push((flag, path));
     }
     Ok(())
 }
@@ -648,6 +665,12 @@ fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                     }
                 })
                 .collect();
+            if files.is_empty() {
+                return Err(format!(
+                    "{}: a directory without scenarios (no *.yaml file, no subdirectory holding a scenario.yaml)",
+                    p.display()
+                ));
+            }
             files.sort();
             out.extend(files);
         } else if p.exists() {
@@ -955,6 +978,7 @@ fn write_picture_beside(scenario_file: &Path, profile: &Profile) -> Result<PathB
     let opts = RunOptions {
         seed: None,
         timeline: true,
+        progress: None,
     };
     let r = scenario::run_with_options(&s, profile, opts).map_err(|e| e.0)?;
     let svg = scenario_file.with_extension("svg");

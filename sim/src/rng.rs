@@ -43,18 +43,23 @@ impl SimRng {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
-    /// A random RFC 4122-shaped UID (`metadata.uid`).
+    /// A random RFC 4122-shaped UID (`metadata.uid`): `a >> 32`, `(a >> 16) & 0xffff`,
+    /// `4` and `a & 0xfff`, `(b >> 48) & 0x3fff | 0x8000`, `b & 0xffff_ffff_ffff` in hex,
+    /// written digit by digit (one per create; `format!` was 0.5% of a fuzz campaign).
     pub fn uid(&mut self) -> String {
         let a = self.next_u64();
         let b = self.next_u64();
-        format!(
-            "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-            a >> 32,
-            (a >> 16) & 0xffff,
-            a & 0xfff,
-            (b >> 48) & 0x3fff | 0x8000,
-            b & 0xffff_ffff_ffff
-        )
+        let mut out = String::with_capacity(36);
+        push_hex(&mut out, a >> 32, 8);
+        out.push('-');
+        push_hex(&mut out, (a >> 16) & 0xffff, 4);
+        out.push_str("-4");
+        push_hex(&mut out, a & 0xfff, 3);
+        out.push('-');
+        push_hex(&mut out, (b >> 48) & 0x3fff | 0x8000, 4);
+        out.push('-');
+        push_hex(&mut out, b & 0xffff_ffff_ffff, 12);
+        out
     }
 
     /// Five lowercase alphanumerics, as `generateName` appends (apiserver `names/generate.go`).
@@ -63,6 +68,14 @@ impl SimRng {
         (0..5)
             .map(|_| ALPHABET[(self.next_u64() % ALPHABET.len() as u64) as usize] as char)
             .collect()
+    }
+}
+
+/// The low `digits` hex digits of `v`, lowercase, most significant first.
+fn push_hex(out: &mut String, v: u64, digits: u32) {
+    for i in (0..digits).rev() {
+        let d = ((v >> (4 * i)) & 0xf) as u8;
+        out.push(char::from(if d < 10 { b'0' + d } else { b'a' + d - 10 }));
     }
 }
 
@@ -81,6 +94,24 @@ mod tests {
         for _ in 0..100 {
             let v = a.range_inclusive(10, 20);
             assert!((10..=20).contains(&v));
+        }
+    }
+
+    #[test]
+    fn uids_are_the_rfc_4122_shape_of_two_draws() {
+        let mut r = SimRng::new(3);
+        let mut twin = SimRng::new(3);
+        for _ in 0..1000 {
+            let (a, b) = (twin.next_u64(), twin.next_u64());
+            let want = format!(
+                "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+                a >> 32,
+                (a >> 16) & 0xffff,
+                a & 0xfff,
+                (b >> 48) & 0x3fff | 0x8000,
+                b & 0xffff_ffff_ffff
+            );
+            assert_eq!(r.uid(), want);
         }
     }
 }

@@ -190,6 +190,22 @@ impl Summary {
         if self.shards == 0 {
             return Err("shards: 0; a campaign has at least one shard".into());
         }
+        lws::profile::Profile::parse(&self.reconciler).map_err(|e| format!("reconciler: {e}"))?;
+        for (i, m) in self.minimized.iter().enumerate() {
+            use crate::scenario::limits::{LWS_PODS_MAX, STEP_COUNT_MAX};
+            let (groups, size) = (i64::from(m.groups), i64::from(m.size));
+            if !(1..=STEP_COUNT_MAX).contains(&m.steps) {
+                return Err(format!(
+                    "minimized[{i}].steps: {} is not a step count a scenario can have (1..={STEP_COUNT_MAX})",
+                    m.steps
+                ));
+            }
+            if groups < 0 || size < 1 || groups * size > LWS_PODS_MAX {
+                return Err(format!(
+                    "minimized[{i}]: {groups} groups of {size} pods is not a world a scenario can have (at least one pod per group, at most {LWS_PODS_MAX} pods)"
+                ));
+            }
+        }
         let mut seen = std::collections::BTreeSet::new();
         for (i, r) in self.ran.iter().enumerate() {
             if r.shard >= self.shards || !seen.insert(r.shard) {
@@ -619,5 +635,25 @@ mod tests {
         }
         let odd = s.json().replace("\"timeout\"", "\"../x\"");
         assert!(Summary::parse(&odd).is_err());
+    }
+
+    #[test]
+    fn a_reconciler_and_minimized_sizes_must_be_ones_a_campaign_can_have() {
+        let (_, s) = shard(0, 1, 3, &[(2, "timeout")]);
+        let json = s.json();
+        let bogus = json.replace("\"v0.4.1\"", "\"bogus\"");
+        assert!(Summary::parse(&bogus)
+            .unwrap_err()
+            .starts_with("reconciler: "));
+        for (from, to) in [
+            ("\"groups\": 1", "\"groups\": -5"),
+            ("\"size\": 1", "\"size\": 0"),
+            ("\"steps\": 3", "\"steps\": 0"),
+            ("\"steps\": 3", "\"steps\": 18446744073709551615"),
+        ] {
+            assert!(json.contains(from), "{json}");
+            let e = Summary::parse(&json.replace(from, to)).unwrap_err();
+            assert!(e.starts_with("minimized[0]"), "{to}: {e}");
+        }
     }
 }

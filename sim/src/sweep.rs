@@ -304,6 +304,7 @@ impl Sweep {
         let opts = RunOptions {
             seed: Some(task.seed),
             timeline: false,
+            progress: None,
         };
         let r = scenario::run_with_options(s, &self.profile, opts)?;
         Ok(SeedOutcome {

@@ -438,3 +438,80 @@ fn arguments_and_file_names_that_are_not_utf8_are_handled() {
         text(&out.stdout)
     );
 }
+
+/// `serve --record` rewrote its own scenario (or a manifest) at start; and a file an `apply`
+/// step reads counts as an input of `run` too.
+#[test]
+fn serve_record_and_apply_step_files_are_inputs_that_are_never_overwritten() {
+    let body = "name: rec\ncontroller: {reconciler: v0.4.1}\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps:\n  - apply: MANIFESTS/vllm-lws-v2.yaml\n";
+    let path = scratch("record-is-input", body);
+    let before = std::fs::read_to_string(&path).unwrap();
+    let p = path.to_str().unwrap();
+    let v2 = repo().join("scenarios/manifests/vllm-lws-v2.yaml");
+    let v2_text = std::fs::read_to_string(&v2).unwrap();
+    let serve = ["serve", p, "--addr", "127.0.0.1:0", "--paused", "--record"];
+    for args in [
+        [&serve[..], &[p]].concat(),
+        [&serve[..], &[v2.to_str().unwrap()]].concat(),
+        vec!["run", p, "--trace", v2.to_str().unwrap()],
+    ] {
+        let out = lws_sim(&args, Duration::from_secs(60));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("writing it would destroy it"), "{err}");
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    assert_eq!(std::fs::read_to_string(&v2).unwrap(), v2_text);
+}
+
+/// A bare Pod whose container has no image was created as if valid; the API server refuses
+/// it (422) and the run ends as bad input naming the field.
+#[test]
+fn a_pod_manifest_without_an_image_is_refused_naming_the_field() {
+    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-noimage", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("pod.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: web}]\n",
+    )
+    .unwrap();
+    let path = dir.join("s.yaml");
+    std::fs::write(
+        &path,
+        "name: s\ncontroller: {reconciler: v0.4.1}\nmanifests: [pod.yaml]\nsteps: [{wait: 1s}]\n",
+    )
+    .unwrap();
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("spec.containers[0].image: Required value"),
+        "{err}"
+    );
+}
+
+/// One manifest applied by many steps is read and held once: 3,000 applies of a file load in
+/// the memory of one (each step shares the decoded objects).
+#[test]
+fn a_manifest_applied_by_many_steps_is_decoded_once() {
+    use lws_sim::scenario::{Scenario, Step};
+    let mut body = String::from(
+        "name: many\ncontroller: {reconciler: v0.4.1}\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps:\n",
+    );
+    for _ in 0..3000 {
+        body.push_str("  - apply: MANIFESTS/vllm-lws-v2.yaml\n");
+    }
+    let s = Scenario::load(&scratch("many-applies", &body)).unwrap();
+    let objects: Vec<_> = s
+        .steps
+        .iter()
+        .map(|st| match st {
+            Step::Apply { objects, .. } => objects.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert!(objects
+        .windows(2)
+        .all(|w| std::sync::Arc::ptr_eq(&w[0], &w[1])));
+}

@@ -1085,7 +1085,7 @@ fn strict_field_validation_refuses_unknown_fields_of_built_in_kinds() {
     let f = &write_file(
         &dir,
         "pod.yaml",
-        "apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\nspec:\n  containers:\n  - {name: c, imagee: x}\n",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: typo}\nspec:\n  containers:\n  - {name: c, image: app, imagee: x}\n",
     );
     // kubectl validates strictly by default: the typo is an error, not silently dropped.
     let (ok, text) = s.kubectl(&["create", "-f", f]);

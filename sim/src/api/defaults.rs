@@ -7,7 +7,7 @@ use std::any::Any;
 use k8s_openapi::api::apps::v1::{
     RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
 };
-use k8s_openapi::api::core::v1::{Container, Pod};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::selector::Selector;
@@ -82,6 +82,7 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
         return validate_statefulset(sts, old.and_then(|o| o.downcast_ref()), gates);
     }
     if let Some(pod) = any.downcast_ref::<Pod>() {
+        validate_containers("spec", pod.spec.as_ref())?;
         let old: Option<&Pod> = old.and_then(|o| o.downcast_ref());
         let node = |p: &Pod| {
             p.spec
@@ -94,6 +95,46 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
                 return Err("spec.nodeName: Forbidden: pod updates may not change nodeName".into());
             }
             return validate_pod_update(pod, old);
+        }
+    }
+    Ok(())
+}
+
+/// `validateContainers` and `validateInitContainers`' names and images (kubernetes
+/// `pkg/apis/core/validation/validation.go`), for a pod and a pod template alike: at least one
+/// container; each named with a DNS-1123 label, unique across both lists; each with an image.
+fn validate_containers(path: &str, spec: Option<&PodSpec>) -> Result<(), String> {
+    let empty = PodSpec::default();
+    let spec = spec.unwrap_or(&empty);
+    if spec.containers.is_empty() {
+        return Err(format!("{path}.containers: Required value"));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    let lists = [
+        ("containers", spec.containers.as_slice()),
+        (
+            "initContainers",
+            spec.init_containers.as_deref().unwrap_or(&[]),
+        ),
+    ];
+    for (list, containers) in lists {
+        for (i, c) in containers.iter().enumerate() {
+            let at = format!("{path}.{list}[{i}]");
+            if c.name.is_empty() {
+                return Err(format!("{at}.name: Required value"));
+            }
+            if !super::names::is_dns_label(&c.name) {
+                return Err(format!(
+                    "{at}.name: Invalid value: {:?}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+                    c.name
+                ));
+            }
+            if !seen.insert(c.name.as_str()) {
+                return Err(format!("{at}.name: Duplicate value: {:?}", c.name));
+            }
+            if c.image.as_deref().unwrap_or("").is_empty() {
+                return Err(format!("{at}.image: Required value"));
+            }
         }
     }
     Ok(())
@@ -170,6 +211,7 @@ fn validate_statefulset(
             "spec.replicas: Invalid value: {n}: must be less than or equal to {STATEFULSET_REPLICAS_MAX} (the simulator's STATEFULSET_REPLICAS_MAX)"
         ));
     }
+    validate_containers("spec.template.spec", spec.template.spec.as_ref())?;
     let selector = Selector::from_label_selector(Some(&spec.selector))?;
     let labels = spec
         .template

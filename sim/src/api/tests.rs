@@ -55,6 +55,7 @@ fn pod(name: &str) -> Pod {
         spec: Some(PodSpec {
             containers: vec![Container {
                 name: "c".into(),
+                image: Some("app:v1".into()),
                 ..Default::default()
             }],
             ..Default::default()
@@ -588,7 +589,13 @@ fn a_pod_spec_is_immutable_but_for_images_deadlines_and_added_tolerations() {
     let edits: [fn(&mut PodSpec); 4] = [
         |s| s.restart_policy = Some("Never".into()),
         |s| s.containers[0].args = Some(vec!["--x".into()]),
-        |s| s.containers.push(Container::default()),
+        |s| {
+            s.containers.push(Container {
+                name: "d".into(),
+                image: Some("app:v1".into()),
+                ..Default::default()
+            })
+        },
         |s| s.tolerations = None,
     ];
     for edit in edits {
@@ -602,6 +609,51 @@ fn a_pod_spec_is_immutable_but_for_images_deadlines_and_added_tolerations() {
             "{e}"
         );
     }
+}
+
+#[test]
+fn containers_need_a_dns_label_name_unique_across_lists_and_an_image() {
+    // validateContainers / validateInitContainers (kubernetes
+    // pkg/apis/core/validation/validation.go), for pods and StatefulSet templates alike.
+    let mut a = api();
+    let edits: [(fn(&mut PodSpec), &str); 5] = [
+        (|s| s.containers.clear(), "containers: Required value"),
+        (
+            |s| s.containers[0].name = String::new(),
+            "containers[0].name: Required value",
+        ),
+        (
+            |s| s.containers[0].name = "Bad Name!".into(),
+            "containers[0].name: Invalid value: \"Bad Name!\"",
+        ),
+        (
+            |s| s.containers[0].image = Some(String::new()),
+            "containers[0].image: Required value",
+        ),
+        (
+            |s| s.init_containers = Some(vec![s.containers[0].clone()]),
+            "initContainers[0].name: Duplicate value: \"c\"",
+        ),
+    ];
+    for (i, (edit, says)) in edits.into_iter().enumerate() {
+        let mut p = pod(&format!("p{i}"));
+        edit(p.spec.as_mut().unwrap());
+        let e = a.create("t", p).unwrap_err();
+        assert_eq!((e.code, e.reason), (422, Reason::Invalid), "{e}");
+        assert!(
+            e.to_string().contains(&format!("spec.{says}")),
+            "{says}: {e}"
+        );
+        let mut s = sts(&format!("s{i}"), "v1");
+        edit(s.spec.template.spec.as_mut().unwrap());
+        let e = a.create("t", s).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(&format!("spec.template.spec.{says}")),
+            "{says}: {e}"
+        );
+    }
+    assert!(a.create("t", pod("fine")).is_ok());
 }
 
 #[test]

@@ -409,6 +409,14 @@ mod tests {
                 labels: Some([("app".to_string(), app.to_string())].into()),
                 ..Default::default()
             },
+            spec: Some(k8s_openapi::api::core::v1::PodSpec {
+                containers: vec![k8s_openapi::api::core::v1::Container {
+                    name: "c".into(),
+                    image: Some("app:v1".into()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }),
             ..Default::default()
         }
     }

@@ -46,6 +46,8 @@ pub struct SpecLines {
     pub node_labels: Option<usize>,
     /// Each `cluster.nodes.domains` entry's line.
     pub node_domains: Vec<usize>,
+    /// `cluster.kubernetesVersion`.
+    pub kubernetes_version: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -61,8 +63,10 @@ struct RawNodes {
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct RawCluster {
     nodes: Option<Spanned<RawNodes>>,
+    kubernetes_version: Option<Spanned<IgnoredAny>>,
 }
 
 #[derive(Deserialize)]
@@ -81,13 +85,21 @@ struct RawLines {
 impl SpecLines {
     /// The lines of a scenario file that already parsed as a spec (anything odd: no lines).
     pub fn of(text: &str) -> SpecLines {
-        let Ok(raw) = serde_saphyr::from_str_with_options::<RawLines>(text, super::yaml_options())
-        else {
+        // Only positions are read here: a `.nan` where the spec wants a string (a name) parsed
+        // as that string, and must not cost the file its lines.
+        let mut options = super::yaml_options();
+        options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::AsString;
+        let Ok(raw) = serde_saphyr::from_str_with_options::<RawLines>(text, options) else {
             return SpecLines::default();
         };
         let line = |s: &Spanned<IgnoredAny>| usize::try_from(s.referenced.line()).ok();
         let nodes = raw.cluster.as_ref().and_then(|c| c.nodes.as_ref());
+        let kubernetes_version = raw
+            .cluster
+            .as_ref()
+            .and_then(|c| c.kubernetes_version.as_ref());
         SpecLines {
+            kubernetes_version: kubernetes_version.and_then(line),
             steps: raw.steps.iter().map(|s| line(s).unwrap_or(0)).collect(),
             manifests: raw.manifests.iter().map(|s| line(s).unwrap_or(0)).collect(),
             invariants: raw.invariants.as_ref().and_then(line),

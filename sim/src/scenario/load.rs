@@ -53,10 +53,26 @@ fn read_manifest_file(path: &Path) -> Result<Vec<Manifest>, LoadError> {
     Ok(objects)
 }
 
+/// Whether two paths name one file: compared canonically when they exist, else by their
+/// canonical directory and name (an output not written yet).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    fn identity(p: &Path) -> PathBuf {
+        if let Ok(c) = p.canonicalize() {
+            return c;
+        }
+        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+        match (dir.unwrap_or(Path::new(".")).canonicalize(), p.file_name()) {
+            (Ok(d), Some(name)) => d.join(name),
+            _ => p.to_path_buf(),
+        }
+    }
+    identity(a) == identity(b)
+}
+
 impl ManifestFiles for ManifestDir {
-    fn read(&self, name: &str) -> Result<(String, Vec<Manifest>), LoadError> {
+    fn read(&self, name: &str) -> Result<(String, super::Manifests), LoadError> {
         let p = self.0.join(name);
-        Ok((p.display().to_string(), read_manifest_file(&p)?))
+        Ok((p.display().to_string(), read_manifest_file(&p)?.into()))
     }
 }
 

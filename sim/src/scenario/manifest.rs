@@ -106,6 +106,65 @@ fn vanished(input: &Value, output: &Value, path: &mut Vec<String>, out: &mut Vec
     }
 }
 
+/// Scalars the decoder turned into strings: a number or boolean where Kubernetes wants a
+/// string (a name, an image, a label or annotation value, an env value), which a real API
+/// server refuses ("cannot unmarshal number into Go struct field ... of type string"). A
+/// resource quantity is the exception: `cpu: 4` is a quantity as `cpu: "4"` is.
+fn retyped(
+    input: &Value,
+    output: &Value,
+    path: &mut Vec<String>,
+) -> Option<(Vec<String>, &'static str)> {
+    match (input, output) {
+        (Value::Object(a), Value::Object(b)) => a.iter().find_map(|(k, v)| {
+            path.push(k.clone());
+            let found = b.get(k).and_then(|w| retyped(v, w, path));
+            path.pop();
+            found
+        }),
+        (Value::Array(a), Value::Array(b)) => {
+            a.iter().zip(b).enumerate().find_map(|(i, (v, w))| {
+                path.push(i.to_string());
+                let found = retyped(v, w, path);
+                path.pop();
+                found
+            })
+        }
+        (Value::Number(_) | Value::Bool(_), Value::String(_)) if !is_quantity(path) => {
+            let got = if input.is_number() {
+                "a number"
+            } else {
+                "a boolean"
+            };
+            Some((path.clone(), got))
+        }
+        _ => None,
+    }
+}
+
+/// A `resource.Quantity` field: a value of `limits`, `requests` or `overhead`, or a
+/// `sizeLimit`, which decode from numbers too.
+fn is_quantity(path: &[String]) -> bool {
+    let parent = path.len().checked_sub(2).map(|i| path[i].as_str());
+    matches!(parent, Some("limits" | "requests" | "overhead"))
+        || path.last().is_some_and(|k| k == "sizeLimit")
+}
+
+/// `spec.template.containers[0].name`: a path of keys and list indices as a field.
+fn dotted(path: &[String]) -> String {
+    let field = path
+        .iter()
+        .map(|s| {
+            if s.parse::<usize>().is_ok() {
+                format!("[{s}]")
+            } else {
+                format!(".{s}")
+            }
+        })
+        .collect::<String>();
+    field.trim_start_matches('.').to_string()
+}
+
 /// The line of the field at `path` (keys and list indices) in a block-style document: each key
 /// searched inside its parent's block; where the path leaves block style (a flow mapping), the
 /// last line found. Best effort: the first `key:` of the last key otherwise.
@@ -198,24 +257,17 @@ fn decode<K: DeserializeOwned + Serialize>(
     unknown.retain(|p| p.first().is_some_and(|f| f != "status"));
     if let Some(p) = unknown.first() {
         let key = p.last().cloned().unwrap_or_default();
-        let field = p
-            .iter()
-            .map(|s| {
-                if s.parse::<usize>().is_ok() {
-                    format!("[{s}]")
-                } else {
-                    format!(".{s}")
-                }
-            })
-            .collect::<String>();
         return Err(LoadError {
             file: file.into(),
             line: Some(line_of_path(doc, start, p)),
-            message: format!(
-                "unknown field {:?} at {}",
-                key,
-                field.trim_start_matches('.')
-            ),
+            message: format!("unknown field {:?} at {}", key, dotted(p)),
+        });
+    }
+    if let Some((p, got)) = retyped(value, &back, &mut Vec::new()) {
+        return Err(LoadError {
+            file: file.into(),
+            line: Some(line_of_path(doc, start, &p)),
+            message: format!("{}: expected a string, got {got} (quote it)", dotted(&p)),
         });
     }
     // The contract's limits (README, "Limits"), on values that decoded.

@@ -13,6 +13,7 @@ mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Pod, Service};
@@ -28,7 +29,7 @@ use crate::invariants::{self, Checker, FaultEffect, InvariantId, ObjectRef, Viol
 use crate::trace::Trace;
 use crate::world::{ClusterConfig, Event, World};
 pub use limits::SpecLines;
-pub use load::{read_text, ManifestDir};
+pub use load::{read_text, same_file, ManifestDir};
 pub use manifest::{LoadError, Manifest};
 use spec::{Expectation, InvariantSelection, ScenarioSpec, StepSpec};
 pub use step::{NodeSel, ObjectMatch, Step, WaitTarget};
@@ -41,15 +42,18 @@ pub const DEFAULT_CONVERGE_MS: u64 = 3_600_000;
 /// (`ManifestDir`), or memory (a map from the name the scenario uses to the file's text).
 pub trait ManifestFiles {
     /// The manifests in the file the scenario calls `name`, and the name to report them by.
-    fn read(&self, name: &str) -> Result<(String, Vec<Manifest>), LoadError>;
+    fn read(&self, name: &str) -> Result<(String, Manifests), LoadError>;
 }
 
+/// The objects of one manifest file, decoded once and shared by every step applying it.
+pub type Manifests = Arc<[Manifest]>;
+
 impl ManifestFiles for BTreeMap<String, String> {
-    fn read(&self, name: &str) -> Result<(String, Vec<Manifest>), LoadError> {
+    fn read(&self, name: &str) -> Result<(String, Manifests), LoadError> {
         let text = self
             .get(name)
             .ok_or_else(|| err(name, "no such manifest in this scenario"))?;
-        Ok((name.to_string(), manifest::parse(name, text)?))
+        Ok((name.to_string(), manifest::parse(name, text)?.into()))
     }
 }
 
@@ -58,12 +62,30 @@ impl ManifestFiles for BTreeMap<String, String> {
 pub struct DecodedManifests(pub BTreeMap<String, Vec<Manifest>>);
 
 impl ManifestFiles for DecodedManifests {
-    fn read(&self, name: &str) -> Result<(String, Vec<Manifest>), LoadError> {
+    fn read(&self, name: &str) -> Result<(String, Manifests), LoadError> {
         let m = self
             .0
             .get(name)
             .ok_or_else(|| err(name, "no such manifest in this scenario"))?;
-        Ok((name.to_string(), m.clone()))
+        Ok((name.to_string(), m.as_slice().into()))
+    }
+}
+
+/// Each file read once: a scenario applying one manifest many times holds its objects once
+/// (memory follows the files, not the steps).
+struct ReadOnce<'a> {
+    files: &'a dyn ManifestFiles,
+    read: std::cell::RefCell<BTreeMap<String, (String, Manifests)>>,
+}
+
+impl ManifestFiles for ReadOnce<'_> {
+    fn read(&self, name: &str) -> Result<(String, Manifests), LoadError> {
+        if let Some((source, m)) = self.read.borrow().get(name) {
+            return Ok((source.clone(), m.clone()));
+        }
+        let got = self.files.read(name)?;
+        self.read.borrow_mut().insert(name.to_string(), got.clone());
+        Ok(got)
     }
 }
 
@@ -96,7 +118,7 @@ pub fn spec_yaml(spec: &ScenarioSpec) -> String {
 pub struct Scenario {
     pub path: PathBuf,
     pub spec: ScenarioSpec,
-    pub manifests: Vec<(String, Vec<Manifest>)>,
+    pub manifests: Vec<(String, Manifests)>,
     /// `spec.steps`, resolved, one for one.
     pub steps: Vec<Step>,
     pub invariants: Vec<String>,
@@ -190,11 +212,16 @@ pub fn parse_spec(file: &str, text: &str) -> Result<ScenarioSpec, LoadError> {
         .map_err(|e| yaml::load_error(file, 1, text, &e))
 }
 
+/// The minor of a `kubernetesVersion` of the form `1.N`.
+pub(crate) fn kubernetes_minor(v: &str) -> Option<u32> {
+    v.strip_prefix("1.")?.parse().ok()
+}
+
 /// Reads nothing: for steps that name no file (explore's perturbations).
 struct NoFiles;
 
 impl ManifestFiles for NoFiles {
-    fn read(&self, name: &str) -> Result<(String, Vec<Manifest>), LoadError> {
+    fn read(&self, name: &str) -> Result<(String, Manifests), LoadError> {
         Err(err(name, "this step cannot read manifest files"))
     }
 }
@@ -217,6 +244,10 @@ impl Scenario {
         files: &dyn ManifestFiles,
     ) -> Result<Scenario, LoadError> {
         let file = path.display().to_string();
+        let files = &ReadOnce {
+            files,
+            read: Default::default(),
+        };
         let mut manifests = Vec::new();
         for (i, m) in spec.manifests.iter().enumerate() {
             // A fault of the file as a whole (unreadable, empty) is reported where the
@@ -245,6 +276,12 @@ impl Scenario {
                     lines.step(i),
                     format!("steps[{i}]: {key}: {}", e.message),
                 ),
+                // A file the step names that cannot be read at all: reported at the step.
+                false if e.line.is_none() => err_at(
+                    &file,
+                    lines.step(i),
+                    format!("steps[{i}]: {key}: {}: {}", e.file, e.message),
+                ),
                 false => e,
             })?;
             steps.push(step);
@@ -272,6 +309,33 @@ impl Scenario {
             expect,
             lines,
         })
+    }
+
+    /// The files this scenario was read from: itself, its manifests and the files its
+    /// `apply` steps name. An output of a run must be none of them (`same_file`).
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
+        let dir = dir.unwrap_or(Path::new("."));
+        let applied = self.spec.steps.iter().filter_map(|s| {
+            let s = match s {
+                StepSpec::Rejected { step, .. } => step,
+                s => s,
+            };
+            match s {
+                StepSpec::Apply(serde_json::Value::String(p)) => Some(p.as_str()),
+                _ => None,
+            }
+        });
+        let mut v = vec![self.path.clone()];
+        v.extend(
+            self.spec
+                .manifests
+                .iter()
+                .map(String::as_str)
+                .chain(applied)
+                .map(|n| dir.join(n)),
+        );
+        v
     }
 
     /// Step `i` for messages: `steps[i] (key, file:line)`.
@@ -330,8 +394,7 @@ impl Scenario {
         let c = &self.spec.cluster;
         let mut cfg = ClusterConfig::default();
         if let Some(v) = &c.kubernetes_version {
-            let minor = v.strip_prefix("1.").and_then(|m| m.parse().ok());
-            cfg.kubernetes_minor = minor.ok_or_else(|| {
+            cfg.kubernetes_minor = kubernetes_minor(v).ok_or_else(|| {
                 format!(
                     "{}: cluster.kubernetesVersion {v:?} is not of the form \"1.N\"",
                     self.path.display()
@@ -395,14 +458,32 @@ pub struct RunReport {
 }
 
 /// How to run a scenario, beyond the reconciler.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     /// Overrides the file's seed (default 1).
     pub seed: Option<u64>,
     /// Record the run's change points into [`RunReport::timeline`]. Observation only: the
     /// trace, and so its hash, is the same either way.
     pub timeline: bool,
+    /// Told where the run is every `PROGRESS_EVERY` events (a long run's progress bar).
+    /// Observation only.
+    pub progress: Option<ProgressHook>,
 }
+
+/// What a run's progress hook is told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// The step running (0-based), or `steps` once the steps are done (convergence).
+    pub step: usize,
+    pub steps: usize,
+    pub now_ms: u64,
+    pub events: u64,
+}
+
+pub type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// How often (in events) a run's progress hook is called.
+pub const PROGRESS_EVERY: u64 = 1 << 14;
 
 impl RunReport {
     /// The distinct invariants that broke, sorted.
@@ -456,6 +537,9 @@ pub struct Runner {
     pub checker: Checker,
     /// The event cap of this run (`EVENT_COUNT_MAX` unless a test lowers it).
     event_max: u64,
+    progress: Option<ProgressHook>,
+    /// The step running and the number of steps, for `progress`.
+    step_of: (usize, usize),
     /// What the run is doing, for a `liveness` report: the manifests, a step, convergence.
     doing: String,
     /// The step running, as `file:line: steps[i]`, for rejections it meets.
@@ -499,6 +583,8 @@ impl Runner {
             world,
             checker: Checker::new(s.invariants.iter().cloned()).for_profile(profile),
             event_max: EVENT_COUNT_MAX,
+            progress: None,
+            step_of: (0, s.steps.len()),
             doing: "the controller was starting".into(),
             step_at: None,
             expecting: None,
@@ -510,6 +596,16 @@ impl Runner {
     /// A run limit hit: the world stopped (livelock, horizon) or the event cap passed. Records
     /// the `liveness` violation and ends the run (README, "Limits").
     fn limits(&mut self) -> Result<(), Halt> {
+        if let Some(hook) = &self.progress {
+            if self.world.event_count.is_multiple_of(PROGRESS_EVERY) {
+                hook(&Progress {
+                    step: self.step_of.0,
+                    steps: self.step_of.1,
+                    now_ms: self.world.now_ms,
+                    events: self.world.event_count,
+                });
+            }
+        }
         let why = match self.world.stopped() {
             Some(stop) => stop.to_string(),
             None if self.world.event_count > self.event_max => format!(
@@ -1489,6 +1585,7 @@ pub fn run_with(s: &Scenario, profile: &Profile, seed: Option<u64>) -> Result<Ru
         RunOptions {
             seed,
             timeline: false,
+            progress: None,
         },
     )
 }
@@ -1512,6 +1609,7 @@ pub fn run_limited(
     let opts = RunOptions {
         seed,
         timeline: false,
+        progress: None,
     };
     run_limited_with(s, profile, opts, event_max)
 }
@@ -1528,6 +1626,7 @@ fn run_limited_with(
     limits::install_limits(&mut world.api);
     let mut runner = Runner::new(s, profile, world);
     runner.event_max = event_max;
+    runner.progress = opts.progress;
     if opts.timeline {
         runner.checker.record_timeline();
     }
@@ -1547,11 +1646,12 @@ impl Runner {
         self.advance_to(0)?;
         self.doing = "the scenario's manifests were being applied".into();
         for (file, objects) in &s.manifests {
-            for m in objects {
+            for m in objects.iter() {
                 self.apply_manifest(file, m)?;
             }
         }
         for (i, step) in s.steps.iter().enumerate() {
+            self.step_of.0 = i;
             self.doing = s.step_context(i);
             self.step_at = Some(match s.lines.step(i) {
                 Some(l) => format!("{}:{l}: steps[{i}]", s.path.display()),
@@ -1560,6 +1660,7 @@ impl Runner {
             self.run_step(step)?;
         }
         self.step_at = None;
+        self.step_of.0 = s.steps.len();
         self.checker.close_quiet_window();
         if self.checker.is_enabled(invariants::CONVERGENCE) {
             let within = s.spec.converge_within.map_or(DEFAULT_CONVERGE_MS, |d| d.0);

@@ -260,13 +260,29 @@ pub struct NodeRef {
     pub replace: bool,
 }
 
+/// An object's `name`, when given, names one: `name: ""` is an error, not the absence of a
+/// name (which makes `check`/`waitFor` count objects by `selector`).
+fn non_empty_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let name = String::deserialize(d)?;
+    if name.is_empty() {
+        return Err(serde::de::Error::custom(
+            "an empty name names no object (omit `name` to count objects by `selector`)",
+        ));
+    }
+    Ok(name)
+}
+
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ObjectRef {
     pub kind: String,
     /// Required but for `check`/`waitFor`, which without a name count the objects of `kind`
     /// matching `selector` and `match`.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "non_empty_name"
+    )]
     pub name: String,
     /// `check`/`waitFor` without `name`: the labels the counted objects carry.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

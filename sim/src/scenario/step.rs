@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use super::manifest::{self, LoadError, Manifest};
+use super::manifest::{self, LoadError};
 use super::spec::{self, DeletePodSpec, NodeRef, ObjectRef, StepSpec};
 use super::{err, ManifestFiles};
 use crate::api::{ApiServer, KindId, Propagation};
@@ -275,7 +275,7 @@ pub enum WaitTarget {
 pub enum Step {
     Apply {
         source: String,
-        objects: Vec<Manifest>,
+        objects: super::Manifests,
     },
     Patch {
         kind: KindId,
@@ -491,6 +491,17 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
             let m = format!("{step}: `count` and `absent` exclude each other (absent is count 0)");
             return Err(err(ctx, m));
         }
+        // As a label selector is validated by the API server (no object carries such a label).
+        for (k, v) in &r.selector {
+            let bad = crate::api::names::qualified_name(k)
+                .map_err(|m| format!("key {k:?}: {m}"))
+                .and_then(|()| {
+                    crate::api::names::label_value(v).map_err(|m| format!("value {v:?}: {m}"))
+                });
+            if let Err(m) = bad {
+                return Err(err(ctx, format!("{step}: selector: Invalid {m}")));
+            }
+        }
         return Ok(ObjectMatch {
             kind,
             namespace,
@@ -575,7 +586,7 @@ fn apply(
         }
         Value::Object(_) => Ok(Step::Apply {
             source: format!("{ctx} (inline)"),
-            objects: vec![manifest::from_value(ctx, v, counts)?],
+            objects: [manifest::from_value(ctx, v, counts)?].into(),
         }),
         _ => Err(err(
             ctx,

@@ -61,9 +61,12 @@ impl Population {
         *e = (e.0.max(r), e.1.max(s));
     }
 
-    fn of(manifests: &[(String, Vec<Manifest>)], steps: &[Step]) -> Population {
+    fn of(manifests: &[(String, super::Manifests)], steps: &[Step]) -> Population {
         let mut p = Population::default();
-        manifests.iter().flat_map(|(_, m)| m).for_each(|m| p.add(m));
+        manifests
+            .iter()
+            .flat_map(|(_, m)| m.iter())
+            .for_each(|m| p.add(m));
         for s in steps {
             let s = match s {
                 Step::Rejected { step, .. } => step.as_ref(),
@@ -318,7 +321,7 @@ pub fn check_scenario(
     file: &str,
     lines: &SpecLines,
     spec: &ScenarioSpec,
-    manifests: &[(String, Vec<Manifest>)],
+    manifests: &[(String, super::Manifests)],
     steps: &[Step],
 ) -> Result<(), LoadError> {
     let at = |line: Option<usize>, message: String| LoadError {
@@ -333,6 +336,14 @@ pub fn check_scenario(
             format!("cluster.nodes.count: {n} is above the limit of {NODE_COUNT_MAX} nodes"),
         ));
     }
+    if let Some(v) = &spec.cluster.kubernetes_version {
+        if super::kubernetes_minor(v).is_none() {
+            return Err(at(
+                lines.kubernetes_version,
+                format!("cluster.kubernetesVersion: {v:?} is not of the form \"1.N\""),
+            ));
+        }
+    }
     if let Some(n) = &spec.cluster.nodes {
         check_nodes(n).map_err(|(domain, m)| {
             let line = domain.map_or(lines.node_labels(), |i| lines.node_domain(i));
@@ -341,7 +352,7 @@ pub fn check_scenario(
     }
     if steps.len() > STEP_COUNT_MAX {
         return Err(at(
-            None,
+            lines.steps.get(STEP_COUNT_MAX).copied().filter(|l| *l > 0),
             format!(
                 "steps: {} steps, above the limit of {STEP_COUNT_MAX}",
                 steps.len()

@@ -62,9 +62,25 @@ fn our_words(m: &str) -> String {
         .replace(
             "cannot deserialize null into string",
             "a value is required here (got null)",
+        )
+        .replace(
+            "rejected by the configured policy",
+            "is not a number this format accepts",
         );
     if m.contains("untagged enum") || m.contains("did not match any variant") {
         return "this value has the wrong form (see the README's scenario format)".into();
+    }
+    if m.contains("multiple YAML documents detected") {
+        return "a scenario file is one YAML document (a `---` starts another)".into();
+    }
+    if let Some(limit) = m.strip_prefix("budget breached: ") {
+        return match limit.strip_prefix("Depth { depth: ") {
+            Some(d) => format!(
+                "nested {} levels deep: more than the parser's limit",
+                d.trim_end_matches(" }")
+            ),
+            None => format!("larger than the parser's limits allow ({limit})"),
+        };
     }
     m.replace(
         "invalid u32",
@@ -108,11 +124,14 @@ fn indent(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
 
-/// The keys of the block mappings enclosing `here`, outermost first.
+/// The keys of the block mappings enclosing `here`, outermost first, a block list's key with
+/// the index of the item `here` is in (`steps[2]`).
 fn block_parents(before: &[&str], here: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut level = indent(here);
-    for l in before.iter().rev() {
+    // The item being climbed out of: its index goes on the next key up, the list's.
+    let mut item = is_item(here).then(|| item_index(before, level));
+    for (i, l) in before.iter().enumerate().rev() {
         let t = l.trim_start();
         let ind = indent(l);
         if t.is_empty() || t.starts_with('#') || ind >= level {
@@ -120,11 +139,17 @@ fn block_parents(before: &[&str], here: &str) -> Vec<String> {
         }
         // The key of a `- key:` item line sits two columns right of its dash: at `level` it is
         // a sibling in the same item, not a parent.
-        let key_ind = if t.starts_with("- ") { ind + 2 } else { ind };
+        let key_ind = if is_item(l) { ind + 2 } else { ind };
         if key_ind < level {
             if let Some(k) = key_of(l) {
-                out.push(k.to_string());
+                match item.take().filter(|_| !is_item(l)) {
+                    Some(n) => out.push(format!("{k}[{n}]")),
+                    None => out.push(k.to_string()),
+                }
             }
+        }
+        if is_item(l) {
+            item = Some(item_index(&before[..i], ind));
         }
         level = ind;
         if level == 0 {
@@ -135,6 +160,27 @@ fn block_parents(before: &[&str], here: &str) -> Vec<String> {
     out
 }
 
+fn is_item(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("- ") || t == "-"
+}
+
+/// How many items of the block list at indentation `ind` come before the lines after `before`.
+fn item_index(before: &[&str], ind: usize) -> usize {
+    let mut n = 0;
+    for l in before.iter().rev() {
+        let t = l.trim_start();
+        if t.is_empty() || t.starts_with('#') || indent(l) > ind {
+            continue;
+        }
+        if indent(l) < ind || !is_item(l) {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
 /// The keys open at the end of `prefix` (a line up to the error's column): `a: {b: {c: ` gives
 /// `a, b, c`; keys closed by `,` or `}` are dropped.
 fn flow_keys(prefix: &str) -> Vec<String> {
@@ -142,10 +188,13 @@ fn flow_keys(prefix: &str) -> Vec<String> {
     let mut open: Vec<(usize, String)> = Vec::new();
     let mut depth: usize = 0;
     let mut word = String::new();
-    let mut quoted = false;
+    // The quote that opened the string being read, if any.
+    let mut quote: Option<char> = None;
     for c in prefix.chars() {
+        let quoted = quote.is_some();
         match c {
-            '"' | '\'' => quoted = !quoted,
+            '"' | '\'' if quote.is_none() => quote = Some(c),
+            _ if quote == Some(c) => quote = None,
             _ if quoted => {}
             '{' | '[' => depth += 1,
             '}' | ']' => {
@@ -163,10 +212,14 @@ fn flow_keys(prefix: &str) -> Vec<String> {
             '#' => break,
             _ => {}
         }
-        if matches!(c, '{' | '[' | '}' | ']' | ',' | ':') {
+        if quoted {
+            if quote.is_some() {
+                word.push(c); // inside the string (its closing quote is not)
+            }
+        } else if matches!(c, '{' | '[' | '}' | ']' | ',' | ':') {
             word.clear();
-        } else if !quoted || c != '"' {
-            word.push(c);
+        } else if quote.is_none() {
+            word.push(c); // not the opening quote
         }
     }
     open.into_iter().map(|(_, k)| k).collect()
@@ -184,8 +237,18 @@ mod tests {
         assert_eq!(field_at(doc, 3, 27).as_deref(), Some("spec.size"));
         assert_eq!(
             field_at(doc, 5, 45).as_deref(),
-            Some("steps.deletePod.gracePeriodSeconds")
+            Some("steps[0].deletePod.gracePeriodSeconds")
         );
-        assert_eq!(field_at(doc, 7, 14).as_deref(), Some("steps.timeout"));
+        assert_eq!(field_at(doc, 7, 14).as_deref(), Some("steps[1].timeout"));
+        let json = r#"{"spec": {"leaderWorkerTemplate": {"size": 2147483648}}}"#;
+        assert_eq!(
+            field_at(json, 1, 46).as_deref(),
+            Some("spec.leaderWorkerTemplate.size")
+        );
+        let nested = "steps:\n  # c\n  - wait: 1s\n\n  - check:\n      kind: Pod\n      match:\n        spec:\n          containers:\n            - name: a\n            - name: b\n              image: 7\n";
+        assert_eq!(
+            field_at(nested, 12, 22).as_deref(),
+            Some("steps[1].check.match.spec.containers[1].image")
+        );
     }
 }

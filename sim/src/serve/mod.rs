@@ -158,6 +158,16 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
 /// Build the world as `scenario::run` does, and run the scenario's manifests and steps.
 fn load(o: &Options) -> Result<(Runner, String, u64, u32), String> {
     let s = Scenario::load(&o.scenario).map_err(|e| e.to_string())?;
+    if let Some(out) = &o.record {
+        let inputs = s.input_files();
+        if let Some(input) = inputs.iter().find(|i| crate::scenario::same_file(i, out)) {
+            return Err(format!(
+                "--record {}: the session reads this file ({}); writing it would destroy it",
+                out.display(),
+                input.display()
+            ));
+        }
+    }
     let profile = s.reconciler(o.reconciler.as_deref())?;
     let seed = o.seed.or(s.spec.seed).unwrap_or(1);
     let cluster = s.cluster_config()?;
@@ -179,7 +189,7 @@ fn load(o: &Options) -> Result<(Runner, String, u64, u32), String> {
     let mut runner = Runner::new(&s, &profile, world);
     runner.advance_to(0).map_err(|e| e.message())?;
     for (file, objects) in &s.manifests {
-        for m in objects {
+        for m in objects.iter() {
             runner.apply_manifest(file, m).map_err(|e| e.message())?;
         }
     }
