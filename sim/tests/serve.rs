@@ -1444,3 +1444,39 @@ fn a_release_without_the_disaggregated_set_crds_does_not_serve_them() {
     );
     assert_eq!(code, 404);
 }
+
+/// A merge patch rewrote a LeaderWorkerSet's stored `apiVersion` and `kind` (kubectl could no
+/// longer read it); a `DeleteOptions` body field of the wrong type was dropped and the delete
+/// went ahead. Both are refused now, and nothing changes.
+#[test]
+fn a_patch_cannot_change_the_kind_and_a_mistyped_delete_body_deletes_nothing() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let lws = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/vllm";
+    for patch in [r#"{"apiVersion":"nothing"}"#, r#"{"kind":"Pod"}"#] {
+        let (code, body) = s.http("PATCH", lws, "application/merge-patch+json", patch);
+        assert_eq!(code, 422, "{patch}: {body}");
+    }
+    assert_eq!(s.jsonpath("lws", "vllm", "{.kind}"), "LeaderWorkerSet");
+    let pod = "/api/v1/namespaces/default/pods/vllm-0";
+    for body in [
+        r#"{"dryRun":"All"}"#,
+        r#"{"gracePeriodSeconds":"abc"}"#,
+        r#"{"preconditions":{"resourceVersion":1}}"#,
+        r#"{"kind":"Pod"}"#,
+        "[1]",
+    ] {
+        let (code, reply) = s.http("DELETE", pod, "application/json", body);
+        assert_eq!(code, 400, "{body}: {reply}");
+    }
+    assert_eq!(
+        s.jsonpath("pod", "vllm-0", "{.metadata.deletionTimestamp}"),
+        ""
+    );
+    // A create's body is JSON or YAML by its Content-Type; another media type is a 415.
+    let pods = "/api/v1/namespaces/default/pods";
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: c, image: app}]\n";
+    let (code, body) = s.http("POST", pods, "text/plain", yaml);
+    assert_eq!(code, 415, "{body}");
+    let (code, body) = s.http("POST", pods, "application/yaml", yaml);
+    assert_eq!(code, 201, "{body}");
+}

@@ -604,7 +604,9 @@ impl ApiServer {
             obj.meta_mut().namespace = Some("default".to_string());
         }
         let key = key_of(&obj);
-        if let Err(m) = names::validate(K::ID, obj.meta()) {
+        let meta_ok = names::validate(K::ID, obj.meta())
+            .and_then(|()| names::validate_owner_references(obj.meta()));
+        if let Err(m) = meta_ok {
             let e = invalid(K::ID, &key.1, &m);
             return self.fail(actor, "create", K::ID, &key, e);
         }
@@ -754,7 +756,24 @@ impl ApiServer {
             }
         }
         let mut value = serde_json::to_value(&*old).expect("stored objects serialize");
+        let type_meta = (value.get("apiVersion").cloned(), value.get("kind").cloned());
         patch::merge_patch(&mut value, patch);
+        // A patch may not turn the object into another kind or version (the apiserver decodes
+        // the patched object as the resource's type and refuses a different one).
+        for (field, was) in [("apiVersion", type_meta.0), ("kind", type_meta.1)] {
+            let now = value.get(field).cloned();
+            if was.is_some() && now != was {
+                let e = ApiError::new(
+                    Reason::Invalid,
+                    format!(
+                        "{field}: Invalid value: {}: the patched object must stay a {}",
+                        now.unwrap_or(Value::Null),
+                        was.unwrap_or(Value::Null)
+                    ),
+                );
+                return self.fail(actor, verb, K::ID, &key, e);
+            }
+        }
         let patched: K = match serde_json::from_value(value) {
             Ok(p) => p,
             Err(e) => {
@@ -1206,7 +1225,9 @@ impl ApiServer {
         // A `/status` write keeps the stored labels and annotations, valid already: only a
         // main-resource write has them checked.
         if !status_subresource {
-            if let Err(m) = names::validate_labels_and_annotations(new.meta()) {
+            let meta_ok = names::validate_labels_and_annotations(new.meta())
+                .and_then(|()| names::validate_owner_references(new.meta()));
+            if let Err(m) = meta_ok {
                 return self.fail(actor, verb, K::ID, &key, invalid(K::ID, &key.1, &m));
             }
             if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update) {

@@ -50,6 +50,33 @@ pub fn validate(kind: KindId, meta: &ObjectMeta) -> Result<(), String> {
     validate_labels_and_annotations(meta)
 }
 
+/// `ValidateOwnerReferences` (apimachinery `pkg/api/validation/objectmeta.go`): each reference
+/// names its owner fully (apiVersion, kind, name, uid), and at most one is the controller.
+pub fn validate_owner_references(meta: &ObjectMeta) -> Result<(), String> {
+    let refs = meta.owner_references.as_deref().unwrap_or(&[]);
+    for (i, r) in refs.iter().enumerate() {
+        let at = format!("metadata.ownerReferences[{i}]");
+        for (field, v) in [
+            ("apiVersion", &r.api_version),
+            ("kind", &r.kind),
+            ("name", &r.name),
+            ("uid", &r.uid),
+        ] {
+            if v.is_empty() {
+                return Err(format!(
+                    "{at}.{field}: Invalid value: \"\": {field} must not be empty"
+                ));
+            }
+        }
+    }
+    if refs.iter().filter(|r| r.controller == Some(true)).count() > 1 {
+        return Err(
+            "metadata.ownerReferences: Invalid value: only one reference can have Controller set to true".into(),
+        );
+    }
+    Ok(())
+}
+
 /// `ValidateLabels` and the keys of `ValidateAnnotations` (apimachinery
 /// `pkg/apis/meta/v1/validation/validation.go`, `pkg/api/validation/objectmeta.go`): every
 /// label key and annotation key a qualified name, every label value a label value.

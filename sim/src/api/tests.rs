@@ -681,3 +681,54 @@ fn a_statefulset_update_may_not_change_its_service_name_or_pod_management_policy
         );
     }
 }
+
+#[test]
+fn a_merge_patch_cannot_change_the_kind_or_version_of_what_it_patches() {
+    let mut a = api();
+    a.create("t", lws("l")).unwrap();
+    let before = a.get::<LeaderWorkerSet>("default", "l").unwrap();
+    for patch in [
+        serde_json::json!({"apiVersion": "nothing"}),
+        serde_json::json!({"kind": "Pod"}),
+    ] {
+        let e = a
+            .merge_patch::<LeaderWorkerSet>("t", "default", "l", &patch)
+            .unwrap_err();
+        assert_eq!((e.code, e.reason), (422, Reason::Invalid), "{e}");
+    }
+    assert_eq!(a.get::<LeaderWorkerSet>("default", "l").unwrap(), before);
+    let e = a
+        .merge_patch::<Pod>("t", "default", "p", &serde_json::json!({"kind": "Node"}))
+        .unwrap_err();
+    assert_eq!(e.code, 404, "{e}");
+}
+
+#[test]
+fn owner_references_name_their_owner_fully_and_one_controller_at_most() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    let owner = |uid: &str, controller: bool| OwnerReference {
+        api_version: "apps/v1".into(),
+        kind: "StatefulSet".into(),
+        name: "s".into(),
+        uid: uid.into(),
+        controller: Some(controller),
+        ..Default::default()
+    };
+    let mut a = api();
+    let with = |name: &str, refs: Vec<OwnerReference>| {
+        let mut p = pod(name);
+        p.metadata.owner_references = Some(refs);
+        p
+    };
+    let e = a
+        .create("t", with("a", vec![owner("", false)]))
+        .unwrap_err();
+    assert!(e.to_string().contains("ownerReferences[0].uid"), "{e}");
+    let two = vec![owner("u1", true), owner("u2", true)];
+    let e = a.create("t", with("b", two)).unwrap_err();
+    assert!(e.to_string().contains("only one reference"), "{e}");
+    let p = a.create("t", with("c", vec![owner("u1", true)])).unwrap();
+    let mut bad = (*p).clone();
+    bad.metadata.owner_references = Some(vec![OwnerReference::default()]);
+    assert_eq!(a.update("t", bad).unwrap_err().reason, Reason::Invalid);
+}

@@ -813,7 +813,7 @@ impl Core {
                 "create needs a namespace in the path",
             );
         }
-        let v = match ops::body_value(&req.body, false) {
+        let v = match ops::object_body(&req.body, &req.content_type) {
             Ok(v) => v,
             Err(r) => return r,
         };
@@ -853,7 +853,7 @@ impl Core {
     }
 
     fn update<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
-        let v = match ops::body_value(&req.body, false) {
+        let v = match ops::object_body(&req.body, &req.content_type) {
             Ok(v) => v,
             Err(r) => return r,
         };

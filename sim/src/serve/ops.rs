@@ -87,6 +87,21 @@ pub fn body_value(body: &[u8], yaml: bool) -> Result<Value, Reply> {
     }
 }
 
+/// A create's or update's body by its `Content-Type`: JSON, or YAML as the apiserver also
+/// accepts; another media type is a 415 (a request without one is read as JSON).
+pub fn object_body(body: &[u8], content_type: &str) -> Result<Value, Reply> {
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    match media {
+        "" | "application/json" | "*/*" => body_value(body, false),
+        "application/yaml" => body_value(body, true),
+        other => Err(failure(
+            415,
+            "UnsupportedMediaType",
+            format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {other:?}"),
+        )),
+    }
+}
+
 /// Whether the request is a dry run: `?dryRun=All`, or for a DELETE the body's
 /// `DeleteOptions.dryRun: ["All"]` (where kubectl puts it). Any other value is 422, as the
 /// apiserver's options validation answers.
@@ -324,6 +339,17 @@ pub fn delete_options(body: &[u8], q: &BTreeMap<String, String>) -> Result<Delet
     } else {
         body_value(body, false)?
     };
+    // Decoded as the apiserver decodes it: a field of the wrong type is a 400, not dropped.
+    if let Some(k) = v.get("kind").and_then(Value::as_str) {
+        if k != "DeleteOptions" {
+            return Err(bad_request(format!(
+                "the kind in the data ({k}) does not match the expected kind (DeleteOptions)"
+            )));
+        }
+    }
+    type Typed = k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
+    serde_json::from_value::<Typed>(v.clone())
+        .map_err(|e| bad_request(format!("error decoding DeleteOptions: {e}")))?;
     let mut o = DeleteOptions::default();
     let prop = v
         .get("propagationPolicy")
