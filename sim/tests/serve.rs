@@ -1479,4 +1479,21 @@ fn a_patch_cannot_change_the_kind_and_a_mistyped_delete_body_deletes_nothing() {
     assert_eq!(code, 415, "{body}");
     let (code, body) = s.http("POST", pods, "application/yaml", yaml);
     assert_eq!(code, 201, "{body}");
+    // Query parameters are decoded and validated, not ignored.
+    let long_manager = format!("?fieldManager={}", "m".repeat(129));
+    for (query, want) in [
+        ("?limit=abc", 400),
+        ("?watch=maybe", 400),
+        (long_manager.as_str(), 422),
+    ] {
+        let (code, body) = s.http("GET", &format!("{pods}{query}"), "", "");
+        assert_eq!(code, want, "{query}: {body}");
+    }
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{lws}?force=true"),
+        "application/merge-patch+json",
+        "{}",
+    );
+    assert_eq!(code, 422, "{body}");
 }

@@ -102,6 +102,44 @@ pub fn object_body(body: &[u8], content_type: &str) -> Result<Value, Reply> {
     }
 }
 
+/// The query parameters every resource request may carry, checked as the apiserver's
+/// parameter decoding and options validation check them: a boolean that is not one or a
+/// `limit` that is not a number is a 400; a `fieldManager` longer than 128 bytes or not
+/// printable, or `force` on a request that is not an apply patch, is a 422.
+pub fn check_query(req: &super::core::ApiRequest) -> Result<(), Reply> {
+    let q = &req.query;
+    for key in ["watch", "allowWatchBookmarks", "force", "sendInitialEvents"] {
+        if let Some(v) = q.get(key) {
+            if !matches!(v.as_str(), "" | "true" | "false" | "1" | "0") {
+                return Err(bad_request(format!("{key}: invalid boolean value {v:?}")));
+            }
+        }
+    }
+    if let Some(l) = q.get("limit").filter(|l| l.parse::<i64>().is_err()) {
+        return Err(bad_request(format!(
+            "limit: invalid value {l:?}: not an integer"
+        )));
+    }
+    if let Some(m) = q.get("fieldManager") {
+        if m.len() > 128 || !m.bytes().all(|b| (b' '..=b'~').contains(&b)) {
+            return Err(failure(
+                422,
+                "Invalid",
+                "fieldManager: Invalid value: must be at most 128 printable ASCII characters",
+            ));
+        }
+    }
+    let apply = req.content_type.starts_with("application/apply-patch");
+    if q.get("force").is_some_and(|f| f == "true" || f == "1") && !apply {
+        return Err(failure(
+            422,
+            "Invalid",
+            "force: Forbidden: may not be specified for non-apply patch",
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the request is a dry run: `?dryRun=All`, or for a DELETE the body's
 /// `DeleteOptions.dryRun: ["All"]` (where kubectl puts it). Any other value is 422, as the
 /// apiserver's options validation answers.
