@@ -616,7 +616,8 @@ fn containers_need_a_dns_label_name_unique_across_lists_and_an_image() {
     // validateContainers / validateInitContainers (kubernetes
     // pkg/apis/core/validation/validation.go), for pods and StatefulSet templates alike.
     let mut a = api();
-    let edits: [(fn(&mut PodSpec), &str); 5] = [
+    type Edit = (fn(&mut PodSpec), &'static str);
+    let edits: [Edit; 5] = [
         (|s| s.containers.clear(), "containers: Required value"),
         (
             |s| s.containers[0].name = String::new(),

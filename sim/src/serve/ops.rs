@@ -106,8 +106,7 @@ pub fn object_body(body: &[u8], content_type: &str) -> Result<Value, Reply> {
 /// parameter decoding and options validation check them: a boolean that is not one or a
 /// `limit` that is not a number is a 400; a `fieldManager` longer than 128 bytes or not
 /// printable, or `force` on a request that is not an apply patch, is a 422.
-pub fn check_query(req: &super::core::ApiRequest) -> Result<(), Reply> {
-    let q = &req.query;
+pub fn check_query(q: &BTreeMap<String, String>, content_type: &str) -> Result<(), Reply> {
     for key in ["watch", "allowWatchBookmarks", "force", "sendInitialEvents"] {
         if let Some(v) = q.get(key) {
             if !matches!(v.as_str(), "" | "true" | "false" | "1" | "0") {
@@ -129,7 +128,7 @@ pub fn check_query(req: &super::core::ApiRequest) -> Result<(), Reply> {
             ));
         }
     }
-    let apply = req.content_type.starts_with("application/apply-patch");
+    let apply = content_type.starts_with("application/apply-patch");
     if q.get("force").is_some_and(|f| f == "true" || f == "1") && !apply {
         return Err(failure(
             422,
