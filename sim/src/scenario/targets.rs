@@ -211,6 +211,12 @@ fn check_step(
             if !o.name.is_empty() {
                 check_name(&f("name"), &o.name).map_err(|m| (f("name"), m))?;
             }
+            // Nodes are the scenario's own: a write to one that can never exist is a typo
+            // (a `check` may well ask that one does not).
+            let writes = matches!(spec, StepSpec::Patch(_) | StepSpec::Delete(_));
+            if writes && o.kind == "Node" && counts == Counts::Checked {
+                node_can_exist(&f("name"), &o.name, pop, nodes)?;
+            }
             if let (StepSpec::Patch(_), Some(merge)) = (spec, &o.merge) {
                 if o.kind == "LeaderWorkerSet" && counts == Counts::Checked {
                     check_lws_patch(&f("merge"), merge, o, pop)?;
@@ -278,29 +284,7 @@ fn check_target(
     };
     let node = |sel: &NodeSel| match sel {
         NodeSel::NodeOf { namespace, pod: p } => pod("nodeOf", namespace, p),
-        NodeSel::Node(n) => {
-            let field = format!("{key}.node");
-            check_name(&field, n).map_err(|m| (field.clone(), m))?;
-            let index = |s: &str| s.parse::<u64>().ok().filter(|i| i.to_string() == s);
-            let ok = match n.strip_prefix("node-r") {
-                Some(k) => index(k).is_some_and(|k| k < pop.replacements as u64),
-                None => n
-                    .strip_prefix("node-")
-                    .and_then(index)
-                    .is_some_and(|i| i < u64::from(nodes)),
-            };
-            if ok {
-                return Ok(());
-            }
-            let repl = match pop.replacements {
-                0 => String::new(),
-                r => format!(", or a replacement node node-r0..node-r{}", r - 1),
-            };
-            Err((field.clone(), format!(
-                "{field}: no node {n:?} can exist in this scenario; valid nodes: node-0..node-{}{repl}",
-                nodes.saturating_sub(1)
-            )))
-        }
+        NodeSel::Node(n) => node_can_exist(&format!("{key}.node"), n, pop, nodes),
     };
     match step {
         Step::CrashContainer { namespace, pod: p } => pod("pod", namespace, p),
@@ -313,6 +297,39 @@ fn check_target(
         | Step::Uncordon(sel) => node(sel),
         _ => Ok(()),
     }
+}
+
+/// A node name `field` gives is one that can exist: `node-0` .. `node-<nodes-1>`, or a
+/// replacement `node-r<k>` for each `drainNode` with `replace: true`.
+fn node_can_exist(
+    field: &str,
+    n: &str,
+    pop: &Population,
+    nodes: u32,
+) -> Result<(), (String, String)> {
+    check_name(field, n).map_err(|m| (field.to_string(), m))?;
+    let index = |s: &str| s.parse::<u64>().ok().filter(|i| i.to_string() == s);
+    let ok = match n.strip_prefix("node-r") {
+        Some(k) => index(k).is_some_and(|k| k < pop.replacements as u64),
+        None => n
+            .strip_prefix("node-")
+            .and_then(index)
+            .is_some_and(|i| i < u64::from(nodes)),
+    };
+    if ok {
+        return Ok(());
+    }
+    let repl = match pop.replacements {
+        0 => String::new(),
+        r => format!(", or a replacement node node-r0..node-r{}", r - 1),
+    };
+    Err((
+        field.to_string(),
+        format!(
+            "{field}: no node {n:?} can exist in this scenario; valid nodes: node-0..node-{}{repl}",
+            nodes.saturating_sub(1)
+        ),
+    ))
 }
 
 /// Every scenario-level limit and cross-check: node count, steps, the sum of waits, names and
