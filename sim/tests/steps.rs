@@ -397,3 +397,32 @@ fn recreated_asks_for_another_uid_than_the_deleted_one() {
         timeouts[0]
     );
 }
+
+/// A run's progress hook (the CLI's progress line) is told the step, the simulated time and
+/// the event count, in order, and observes only: the trace is the one a run without it makes.
+#[test]
+fn the_progress_hook_follows_the_run_and_changes_nothing() {
+    use std::sync::{Arc, Mutex};
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios/rollout.yaml");
+    let s = Scenario::load(&path).unwrap();
+    let profile = s.reconciler(None).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let opts = scenario::RunOptions {
+        progress: Some(Arc::new(move |p: &scenario::Progress| {
+            sink.lock().unwrap().push(*p)
+        })),
+        ..Default::default()
+    };
+    let with = scenario::run_with_options(&s, &profile, opts).unwrap();
+    let without = scenario::run_with_options(&s, &profile, Default::default()).unwrap();
+    assert_eq!(with.trace_hash, without.trace_hash);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len() as u64, with.events / scenario::PROGRESS_EVERY);
+    assert!(seen.windows(2).all(|w| w[0].events < w[1].events
+        && w[0].now_ms <= w[1].now_ms
+        && w[0].step <= w[1].step));
+    assert!(seen
+        .iter()
+        .all(|p| p.steps == s.steps.len() && p.step <= p.steps));
+}

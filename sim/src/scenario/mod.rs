@@ -483,7 +483,7 @@ pub struct Progress {
 pub type ProgressHook = Arc<dyn Fn(&Progress) + Send + Sync>;
 
 /// How often (in events) a run's progress hook is called.
-pub const PROGRESS_EVERY: u64 = 1 << 14;
+pub const PROGRESS_EVERY: u64 = 1 << 10;
 
 impl RunReport {
     /// The distinct invariants that broke, sorted.
@@ -538,8 +538,8 @@ pub struct Runner {
     /// The event cap of this run (`EVENT_COUNT_MAX` unless a test lowers it).
     event_max: u64,
     progress: Option<ProgressHook>,
-    /// The step running and the number of steps, for `progress`.
-    step_of: (usize, usize),
+    /// The step running, the number of steps and the event count `progress` was last told.
+    step_of: (usize, usize, u64),
     /// What the run is doing, for a `liveness` report: the manifests, a step, convergence.
     doing: String,
     /// The step running, as `file:line: steps[i]`, for rejections it meets.
@@ -584,7 +584,7 @@ impl Runner {
             checker: Checker::new(s.invariants.iter().cloned()).for_profile(profile),
             event_max: EVENT_COUNT_MAX,
             progress: None,
-            step_of: (0, s.steps.len()),
+            step_of: (0, s.steps.len(), 0),
             doing: "the controller was starting".into(),
             step_at: None,
             expecting: None,
@@ -593,19 +593,27 @@ impl Runner {
         }
     }
 
+    /// Every `PROGRESS_EVERY` events, tell the progress hook where the run is (once per count:
+    /// `limits` may be asked again before the next event).
+    fn tell_progress(&mut self) {
+        let events = self.world.event_count;
+        let Some(hook) = &self.progress else { return };
+        if !events.is_multiple_of(PROGRESS_EVERY) || events == self.step_of.2 {
+            return;
+        }
+        self.step_of.2 = events;
+        hook(&Progress {
+            step: self.step_of.0,
+            steps: self.step_of.1,
+            now_ms: self.world.now_ms,
+            events,
+        });
+    }
+
     /// A run limit hit: the world stopped (livelock, horizon) or the event cap passed. Records
     /// the `liveness` violation and ends the run (README, "Limits").
     fn limits(&mut self) -> Result<(), Halt> {
-        if let Some(hook) = &self.progress {
-            if self.world.event_count.is_multiple_of(PROGRESS_EVERY) {
-                hook(&Progress {
-                    step: self.step_of.0,
-                    steps: self.step_of.1,
-                    now_ms: self.world.now_ms,
-                    events: self.world.event_count,
-                });
-            }
-        }
+        self.tell_progress();
         let why = match self.world.stopped() {
             Some(stop) => stop.to_string(),
             None if self.world.event_count > self.event_max => format!(
