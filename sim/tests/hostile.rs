@@ -489,6 +489,8 @@ fn a_pod_manifest_without_an_image_is_refused_naming_the_field() {
         err.contains("spec.containers[0].image: Required value"),
         "{err}"
     );
+    // Located where the scenario names the manifest.
+    assert!(err.contains("s.yaml:3: manifests[0]: "), "{err}");
 }
 
 /// One manifest applied by many steps is read and held once: 3,000 applies of a file load in

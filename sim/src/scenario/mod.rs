@@ -338,6 +338,21 @@ impl Scenario {
         v
     }
 
+    /// A manifest refused when it was applied, reported where the scenario names the file
+    /// (`FILE:LINE: manifests[i]: ...`), as a manifest that cannot be read is.
+    pub fn at_manifest(&self, i: usize, halt: Halt) -> Halt {
+        match halt {
+            Halt::Bad(RunError(m)) => {
+                let at = match self.lines.manifest(i) {
+                    Some(l) => format!("{}:{l}", self.path.display()),
+                    None => self.path.display().to_string(),
+                };
+                Halt::Bad(RunError(format!("{at}: manifests[{i}]: {m}")))
+            }
+            limit => limit,
+        }
+    }
+
     /// Step `i` for messages: `steps[i] (key, file:line)`.
     pub fn step_context(&self, i: usize) -> String {
         let key = self.spec.steps.get(i).map_or("?", StepSpec::key);
@@ -1653,9 +1668,10 @@ impl Runner {
         // Let the controller come up before the manifests are applied, as a user would.
         self.advance_to(0)?;
         self.doing = "the scenario's manifests were being applied".into();
-        for (file, objects) in &s.manifests {
+        for (i, (file, objects)) in s.manifests.iter().enumerate() {
             for m in objects.iter() {
-                self.apply_manifest(file, m)?;
+                self.apply_manifest(file, m)
+                    .map_err(|h| s.at_manifest(i, h))?;
             }
         }
         for (i, step) in s.steps.iter().enumerate() {

@@ -188,9 +188,11 @@ fn load(o: &Options) -> Result<(Runner, String, u64, u32), String> {
     crate::scenario::limits::install_limits(&mut world.api);
     let mut runner = Runner::new(&s, &profile, world);
     runner.advance_to(0).map_err(|e| e.message())?;
-    for (file, objects) in &s.manifests {
+    for (i, (file, objects)) in s.manifests.iter().enumerate() {
         for m in objects.iter() {
-            runner.apply_manifest(file, m).map_err(|e| e.message())?;
+            runner
+                .apply_manifest(file, m)
+                .map_err(|h| s.at_manifest(i, h).message())?;
         }
     }
     for step in &s.steps {
