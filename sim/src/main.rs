@@ -610,20 +610,11 @@ fn cmd_run(a: RunArgs) -> ExitCode {
     ExitCode::from(u8::from(any_violation))
 }
 
-/// The directory a file is in: "." for a bare file name (whose parent is "", which does not
-/// canonicalize).
-fn dir_of(p: &Path) -> &Path {
-    p.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-}
-
 /// No output file may be an input of the run or another output: each would be truncated.
 fn distinct_outputs(
     outs: &[(&str, &Option<PathBuf>)],
     scenarios: &[Scenario],
 ) -> Result<(), String> {
-    let inputs: Vec<PathBuf> = scenarios.iter().flat_map(Scenario::input_files).collect();
     let mut seen: Vec<(&str, &Path)> = Vec::new();
     for &(flag, path) in outs {
         let Some(path) = path else { continue };
@@ -633,7 +624,7 @@ fn distinct_outputs(
                 path.display()
             ));
         }
-        if let Some(input) = inputs.iter().find(|q| scenario::same_file(q, path)) {
+        if let Some(input) = scenarios.iter().find_map(|s| s.reads(path)) {
             return Err(format!(
                 "{flag} {}: the run reads this file ({}); writing it would destroy it",
                 path.display(),
@@ -1324,7 +1315,7 @@ fn write_finding(
         .map(|g| g.perturbation.point())
         .collect();
     let violated: Vec<String> = run.violated().into_iter().collect();
-    let parent = dir_of(&a.path);
+    let parent = scenario::dir_of(&a.path);
     let dir = parent.canonicalize().unwrap_or(parent.to_path_buf());
     let spec = explore::perturbed_spec(
         s,

@@ -468,18 +468,12 @@ fn serve_record_and_apply_step_files_are_inputs_that_are_never_overwritten() {
 /// it (422) and the run ends as bad input naming the field.
 #[test]
 fn a_pod_manifest_without_an_image_is_refused_naming_the_field() {
-    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-noimage", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let body =
+        "name: s\ncontroller: {reconciler: v0.4.1}\nmanifests: [pod.yaml]\nsteps: [{wait: 1s}]\n";
+    let path = scratch("no-image", body);
     std::fs::write(
-        dir.join("pod.yaml"),
+        path.with_file_name("pod.yaml"),
         "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: web}]\n",
-    )
-    .unwrap();
-    let path = dir.join("s.yaml");
-    std::fs::write(
-        &path,
-        "name: s\ncontroller: {reconciler: v0.4.1}\nmanifests: [pod.yaml]\nsteps: [{wait: 1s}]\n",
     )
     .unwrap();
     let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
@@ -490,7 +484,7 @@ fn a_pod_manifest_without_an_image_is_refused_naming_the_field() {
         "{err}"
     );
     // Located where the scenario names the manifest.
-    assert!(err.contains("s.yaml:3: manifests[0]: "), "{err}");
+    assert!(err.contains("no-image.yaml:3: manifests[0]: "), "{err}");
 }
 
 /// One manifest applied by many steps is read and held once: 3,000 applies of a file load in

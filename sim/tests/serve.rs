@@ -1479,11 +1479,13 @@ fn a_patch_cannot_change_the_kind_and_a_mistyped_delete_body_deletes_nothing() {
     assert_eq!(code, 415, "{body}");
     let (code, body) = s.http("POST", pods, "application/yaml", yaml);
     assert_eq!(code, 201, "{body}");
-    // Query parameters are decoded and validated, not ignored.
+    // Query parameters are decoded and validated, not ignored; a boolean is false only when
+    // absent, `0` or `false` (so these lists are lists, not watches).
     let long_manager = format!("?fieldManager={}", "m".repeat(129));
     for (query, want) in [
         ("?limit=abc", 400),
-        ("?watch=maybe", 400),
+        ("?watch=0", 200),
+        ("?watch=FALSE", 200),
         (long_manager.as_str(), 422),
     ] {
         let (code, body) = s.http("GET", &format!("{pods}{query}"), "", "");

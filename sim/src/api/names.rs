@@ -82,8 +82,7 @@ pub fn validate_owner_references(meta: &ObjectMeta) -> Result<(), String> {
 /// label key and annotation key a qualified name, every label value a label value.
 pub fn validate_labels_and_annotations(meta: &ObjectMeta) -> Result<(), String> {
     for (k, v) in meta.labels.iter().flatten() {
-        qualified_name(k).map_err(|m| format!("metadata.labels: Invalid value: {k:?}: {m}"))?;
-        label_value(v).map_err(|m| format!("metadata.labels: Invalid value: {v:?}: {m}"))?;
+        label(k, v).map_err(|m| format!("metadata.labels: {m}"))?;
     }
     for k in meta.annotations.iter().flatten().map(|(k, _)| k) {
         let lower = if k.bytes().any(|b| b.is_ascii_uppercase()) {
@@ -95,6 +94,12 @@ pub fn validate_labels_and_annotations(meta: &ObjectMeta) -> Result<(), String> 
             .map_err(|m| format!("metadata.annotations: Invalid value: {k:?}: {m}"))?;
     }
     Ok(())
+}
+
+/// One label: a qualified-name key and a label value (`Invalid value: "<which>": why`).
+pub fn label(k: &str, v: &str) -> Result<(), String> {
+    qualified_name(k).map_err(|m| format!("Invalid value: {k:?}: {m}"))?;
+    label_value(v).map_err(|m| format!("Invalid value: {v:?}: {m}"))
 }
 
 /// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`: a qualified name's name part, a label value.

@@ -53,6 +53,14 @@ fn read_manifest_file(path: &Path) -> Result<Vec<Manifest>, LoadError> {
     Ok(objects)
 }
 
+/// The directory a file is in: "." for a bare file name (whose parent is "", which does not
+/// canonicalize).
+pub fn dir_of(p: &Path) -> &Path {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// Whether two paths name one file: compared canonically when they exist, else by their
 /// canonical directory and name (an output not written yet).
 pub fn same_file(a: &Path, b: &Path) -> bool {
@@ -60,8 +68,7 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
         if let Ok(c) = p.canonicalize() {
             return c;
         }
-        let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
-        match (dir.unwrap_or(Path::new(".")).canonicalize(), p.file_name()) {
+        match (dir_of(p).canonicalize(), p.file_name()) {
             (Ok(d), Some(name)) => d.join(name),
             _ => p.to_path_buf(),
         }

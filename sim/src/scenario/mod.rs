@@ -29,7 +29,7 @@ use crate::invariants::{self, Checker, FaultEffect, InvariantId, ObjectRef, Viol
 use crate::trace::Trace;
 use crate::world::{ClusterConfig, Event, World};
 pub use limits::SpecLines;
-pub use load::{read_text, same_file, ManifestDir};
+pub use load::{dir_of, read_text, same_file, ManifestDir};
 pub use manifest::{LoadError, Manifest};
 use spec::{Expectation, InvariantSelection, ScenarioSpec, StepSpec};
 pub use step::{NodeSel, ObjectMatch, Step, WaitTarget};
@@ -311,11 +311,18 @@ impl Scenario {
         })
     }
 
+    /// The file this scenario reads that `output` would overwrite, if any: the scenario
+    /// itself, a manifest or a file an `apply` step names.
+    pub fn reads(&self, output: &Path) -> Option<PathBuf> {
+        self.input_files()
+            .into_iter()
+            .find(|i| same_file(i, output))
+    }
+
     /// The files this scenario was read from: itself, its manifests and the files its
-    /// `apply` steps name. An output of a run must be none of them (`same_file`).
-    pub fn input_files(&self) -> Vec<PathBuf> {
-        let dir = self.path.parent().filter(|d| !d.as_os_str().is_empty());
-        let dir = dir.unwrap_or(Path::new("."));
+    /// `apply` steps name.
+    fn input_files(&self) -> Vec<PathBuf> {
+        let dir = dir_of(&self.path);
         let applied = self.spec.steps.iter().filter_map(|s| {
             let s = match s {
                 StepSpec::Rejected { step, .. } => step,
@@ -546,6 +553,16 @@ impl From<RunError> for Halt {
     }
 }
 
+/// Where a run is, for its progress hook.
+#[derive(Default)]
+struct RunAt {
+    /// The step running, or the number of steps once they are done.
+    step: usize,
+    steps: usize,
+    /// The event count the hook was last told.
+    told: u64,
+}
+
 /// A scenario being run: the world and the invariant checker (`serve` drives one too).
 pub struct Runner {
     pub world: World,
@@ -553,8 +570,8 @@ pub struct Runner {
     /// The event cap of this run (`EVENT_COUNT_MAX` unless a test lowers it).
     event_max: u64,
     progress: Option<ProgressHook>,
-    /// The step running, the number of steps and the event count `progress` was last told.
-    step_of: (usize, usize, u64),
+    /// Where the run is, for `progress`.
+    at: RunAt,
     /// What the run is doing, for a `liveness` report: the manifests, a step, convergence.
     doing: String,
     /// The step running, as `file:line: steps[i]`, for rejections it meets.
@@ -599,7 +616,10 @@ impl Runner {
             checker: Checker::new(s.invariants.iter().cloned()).for_profile(profile),
             event_max: EVENT_COUNT_MAX,
             progress: None,
-            step_of: (0, s.steps.len(), 0),
+            at: RunAt {
+                steps: s.steps.len(),
+                ..RunAt::default()
+            },
             doing: "the controller was starting".into(),
             step_at: None,
             expecting: None,
@@ -613,13 +633,13 @@ impl Runner {
     fn tell_progress(&mut self) {
         let events = self.world.event_count;
         let Some(hook) = &self.progress else { return };
-        if !events.is_multiple_of(PROGRESS_EVERY) || events == self.step_of.2 {
+        if !events.is_multiple_of(PROGRESS_EVERY) || events == self.at.told {
             return;
         }
-        self.step_of.2 = events;
+        self.at.told = events;
         hook(&Progress {
-            step: self.step_of.0,
-            steps: self.step_of.1,
+            step: self.at.step,
+            steps: self.at.steps,
             now_ms: self.world.now_ms,
             events,
         });
@@ -1675,7 +1695,7 @@ impl Runner {
             }
         }
         for (i, step) in s.steps.iter().enumerate() {
-            self.step_of.0 = i;
+            self.at.step = i;
             self.doing = s.step_context(i);
             self.step_at = Some(match s.lines.step(i) {
                 Some(l) => format!("{}:{l}: steps[{i}]", s.path.display()),
@@ -1684,7 +1704,7 @@ impl Runner {
             self.run_step(step)?;
         }
         self.step_at = None;
-        self.step_of.0 = s.steps.len();
+        self.at.step = s.steps.len();
         self.checker.close_quiet_window();
         if self.checker.is_enabled(invariants::CONVERGENCE) {
             let within = s.spec.converge_within.map_or(DEFAULT_CONVERGE_MS, |d| d.0);

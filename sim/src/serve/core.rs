@@ -357,18 +357,11 @@ impl Core {
         let api = &self.runner.world.api;
         let created = &mut self.namespaces;
         match (req.method.as_str(), name) {
-            ("GET", _)
-                if req
-                    .query
-                    .get("watch")
-                    .is_some_and(|w| w == "true" || w == "1") =>
-            {
-                failure(
-                    405,
-                    "MethodNotAllowed",
-                    "watching namespaces is not supported by lws-sim serve",
-                )
-            }
+            ("GET", _) if super::query::flag(&req.query, "watch") => failure(
+                405,
+                "MethodNotAllowed",
+                "watching namespaces is not supported by lws-sim serve",
+            ),
             ("GET", name) => super::namespaces::get(api, created, name, &req.query, &req.accept),
             ("POST", None) => match ops::body_value(&req.body, false) {
                 Ok(body) => super::namespaces::create(api, created, &body, dry),
@@ -569,7 +562,7 @@ impl Core {
         }
         match (req.method.as_str(), t.name.is_some()) {
             ("GET", false) => {
-                let watch = q.get("watch").is_some_and(|w| w == "true" || w == "1");
+                let watch = super::query::flag(q, "watch");
                 with_kind!(kind, K => if watch { self.watch::<K>(&t, req) } else { self.list::<K>(&t, req) })
             }
             ("GET", true) => with_kind!(kind, K => self.get::<K>(&t, req)),
@@ -689,7 +682,7 @@ impl Core {
             namespace: t.namespace.clone(),
             labels,
             fields,
-            bookmarks: q.get("allowWatchBookmarks").is_some_and(|b| b == "true"),
+            bookmarks: super::query::flag(q, "allowWatchBookmarks"),
             table: table::wants_table(&req.accept),
             cursor: api.resource_version(),
             last_bookmark_ms: api.now_ms(),
@@ -701,7 +694,7 @@ impl Core {
         if w.selective() {
             w.matching = Some(Default::default());
         }
-        let initial = q.get("sendInitialEvents").is_some_and(|s| s == "true");
+        let initial = super::query::flag(q, "sendInitialEvents");
         let mut open = true;
         match rv {
             Some(n) if n < self.compacted_rv => {
@@ -998,7 +991,7 @@ impl Core {
         if let Some(r) = whole_missing.then(|| self.missing_namespace(t)).flatten() {
             return r;
         }
-        let force = req.query.get("force").is_some_and(|f| f == "true");
+        let force = super::query::flag(&req.query, "force");
         let key = (ns, name.clone());
         match self
             .runner

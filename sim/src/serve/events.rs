@@ -19,7 +19,7 @@ pub fn get(
     query: &std::collections::BTreeMap<String, String>,
     accept: &str,
 ) -> Reply {
-    if query.get("watch").is_some_and(|w| w == "true" || w == "1") {
+    if super::query::flag(query, "watch") {
         return failure(
             405,
             "MethodNotAllowed",

@@ -103,17 +103,10 @@ pub fn object_body(body: &[u8], content_type: &str) -> Result<Value, Reply> {
 }
 
 /// The query parameters every resource request may carry, checked as the apiserver's
-/// parameter decoding and options validation check them: a boolean that is not one or a
-/// `limit` that is not a number is a 400; a `fieldManager` longer than 128 bytes or not
-/// printable, or `force` on a request that is not an apply patch, is a 422.
+/// parameter decoding and options validation check them: a `limit` that is not a number is a
+/// 400; a `fieldManager` longer than 128 bytes or not printable, or `force` on a request that
+/// is not an apply patch, is a 422. (A boolean takes any value: `query::flag`.)
 pub fn check_query(q: &BTreeMap<String, String>, content_type: &str) -> Result<(), Reply> {
-    for key in ["watch", "allowWatchBookmarks", "force", "sendInitialEvents"] {
-        if let Some(v) = q.get(key) {
-            if !matches!(v.as_str(), "" | "true" | "false" | "1" | "0") {
-                return Err(bad_request(format!("{key}: invalid boolean value {v:?}")));
-            }
-        }
-    }
     if let Some(l) = q.get("limit").filter(|l| l.parse::<i64>().is_err()) {
         return Err(bad_request(format!(
             "limit: invalid value {l:?}: not an integer"
@@ -129,7 +122,7 @@ pub fn check_query(q: &BTreeMap<String, String>, content_type: &str) -> Result<(
         }
     }
     let apply = content_type.starts_with("application/apply-patch");
-    if q.get("force").is_some_and(|f| f == "true" || f == "1") && !apply {
+    if super::query::flag(q, "force") && !apply {
         return Err(failure(
             422,
             "Invalid",
@@ -369,14 +362,14 @@ pub fn strip_directives(v: &mut Value) {
     }
 }
 
-/// `DeleteOptions` from the body (JSON) and the query (`propagationPolicy`, `gracePeriodSeconds`).
+/// `DeleteOptions` from the body (JSON, decoded as the apiserver decodes it: a field of the
+/// wrong type is a 400, not dropped) and the query (`propagationPolicy`, `gracePeriodSeconds`).
 pub fn delete_options(body: &[u8], q: &BTreeMap<String, String>) -> Result<DeleteOptions, Reply> {
     let v = if body.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
         body_value(body, false)?
     };
-    // Decoded as the apiserver decodes it: a field of the wrong type is a 400, not dropped.
     if let Some(k) = v.get("kind").and_then(Value::as_str) {
         if k != "DeleteOptions" {
             return Err(bad_request(format!(
@@ -385,39 +378,28 @@ pub fn delete_options(body: &[u8], q: &BTreeMap<String, String>) -> Result<Delet
         }
     }
     type Typed = k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
-    serde_json::from_value::<Typed>(v.clone())
+    let body: Typed = serde_json::from_value(v)
         .map_err(|e| bad_request(format!("error decoding DeleteOptions: {e}")))?;
     let mut o = DeleteOptions::default();
-    let prop = v
-        .get("propagationPolicy")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| q.get("propagationPolicy").cloned());
-    if let Some(p) = prop {
+    if let Some(p) = body
+        .propagation_policy
+        .or_else(|| q.get("propagationPolicy").cloned())
+    {
         o.propagation = Some(
             Propagation::parse(&p)
                 .ok_or_else(|| bad_request(format!("unknown propagationPolicy {p:?}")))?,
         );
     }
-    let grace = match v.get("gracePeriodSeconds").and_then(Value::as_i64) {
-        Some(g) => Some(g),
-        None => match q.get("gracePeriodSeconds") {
-            Some(g) => Some(
-                g.parse()
-                    .map_err(|_| bad_request(format!("invalid gracePeriodSeconds {g:?}")))?,
-            ),
-            None => None,
-        },
+    o.grace_period_seconds = match (body.grace_period_seconds, q.get("gracePeriodSeconds")) {
+        (Some(g), _) => Some(g),
+        (None, Some(g)) => Some(
+            g.parse()
+                .map_err(|_| bad_request(format!("invalid gracePeriodSeconds {g:?}")))?,
+        ),
+        (None, None) => None,
     };
-    o.grace_period_seconds = grace;
-    o.precondition_uid = v
-        .pointer("/preconditions/uid")
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    o.precondition_rv = v
-        .pointer("/preconditions/resourceVersion")
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let pre = body.preconditions.unwrap_or_default();
+    (o.precondition_uid, o.precondition_rv) = (pre.uid, pre.resource_version);
     Ok(o)
 }
 

@@ -87,6 +87,14 @@ pub fn not_found_path() -> Reply {
     )
 }
 
+/// A boolean query parameter as the apiserver reads one (apimachinery
+/// `Convert_Slice_string_To_bool`): absent, `0` or `false` (any case) is false; any other
+/// value, an empty one included, is true.
+pub fn flag(q: &BTreeMap<String, String>, key: &str) -> bool {
+    q.get(key)
+        .is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
 /// Decode `a=b&c=d` (percent-decoding, `+` as space).
 pub fn parse_query(q: &str) -> BTreeMap<String, String> {
     q.split('&')
@@ -315,6 +323,16 @@ mod tests {
         for s in ["app=(", "a b", "app in x", "=x", "app=v!"] {
             assert!(label_selector(s).is_err(), "{s}");
         }
+    }
+
+    #[test]
+    fn booleans_are_false_only_when_absent_zero_or_false() {
+        let q = parse_query("a=true&b=1&c=maybe&d=&e=0&f=FALSE&g=False");
+        let got: Vec<bool> = ["a", "b", "c", "d", "e", "f", "g", "h"]
+            .iter()
+            .map(|k| flag(&q, k))
+            .collect();
+        assert_eq!(got, [true, true, true, true, false, false, false, false]);
     }
 
     #[test]
