@@ -3,15 +3,18 @@
 //! model of the watched LWS and to one state machine per family of checks, and re-evaluates
 //! only the groups those entries touched.
 //!
-//! The checker watches one LWS, the first one created, identified by namespace and name; its
-//! pods and StatefulSets are those in its namespace carrying its name label. Objects of a
-//! same-named LWS in another namespace are not its own.
+//! The checker watches every LWS, each identified by namespace and name (`watch.rs`); an
+//! LWS's pods and StatefulSets are those in its namespace carrying its name label, so the
+//! objects of a same-named LWS in another namespace are not its own. The first LWS seen is the
+//! primary: the run report's availability figures and the picture are of it.
 //!
-//! Layout: `model.rs` (revisions, pods, per-group state and counters), one file per family of
+//! Layout: `watch.rs` (one LWS's state and how its objects' entries feed the checks),
+//! `model.rs` (revisions, pods, per-group state and counters), one file per family of
 //! checks (`groups.rs`, `partition.rs`, `restart.rs`, `status.rs`, `quiescence.rs`), `id.rs`
 //! (the invariants by name) and `report.rs` (violations). This file dispatches.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
@@ -30,17 +33,14 @@ mod quiescence;
 mod report;
 mod restart;
 mod status;
+mod watch;
 
-use groups::GroupChecks;
 pub use id::InvariantId;
 pub use model::RevisionHashing;
-use model::{group_of, Model, Phase};
-use partition::PartitionChecks;
-use quiescence::Quiescence;
+use model::{Model, Phase};
 use report::Sink;
 pub use report::Violation;
-use restart::RestartChecks;
-use status::StatusChecks;
+use watch::{Watch, WatchId};
 
 pub const AVAILABILITY: InvariantId = InvariantId::Availability;
 pub const GROUP_CONSISTENCY: InvariantId = InvariantId::GroupConsistency;
@@ -101,10 +101,6 @@ impl ObjectRef {
     pub fn of(meta: &ObjectMeta) -> ObjectRef {
         ObjectRef::new(k8s::namespace(meta), k8s::name(meta))
     }
-
-    fn is(&self, meta: &ObjectMeta) -> bool {
-        self.name == k8s::name(meta) && self.namespace == k8s::namespace(meta)
-    }
 }
 
 /// What an injected fault does, as the checker needs to know it. The scenario runner tells the
@@ -131,8 +127,11 @@ pub struct Checker {
     enabled: BTreeSet<InvariantId>,
     /// What the release under test hashes into its revision key.
     hashing: RevisionHashing,
-    /// The LWS under watch: the first one seen.
-    lws: Option<ObjectRef>,
+    /// Every LWS seen, in the order first seen; the first is the primary, whose figures the
+    /// run report and the picture show.
+    watches: Vec<Watch>,
+    /// Where each LWS's watch is: namespace, then name.
+    index: BTreeMap<String, BTreeMap<String, usize>>,
     lws_cursor: usize,
     pod_cursor: usize,
     sts_cursor: usize,
@@ -140,25 +139,27 @@ pub struct Checker {
     /// checker has not read (`api::watch`).
     readers: Option<[Cursor; 3]>,
     trace_cursor: usize,
-    lws_generation: Option<i64>,
-    /// Whether the watched LWS has been written since its spec last changed: a write that does
-    /// not bump the generation is a status write, so the status describes the current spec.
-    status_current: bool,
-    /// The watched LWS has a deletionTimestamp (or is gone): it owes no availability any more,
-    /// and it has converged once it is gone.
-    lws_deleting: bool,
-    lws_gone: bool,
-    /// Last seen generation per StatefulSet of this LWS, to tell spec changes from status writes.
-    sts_generations: BTreeMap<String, Option<i64>>,
-    model: Model,
-    groups: GroupChecks,
-    partition: PartitionChecks,
-    restart: RestartChecks,
-    status: StatusChecks,
-    quiet: Quiescence,
     /// Change points for the picture of the run, kept only when asked for.
     timeline: Option<Timeline>,
     pub violations: Vec<Violation>,
+}
+
+/// A sink for the violations of `w`: its namespace, and its name before each message once the
+/// run has more than one LWS.
+fn sink<'a>(
+    api: &'a ApiServer,
+    enabled: &'a BTreeSet<InvariantId>,
+    violations: &'a mut Vec<Violation>,
+    id: &'a WatchId,
+    named: bool,
+) -> Sink<'a> {
+    Sink {
+        api,
+        enabled,
+        violations,
+        namespace: &id.lws.namespace,
+        prefix: if named { &id.label } else { "" },
+    }
 }
 
 impl Checker {
@@ -177,29 +178,19 @@ impl Checker {
             hashing: RevisionHashing::TemplateHash {
                 network_config: true,
             },
-            lws: None,
+            watches: Vec::new(),
+            index: BTreeMap::new(),
             lws_cursor: 0,
             pod_cursor: 0,
             sts_cursor: 0,
             readers: None,
             trace_cursor: 0,
-            lws_generation: None,
-            status_current: true,
-            lws_deleting: false,
-            lws_gone: false,
-            sts_generations: BTreeMap::new(),
-            model: Model::new(),
-            groups: GroupChecks::default(),
-            partition: PartitionChecks::default(),
-            restart: RestartChecks::default(),
-            status: StatusChecks::default(),
-            quiet: Quiescence::default(),
             timeline: None,
             violations: Vec::new(),
         }
     }
 
-    /// Record, from now on, the change points [`crate::timeline`] draws.
+    /// Record, from now on, the change points [`crate::timeline`] draws (of the primary LWS).
     pub fn record_timeline(&mut self) {
         self.timeline.get_or_insert_with(Timeline::default);
     }
@@ -211,179 +202,177 @@ impl Checker {
     /// Judge revisions as `profile`'s release hashes them (without this, as v0.4.1 does).
     /// Before the first observation only: the keys seen so far would not compare.
     pub fn for_profile(mut self, profile: &lws::profile::Profile) -> Checker {
-        assert!(self.lws.is_none(), "for_profile before the first observe");
+        assert!(
+            self.watches.is_empty(),
+            "for_profile before the first observe"
+        );
         self.hashing = RevisionHashing::of(profile);
         self
     }
 
-    /// The namespace of the LWS under watch ("" before one is seen).
+    fn primary(&self) -> Option<&Watch> {
+        self.watches.first()
+    }
+
+    /// The namespace of the primary LWS ("" before one is seen).
     pub fn namespace(&self) -> &str {
-        self.lws.as_ref().map_or("", |l| l.namespace.as_str())
+        self.primary().map_or("", |w| w.id.lws.namespace.as_str())
+    }
+
+    /// The LWSs watched, in the order first seen.
+    pub fn watched(&self) -> impl Iterator<Item = &ObjectRef> {
+        self.watches.iter().map(|w| &w.id.lws)
     }
 
     pub fn is_enabled(&self, invariant: InvariantId) -> bool {
         self.enabled.contains(&invariant)
     }
 
-    /// The watched LWS's `replicas`.
-    pub fn replicas(&self) -> i32 {
-        self.model.replicas
-    }
-
-    /// The fewest groups available since every desired group first was.
+    /// The fewest groups of the primary LWS available since every desired group first was.
     pub fn min_available(&self) -> Option<i32> {
-        self.groups.min_available
+        self.primary().and_then(|w| w.groups.min_available)
     }
 
-    /// `replicas - maxUnavailable`: the floor without disruptions.
+    /// The primary LWS's `replicas - maxUnavailable`: the floor without disruptions.
     pub fn floor(&self) -> i32 {
-        self.model.replicas - self.model.max_unavailable
+        self.primary()
+            .map_or(0, |w| w.model.replicas - w.model.max_unavailable)
     }
 
-    pub fn available_groups(&self) -> i32 {
-        self.model.counts.available
+    /// Every LWS not being deleted has all its groups available, and there is at least one
+    /// group to have.
+    pub fn all_available(&self) -> bool {
+        let live = || self.watches.iter().filter(|w| w.deletion().is_none());
+        live().map(|w| w.model.replicas).sum::<i32>() >= 1
+            && live().all(|w| w.model.counts.available >= w.model.replicas)
     }
 
-    /// Every group below `replicas` is on the latest revision and ready, and no surge group is
-    /// left.
-    pub fn rollout_complete_groups(&self) -> bool {
-        self.model.rollout_complete()
-    }
-
-    /// The watched LWS's status was written after its last spec change (a rollout is only
-    /// complete once the status describes the new spec).
-    pub fn status_current(&self) -> bool {
-        self.status_current
-    }
-
-    /// Why the rollout is not complete, in words (for convergence and timeout reports).
-    pub fn stuck_state(&self) -> String {
-        let Some(lws) = &self.lws else {
-            return "no LeaderWorkerSet was ever created".into();
-        };
-        let name = format!("LWS {}/{}", lws.namespace, lws.name);
-        if self.lws_deleting && !self.lws_gone {
-            return format!("{name} is being deleted and still exists");
+    /// Every LWS's rollout is complete as far as the checker's model of it goes: one being
+    /// deleted is gone; any other has every group below `replicas` on the latest revision
+    /// and ready, no surge group left, and its status written after its last spec change (a
+    /// rollout is only complete once the status describes the new spec). `Gone` when every
+    /// LWS seen is gone. Never complete before an LWS is seen.
+    pub fn rollout_state(&self) -> RolloutState {
+        if self.watches.is_empty() {
+            return RolloutState::Incomplete;
         }
-        format!("{name}: {}", self.model.stuck_state())
+        let mut gone = true;
+        for w in &self.watches {
+            match w.deletion() {
+                Some(true) => continue,
+                Some(false) => return RolloutState::Incomplete,
+                None => gone = false,
+            }
+            if !w.model.rollout_complete() || !w.status_current() {
+                return RolloutState::Incomplete;
+            }
+        }
+        if gone {
+            RolloutState::Gone
+        } else {
+            RolloutState::GroupsDone
+        }
     }
 
-    /// The watched LWS is being deleted (its convergence is its deletion completing) and
-    /// whether it is gone.
-    pub fn lws_deletion(&self) -> Option<bool> {
-        self.lws_deleting.then_some(self.lws_gone)
+    /// Whether every live LWS has every group on the latest revision and ready.
+    pub fn rollout_complete_groups(&self) -> bool {
+        let mut live = self.watches.iter().filter(|w| !w.is_gone());
+        !self.watches.is_empty() && live.all(|w| w.model.rollout_complete())
+    }
+
+    /// Why the rollout is not complete, in words (for convergence and timeout reports): each
+    /// LWS not done.
+    pub fn stuck_state(&self) -> String {
+        if self.watches.is_empty() {
+            return "no LeaderWorkerSet was ever created".into();
+        }
+        let stuck: Vec<String> = self
+            .watches
+            .iter()
+            .filter(|w| match w.deletion() {
+                Some(gone) => !gone,
+                None => !w.model.rollout_complete() || self.watches.len() == 1,
+            })
+            .map(Watch::stuck_state)
+            .collect();
+        if stuck.is_empty() {
+            return "every LWS has every group on the latest revision and ready".into();
+        }
+        stuck.join("; ")
     }
 
     /// A fault is about to fire (or, for `ContainerRestarted`, has fired) at `now_ms`.
     pub fn on_fault(&mut self, fault: &FaultEffect, now_ms: u64) {
-        let Some(lws) = &self.lws else {
-            return;
-        };
-        let ours = |p: &&ObjectRef| p.namespace == lws.namespace;
-        let (pods, disrupts, requires): (Vec<&ObjectRef>, bool, bool) = match fault {
-            FaultEffect::PodsDisrupted { pods } => (pods.iter().filter(ours).collect(), true, true),
-            FaultEffect::NodeFailed { pods } => (pods.iter().filter(ours).collect(), true, false),
-            FaultEffect::ContainerCrashing { pod } => {
-                (Some(pod).filter(ours).into_iter().collect(), true, false)
-            }
-            FaultEffect::ContainerRestarted { pod } => {
-                (Some(pod).filter(ours).into_iter().collect(), false, true)
-            }
-        };
-        if requires {
-            for p in &pods {
-                self.restart
-                    .require(&self.model, &lws.name, &p.name, now_ms);
-            }
-        }
-        if disrupts {
-            let groups: Vec<i32> = pods
-                .iter()
-                .filter_map(|p| self.model.pods.get(&p.name).map(|i| i.group))
-                .collect();
-            self.restart.owe(&groups, now_ms);
-            self.groups.disrupt(&groups, now_ms);
+        for w in &mut self.watches {
+            w.on_fault(fault, now_ms);
         }
     }
 
-    /// A restart or resync at rest opens a window in which nothing may change.
+    /// A restart or resync at rest opens a window in which nothing may change (for each LWS
+    /// at rest).
     pub fn open_quiet_window(&mut self, now_ms: u64) {
-        // After an injected fault, a restart may legitimately finish the fault's work (a group
-        // restart the restart policy owes), so only an undisturbed rest is held to quiescence.
-        if self.model.rollout_complete() && !self.groups.ever_disrupted() {
-            self.quiet.open(now_ms);
+        for w in &mut self.watches {
+            w.open_quiet_window(now_ms);
         }
     }
 
     pub fn close_quiet_window(&mut self) {
-        self.quiet.close();
+        for w in &mut self.watches {
+            w.close_quiet_window();
+        }
     }
 
     /// Record a violation decided outside the checker (timeout, check, convergence).
     pub fn external(&mut self, api: &ApiServer, invariant: InvariantId, message: String) {
-        let namespace = self.lws.as_ref().map_or("", |l| l.namespace.as_str());
+        let namespace = self
+            .watches
+            .first()
+            .map_or("", |w| w.id.lws.namespace.as_str());
         Sink {
             api,
             enabled: &self.enabled,
             violations: &mut self.violations,
             namespace,
+            prefix: "",
         }
         .violate(invariant, message, Vec::new());
     }
 
     /// End of run: restarts still owed are late if their time has come.
     pub fn finish(&mut self, api: &ApiServer) {
-        if self.lws_deleting {
-            return;
+        let named = self.watches.len() > 1;
+        for w in &mut self.watches {
+            let id = Arc::clone(&w.id);
+            w.finish(&mut sink(
+                api,
+                &self.enabled,
+                &mut self.violations,
+                &id,
+                named,
+            ));
         }
-        let namespace = self.lws.as_ref().map_or("", |l| l.namespace.as_str());
-        let mut out = Sink {
-            api,
-            enabled: &self.enabled,
-            violations: &mut self.violations,
-            namespace,
-        };
-        self.restart.check_required(&mut out, &self.model);
     }
 
     /// Look at what changed since the last call and check the invariants it can affect.
     pub fn observe(&mut self, api: &ApiServer) {
         self.sync_readers(api);
-        let mut dirty = BTreeSet::new();
-        self.observe_lws(api, &mut dirty);
-        let Some(lws) = self.lws.take() else {
+        self.observe_lws(api);
+        if self.watches.is_empty() {
             return;
-        };
-        self.observe_pods(api, &lws, &mut dirty);
-        self.observe_statefulsets(api, &lws);
-        let mut out = Sink {
-            api,
-            enabled: &self.enabled,
-            violations: &mut self.violations,
-            namespace: &lws.namespace,
-        };
+        }
+        self.observe_pods(api);
+        self.observe_statefulsets(api);
         let entries = &api.trace.entries[self.trace_cursor..];
         self.trace_cursor = api.trace.entries.len();
-        self.groups.on_trace(entries);
-        let model = &self.model;
-        // An LWS being deleted owes no restarts: its groups go, whatever deletes them.
-        if !self.lws_deleting {
-            self.restart
-                .check_restarts(&mut out, model, &lws.namespace, &lws.name, entries);
-            self.restart.check_required(&mut out, model);
-        }
         let now = api.now_ms();
-        for &g in &dirty {
-            let change = self.model.reevaluate(g);
-            self.partition.on_group(&self.model, g, change, now);
-            self.groups.on_group(&mut out, &self.model, g, change);
-        }
-        if !self.lws_deleting {
-            self.groups.check_availability(&mut out, &self.model);
-        }
-        self.lws = Some(lws);
-        if let Some(tl) = &mut self.timeline {
-            record_groups(tl, &self.model, &dirty, now);
+        let named = self.watches.len() > 1;
+        for (i, w) in self.watches.iter_mut().enumerate() {
+            let id = Arc::clone(&w.id);
+            let mut out = sink(api, &self.enabled, &mut self.violations, &id, named);
+            let dirty = w.check(&mut out, entries, now);
+            if let Some(tl) = self.timeline.as_mut().filter(|_| i == 0) {
+                record_groups(tl, &w.model, &dirty, now);
+            }
         }
     }
 
@@ -407,126 +396,95 @@ impl Checker {
         }
     }
 
-    fn observe_lws(&mut self, api: &ApiServer, dirty: &mut BTreeSet<i32>) {
+    /// The watch of the LWS `namespace/name`, if it is watched.
+    fn find(&self, namespace: &str, name: &str) -> Option<usize> {
+        self.index.get(namespace)?.get(name).copied()
+    }
+
+    /// The watch for an event of the LWS `l`: a new one for an LWS not seen before, or for
+    /// one created again after it was gone (its old pods are the garbage collector's).
+    fn watch_for(&mut self, ty: EventType, l: &LeaderWorkerSet) -> usize {
+        let (namespace, name) = (k8s::namespace(&l.metadata), k8s::name(&l.metadata));
+        match self.find(namespace, name) {
+            Some(i) if !(ty == EventType::Added && self.watches[i].is_gone()) => i,
+            Some(i) => {
+                self.watches[i] = Watch::new(ObjectRef::of(&l.metadata));
+                i
+            }
+            None => {
+                self.watches.push(Watch::new(ObjectRef::of(&l.metadata)));
+                let i = self.watches.len() - 1;
+                self.index
+                    .entry(namespace.to_string())
+                    .or_default()
+                    .insert(name.to_string(), i);
+                i
+            }
+        }
+    }
+
+    fn observe_lws(&mut self, api: &ApiServer) {
         let log = LeaderWorkerSet::store(api).log();
         while let Some(e) = log.get(self.lws_cursor) {
             self.lws_cursor += 1;
-            let l = &e.obj;
-            let lws = self.lws.get_or_insert_with(|| ObjectRef::of(&l.metadata));
-            if !lws.is(&l.metadata) {
-                continue;
-            }
-            if e.ty == EventType::Deleted {
-                (self.lws_deleting, self.lws_gone) = (true, true);
-                continue;
-            }
-            self.lws_deleting |= l.metadata.deletion_timestamp.is_some();
-            // Status writes do not change the spec: skip them without hashing templates.
-            self.status_current = l.metadata.generation == self.lws_generation;
-            if l.metadata.generation != self.lws_generation {
-                self.lws_generation = l.metadata.generation;
-                let before = self.model.replicas;
-                let knobs_before = (self.model.replicas, self.model.max_unavailable);
-                let floor_before = self.model.replicas - self.model.max_unavailable;
-                let key = self.hashing.key(l);
-                self.status.on_revision(&key);
-                self.restart.on_lws_spec(l);
-                self.partition.on_lws_spec(l);
-                self.model.observe_spec(l, key);
-                let floor = self.model.replicas - self.model.max_unavailable;
-                self.partition.on_floor(floor_before, floor, e.at_ms);
-                self.groups.on_recount(&self.model, knobs_before, e.at_ms);
-                dirty.extend(self.model.groups.keys().copied());
-                if self.model.replicas < before {
-                    self.groups.on_scale_down(&self.model);
-                }
-            }
-            let mut out = Sink {
-                api,
-                enabled: &self.enabled,
-                violations: &mut self.violations,
-                namespace: &lws.namespace,
-            };
-            self.status.on_lws(&mut out, l, self.hashing);
+            let i = self.watch_for(e.ty, &e.obj);
+            let named = self.watches.len() > 1;
+            let w = &mut self.watches[i];
+            let id = Arc::clone(&w.id);
+            let mut out = sink(api, &self.enabled, &mut self.violations, &id, named);
+            w.on_lws(&mut out, e.ty, &e.obj, e.at_ms, self.hashing);
         }
     }
 
-    fn observe_pods(&mut self, api: &ApiServer, lws: &ObjectRef, dirty: &mut BTreeSet<i32>) {
+    /// The watch of the LWS that owns an object by its name label, in the object's namespace.
+    fn owner_of(&self, meta: &ObjectMeta) -> Option<usize> {
+        let name = k8s::label(meta, keys::SET_NAME)?;
+        self.find(k8s::namespace(meta), name)
+    }
+
+    fn observe_pods(&mut self, api: &ApiServer) {
         let log = Pod::store(api).log();
+        let named = self.watches.len() > 1;
         while let Some(e) = log.get(self.pod_cursor) {
             self.pod_cursor += 1;
-            let p = &e.obj;
-            if k8s::label(&p.metadata, keys::SET_NAME) != Some(lws.name.as_str())
-                || k8s::namespace(&p.metadata) != lws.namespace
-            {
-                continue;
-            }
-            let Some(pe) = self.model.observe_pod(&lws.name, e.ty, p) else {
+            let Some(i) = self.owner_of(&e.obj.metadata) else {
                 continue;
             };
-            dirty.insert(pe.group);
-            self.restart.on_pod(&pe);
-            if (pe.deleted || pe.terminating) && !pe.was_terminating {
-                let mut out = Sink {
-                    api,
-                    enabled: &self.enabled,
-                    violations: &mut self.violations,
-                    namespace: &lws.namespace,
-                };
-                let what = format!("pod {} was deleted", pe.name);
-                self.quiet.changed(&mut out, what, pe.name);
-            }
+            let w = &mut self.watches[i];
+            let id = Arc::clone(&w.id);
+            let mut out = sink(api, &self.enabled, &mut self.violations, &id, named);
+            w.on_pod(&mut out, e.ty, &e.obj);
         }
     }
 
-    fn observe_statefulsets(&mut self, api: &ApiServer, lws: &ObjectRef) {
+    fn observe_statefulsets(&mut self, api: &ApiServer) {
         let log = StatefulSet::store(api).log();
+        let named = self.watches.len() > 1;
         while let Some(e) = log.get(self.sts_cursor) {
             self.sts_cursor += 1;
-            if k8s::label(&e.obj.metadata, keys::SET_NAME) != Some(lws.name.as_str())
-                || k8s::namespace(&e.obj.metadata) != lws.namespace
-            {
+            let Some(i) = self.owner_of(&e.obj.metadata) else {
                 continue;
-            }
-            let mut out = Sink {
-                api,
-                enabled: &self.enabled,
-                violations: &mut self.violations,
-                namespace: &lws.namespace,
             };
-            let sts_name = k8s::name(&e.obj.metadata).to_string();
-            let leader_sts = sts_name == lws.name;
-            if leader_sts && e.ty != EventType::Deleted {
-                self.partition.on_leader_sts(&mut out, &self.model, &e.obj);
-                if let Some(tl) = &mut self.timeline {
-                    record_leader_sts(tl, &e.obj, api.now_ms());
-                }
-            }
-            // A spec change bumps generation; a create or delete changes the set of specs.
-            let generation = e.obj.metadata.generation;
-            let before = match e.ty {
-                EventType::Deleted => self.sts_generations.remove(&sts_name),
-                _ => self.sts_generations.insert(sts_name.clone(), generation),
-            };
-            // The garbage collector removing the worker StatefulSet of a group already gone (a
-            // released surge group, a scaled-away one) is cleanup, not a change.
-            let leftover = group_of(&lws.name, &sts_name).is_some_and(|g| g >= self.model.replicas);
-            let changed = match e.ty {
-                EventType::Added => true,
-                EventType::Deleted => !leftover,
-                EventType::Modified => before.is_some_and(|g| g != generation),
-            };
-            if leader_sts && e.ty == EventType::Modified && changed {
-                self.partition.check_storm(&mut out, &sts_name);
-            }
-            if changed && self.quiet.is_open() {
-                let what = format!("StatefulSet {sts_name} spec changed ({:?})", e.ty);
-                self.quiet.changed(&mut out, what, sts_name);
+            let w = &mut self.watches[i];
+            let id = Arc::clone(&w.id);
+            let mut out = sink(api, &self.enabled, &mut self.violations, &id, named);
+            let leader_write = w.on_statefulset(&mut out, e.ty, &e.obj);
+            if let Some(tl) = self.timeline.as_mut().filter(|_| i == 0 && leader_write) {
+                record_leader_sts(tl, &e.obj, api.now_ms());
             }
         }
     }
 }
 
+/// How far the rollouts of the LWSs seen have come ([`Checker::rollout_state`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RolloutState {
+    Incomplete,
+    /// Every LWS not deleted has its groups done (the statuses are the caller's to judge).
+    GroupsDone,
+    /// Every LWS seen has been deleted and is gone.
+    Gone,
+}
 /// The groups that changed, and the available count against the floor, as the picture shows
 /// them.
 fn record_groups(tl: &mut Timeline, model: &Model, dirty: &BTreeSet<i32>, now: u64) {

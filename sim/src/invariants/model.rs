@@ -1,4 +1,4 @@
-//! The checker's model of the watched LWS: its revisions (template fingerprints), its sizes and
+//! The checker's model of one watched LWS: its revisions (template fingerprints), its sizes and
 //! rollout knobs, its pods, and per-group state derived from the pods' specs, with counters
 //! kept in step so no check scans every group.
 //!

@@ -12,7 +12,7 @@ pub struct Violation {
     pub invariant: InvariantId,
     pub at_ms: u64,
     pub message: String,
-    /// The objects involved (pod and StatefulSet names, in the watched LWS's namespace).
+    /// The objects involved (pod and StatefulSet names, in the namespace of the LWS judged).
     pub objects: Vec<String>,
     /// The last trace lines touching those objects, oldest first.
     pub recent: Vec<String>,
@@ -49,6 +49,8 @@ pub(super) struct Sink<'a> {
     pub enabled: &'a BTreeSet<InvariantId>,
     pub violations: &'a mut Vec<Violation>,
     pub namespace: &'a str,
+    /// Put before each message: which LWS, when the run has several (else empty).
+    pub prefix: &'a str,
 }
 
 impl Sink<'_> {
@@ -60,6 +62,11 @@ impl Sink<'_> {
     pub fn violate(&mut self, invariant: InvariantId, message: String, objects: Vec<String>) {
         if invariant.always_on() || self.enabled.contains(&invariant) {
             let recent = recent_events(self.api, self.namespace, &objects, 8);
+            let message = if self.prefix.is_empty() {
+                message
+            } else {
+                format!("{}{message}", self.prefix)
+            };
             self.violations.push(Violation {
                 invariant,
                 at_ms: self.api.now_ms(),

@@ -25,7 +25,9 @@ use serde_json::Value;
 
 use crate::api::{with_kind, ApiServer, DeleteOptions, Kind, KindId, Propagation};
 use crate::controller::{ControllerConfig, Trigger};
-use crate::invariants::{self, Checker, FaultEffect, InvariantId, ObjectRef, Violation};
+use crate::invariants::{
+    self, Checker, FaultEffect, InvariantId, ObjectRef, RolloutState, Violation,
+};
 use crate::trace::Trace;
 use crate::world::{ClusterConfig, Event, World};
 pub use limits::SpecLines;
@@ -1511,16 +1513,16 @@ fn says_available(l: &LeaderWorkerSet) -> bool {
     })
 }
 
-/// Rollout complete: every group on the latest revision and ready, no surge group, and the
-/// status, written since the spec last changed, says Available with counts equal to `replicas`.
-/// For an LWS being deleted: its deletion has completed.
+/// Rollout complete: for every LWS, every group on the latest revision and ready, no surge
+/// group, and the status, written since the spec last changed, says Available with counts
+/// equal to `replicas`. An LWS being deleted: its deletion has completed.
 pub fn rollout_complete(w: &World, c: &Checker) -> bool {
-    if let Some(gone) = c.lws_deletion() {
-        return gone;
+    match c.rollout_state() {
+        RolloutState::Incomplete => return false,
+        RolloutState::Gone => return true,
+        RolloutState::GroupsDone => {}
     }
-    c.rollout_complete_groups()
-        && c.status_current()
-        && lws_available(w)
+    lws_available(w)
         && w.api
             .list::<LeaderWorkerSet>(None, &crate::api::Selector::everything())
             .iter()
@@ -1589,7 +1591,7 @@ fn stuck_state(w: &World, c: &Checker) -> String {
 
 fn wait_target_met(w: &World, c: &Checker, t: &WaitTarget) -> bool {
     match t {
-        WaitTarget::Available => lws_available(w) && c.available_groups() >= c.replicas().max(1),
+        WaitTarget::Available => lws_available(w) && c.all_available(),
         WaitTarget::RolloutComplete => rollout_complete(w, c),
         WaitTarget::Object(m) => m.matching(&w.api).is_ok(),
     }

@@ -1,0 +1,255 @@
+//! One watched LWS: the state every family of checks keeps for it, and how the watch-log
+//! entries of its own objects (the LWS, its pods, its StatefulSets) feed them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::Pod;
+use lws::api::LeaderWorkerSet;
+use lws::k8s;
+
+use super::groups::GroupChecks;
+use super::model::{group_of, Model, RevisionHashing};
+use super::partition::PartitionChecks;
+use super::quiescence::Quiescence;
+use super::report::Sink;
+use super::restart::RestartChecks;
+use super::status::StatusChecks;
+use super::{FaultEffect, ObjectRef};
+use crate::api::EventType;
+use crate::trace::TraceEntry;
+
+/// Which LWS a watch is for, shared with the sinks that report its violations.
+pub(super) struct WatchId {
+    pub lws: ObjectRef,
+    /// `LWS <namespace>/<name>: `, put before its violations when the run has several LWSs.
+    pub label: String,
+}
+
+pub(super) struct Watch {
+    pub id: Arc<WatchId>,
+    generation: Option<i64>,
+    /// Whether the LWS has been written since its spec last changed: a write that does not
+    /// bump the generation is a status write, so the status describes the current spec.
+    status_current: bool,
+    /// The LWS has a deletionTimestamp (or is gone): it owes no availability any more, and it
+    /// has converged once it is gone.
+    deleting: bool,
+    gone: bool,
+    /// Last seen generation per StatefulSet of this LWS, to tell spec changes from status writes.
+    sts_generations: BTreeMap<String, Option<i64>>,
+    pub model: Model,
+    pub groups: GroupChecks,
+    partition: PartitionChecks,
+    restart: RestartChecks,
+    status: StatusChecks,
+    quiet: Quiescence,
+    /// Groups the entries read since the last `check` touched.
+    dirty: BTreeSet<i32>,
+}
+
+impl Watch {
+    pub fn new(lws: ObjectRef) -> Watch {
+        Watch {
+            id: Arc::new(WatchId {
+                label: format!("LWS {}/{}: ", lws.namespace, lws.name),
+                lws,
+            }),
+            generation: None,
+            status_current: true,
+            deleting: false,
+            gone: false,
+            sts_generations: BTreeMap::new(),
+            model: Model::new(),
+            groups: GroupChecks::default(),
+            partition: PartitionChecks::default(),
+            restart: RestartChecks::default(),
+            status: StatusChecks::default(),
+            quiet: Quiescence::default(),
+            dirty: BTreeSet::new(),
+        }
+    }
+
+    pub fn status_current(&self) -> bool {
+        self.status_current
+    }
+
+    /// Being deleted: `Some(gone)`.
+    pub fn deletion(&self) -> Option<bool> {
+        self.deleting.then_some(self.gone)
+    }
+
+    pub fn is_gone(&self) -> bool {
+        self.gone
+    }
+
+    /// Why the rollout is not complete, in words.
+    pub fn stuck_state(&self) -> String {
+        let name = format!("LWS {}/{}", self.id.lws.namespace, self.id.lws.name);
+        if self.deleting && !self.gone {
+            return format!("{name} is being deleted and still exists");
+        }
+        format!("{name}: {}", self.model.stuck_state())
+    }
+
+    /// One watch event of this LWS.
+    pub fn on_lws(
+        &mut self,
+        out: &mut Sink,
+        ty: EventType,
+        l: &LeaderWorkerSet,
+        at_ms: u64,
+        hashing: RevisionHashing,
+    ) {
+        if ty == EventType::Deleted {
+            (self.deleting, self.gone) = (true, true);
+            return;
+        }
+        self.deleting |= l.metadata.deletion_timestamp.is_some();
+        // Status writes do not change the spec: skip them without hashing templates.
+        self.status_current = l.metadata.generation == self.generation;
+        if l.metadata.generation != self.generation {
+            self.generation = l.metadata.generation;
+            self.on_spec(l, at_ms, hashing);
+        }
+        self.status.on_lws(out, l, hashing);
+    }
+
+    fn on_spec(&mut self, l: &LeaderWorkerSet, at_ms: u64, hashing: RevisionHashing) {
+        let before = self.model.replicas;
+        let knobs_before = (self.model.replicas, self.model.max_unavailable);
+        let floor_before = self.model.replicas - self.model.max_unavailable;
+        let key = hashing.key(l);
+        self.status.on_revision(&key);
+        self.restart.on_lws_spec(l);
+        self.partition.on_lws_spec(l);
+        self.model.observe_spec(l, key);
+        let floor = self.model.replicas - self.model.max_unavailable;
+        self.partition.on_floor(floor_before, floor, at_ms);
+        self.groups.on_recount(&self.model, knobs_before, at_ms);
+        self.dirty.extend(self.model.groups.keys().copied());
+        if self.model.replicas < before {
+            self.groups.on_scale_down(&self.model);
+        }
+    }
+
+    /// One watch event of a pod carrying this LWS's name label, in its namespace.
+    pub fn on_pod(&mut self, out: &mut Sink, ty: EventType, p: &Pod) {
+        let Some(pe) = self.model.observe_pod(&self.id.lws.name, ty, p) else {
+            return;
+        };
+        self.dirty.insert(pe.group);
+        self.restart.on_pod(&pe);
+        if (pe.deleted || pe.terminating) && !pe.was_terminating {
+            let what = format!("pod {} was deleted", pe.name);
+            self.quiet.changed(out, what, pe.name);
+        }
+    }
+
+    /// One watch event of a StatefulSet carrying this LWS's name label, in its namespace.
+    /// Whether it is a write of the leader StatefulSet (not a deletion).
+    pub fn on_statefulset(&mut self, out: &mut Sink, ty: EventType, sts: &StatefulSet) -> bool {
+        let sts_name = k8s::name(&sts.metadata).to_string();
+        let leader_sts = sts_name == self.id.lws.name;
+        if leader_sts && ty != EventType::Deleted {
+            self.partition.on_leader_sts(out, &self.model, sts);
+        }
+        // A spec change bumps generation; a create or delete changes the set of specs.
+        let generation = sts.metadata.generation;
+        let before = match ty {
+            EventType::Deleted => self.sts_generations.remove(&sts_name),
+            _ => self.sts_generations.insert(sts_name.clone(), generation),
+        };
+        // The garbage collector removing the worker StatefulSet of a group already gone (a
+        // released surge group, a scaled-away one) is cleanup, not a change.
+        let leftover =
+            group_of(&self.id.lws.name, &sts_name).is_some_and(|g| g >= self.model.replicas);
+        let changed = match ty {
+            EventType::Added => true,
+            EventType::Deleted => !leftover,
+            EventType::Modified => before.is_some_and(|g| g != generation),
+        };
+        if leader_sts && ty == EventType::Modified && changed {
+            self.partition.check_storm(out, &sts_name);
+        }
+        if changed && self.quiet.is_open() {
+            let what = format!("StatefulSet {sts_name} spec changed ({ty:?})");
+            self.quiet.changed(out, what, sts_name);
+        }
+        leader_sts && ty != EventType::Deleted
+    }
+
+    /// After the entries since the last look: the checks the trace `entries` and the touched
+    /// groups can affect. Returns the touched groups.
+    pub fn check(&mut self, out: &mut Sink, entries: &[TraceEntry], now: u64) -> BTreeSet<i32> {
+        self.groups.on_trace(entries);
+        // An LWS being deleted owes no restarts: its groups go, whatever deletes them.
+        if !self.deleting {
+            let (namespace, name) = (&self.id.lws.namespace, &self.id.lws.name);
+            self.restart
+                .check_restarts(out, &self.model, namespace, name, entries);
+            self.restart.check_required(out, &self.model);
+        }
+        let dirty = std::mem::take(&mut self.dirty);
+        for &g in &dirty {
+            let change = self.model.reevaluate(g);
+            self.partition.on_group(&self.model, g, change, now);
+            self.groups.on_group(out, &self.model, g, change);
+        }
+        if !self.deleting {
+            self.groups.check_availability(out, &self.model);
+        }
+        dirty
+    }
+
+    /// A fault is about to fire (or, for `ContainerRestarted`, has fired) at `now_ms`: the
+    /// pods of it in this LWS's namespace that the model knows.
+    pub fn on_fault(&mut self, fault: &FaultEffect, now_ms: u64) {
+        let ours = |p: &&ObjectRef| p.namespace == self.id.lws.namespace;
+        let (pods, disrupts, requires): (Vec<&ObjectRef>, bool, bool) = match fault {
+            FaultEffect::PodsDisrupted { pods } => (pods.iter().filter(ours).collect(), true, true),
+            FaultEffect::NodeFailed { pods } => (pods.iter().filter(ours).collect(), true, false),
+            FaultEffect::ContainerCrashing { pod } => {
+                (Some(pod).filter(ours).into_iter().collect(), true, false)
+            }
+            FaultEffect::ContainerRestarted { pod } => {
+                (Some(pod).filter(ours).into_iter().collect(), false, true)
+            }
+        };
+        if requires {
+            for p in &pods {
+                self.restart
+                    .require(&self.model, &self.id.lws.name, &p.name, now_ms);
+            }
+        }
+        if disrupts {
+            let groups: Vec<i32> = pods
+                .iter()
+                .filter_map(|p| self.model.pods.get(&p.name).map(|i| i.group))
+                .collect();
+            self.restart.owe(&groups, now_ms);
+            self.groups.disrupt(&groups, now_ms);
+        }
+    }
+
+    /// A restart or resync at rest opens a window in which nothing may change.
+    pub fn open_quiet_window(&mut self, now_ms: u64) {
+        // After an injected fault, a restart may legitimately finish the fault's work (a group
+        // restart the restart policy owes), so only an undisturbed rest is held to quiescence.
+        if self.model.rollout_complete() && !self.groups.ever_disrupted() {
+            self.quiet.open(now_ms);
+        }
+    }
+
+    pub fn close_quiet_window(&mut self) {
+        self.quiet.close();
+    }
+
+    /// End of run: restarts still owed are late if their time has come.
+    pub fn finish(&mut self, out: &mut Sink) {
+        if !self.deleting {
+            self.restart.check_required(out, &self.model);
+        }
+    }
+}
