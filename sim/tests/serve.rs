@@ -1499,3 +1499,67 @@ fn a_patch_cannot_change_the_kind_and_a_mistyped_delete_body_deletes_nothing() {
     );
     assert_eq!(code, 422, "{body}");
 }
+
+#[test]
+fn a_write_names_the_object_of_its_url_and_keeps_its_uid() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pods = "/api/v1/namespaces/default/pods";
+    let reply = |r: (u16, String), code: u16, text: &str| {
+        assert_eq!(r.0, code, "{}", r.1);
+        assert!(r.1.contains(text), "{}", r.1);
+    };
+    // kubernetes eviction.go `Create`: the Eviction must name the URL's pod.
+    let nameless =
+        r#"{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"namespace":"default"}}"#;
+    let evict = format!("{pods}/vllm-0/eviction");
+    reply(
+        s.http("POST", &evict, "application/json", nameless),
+        400,
+        "name in URL does not match name in Eviction object",
+    );
+    // handlers `checkName`: a PUT of a Scale, or a merge patch renaming the object.
+    let sts = "/apis/apps/v1/namespaces/default/statefulsets/vllm/scale";
+    let scale = r#"{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other","namespace":"default"},"spec":{"replicas":3}}"#;
+    reply(
+        s.http("PUT", sts, "application/json", scale),
+        400,
+        "the name of the object (other) does not match the name on the URL (vllm)",
+    );
+    let lws = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets/vllm";
+    reply(
+        s.http(
+            "PATCH",
+            lws,
+            "application/merge-patch+json",
+            r#"{"metadata":{"name":"x"}}"#,
+        ),
+        400,
+        "the name of the object (x) does not match the name on the URL (vllm)",
+    );
+    // A UID in an update's body is a precondition; a patch may not change it.
+    let (code, pod) = s.http("GET", &format!("{pods}/vllm-0"), "", "");
+    assert_eq!(code, 200, "{pod}");
+    let mut pod: serde_json::Value = serde_json::from_str(&pod).unwrap();
+    pod["metadata"]["uid"] = "not-the-uid".into();
+    reply(
+        s.http(
+            "PUT",
+            &format!("{pods}/vllm-0"),
+            "application/json",
+            &pod.to_string(),
+        ),
+        409,
+        "Precondition failed: UID in precondition: not-the-uid",
+    );
+    reply(
+        s.http(
+            "PATCH",
+            &format!("{pods}/vllm-0"),
+            "application/merge-patch+json",
+            r#"{"metadata":{"uid":"x"}}"#,
+        ),
+        422,
+        "field is immutable",
+    );
+    assert_eq!(s.jsonpath("lws", "vllm", "{.spec.replicas}"), "4");
+}

@@ -848,7 +848,8 @@ fn compute_status<'a>(
     };
     let (mut ready, mut available, mut cur, mut upd) = (0, 0, 0, 0);
     for p in pods {
-        if !k8s::phase(p).is_empty() {
+        let created = !k8s::phase(p).is_empty();
+        if created {
             s.replicas += 1;
         }
         if k8s::is_running_and_ready(p) {
@@ -857,7 +858,7 @@ fn compute_status<'a>(
                 available += 1;
             }
         }
-        if !k8s::is_terminating(&p.metadata) {
+        if created && !k8s::is_terminating(&p.metadata) {
             let h = k8s::label(&p.metadata, REVISION_LABEL);
             if h == Some(current.name.as_str()) {
                 cur += 1;

@@ -100,6 +100,60 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
     Ok(())
 }
 
+/// A `/status` write's new status (the `ValidateStatusUpdate` of each kind's strategy): for a
+/// StatefulSet, kubernetes `pkg/apis/apps/validation/validation.go`
+/// `ValidateStatefulSetStatus` (counts not negative, none above `replicas`, available not
+/// above ready). Other kinds' statuses are taken as written.
+pub fn validate_status<K: Kind>(obj: &K) -> Result<(), String> {
+    let Some(sts) = (obj as &dyn Any).downcast_ref::<StatefulSet>() else {
+        return Ok(());
+    };
+    let Some(st) = &sts.status else {
+        return Ok(());
+    };
+    let counts = [
+        ("replicas", Some(st.replicas as i64)),
+        ("readyReplicas", st.ready_replicas.map(i64::from)),
+        ("currentReplicas", st.current_replicas.map(i64::from)),
+        ("updatedReplicas", st.updated_replicas.map(i64::from)),
+        ("availableReplicas", st.available_replicas.map(i64::from)),
+        ("observedGeneration", st.observed_generation),
+        ("collisionCount", st.collision_count.map(i64::from)),
+    ];
+    let mut errors = Vec::new();
+    for (field, n) in counts {
+        if let Some(n) = n.filter(|n| *n < 0) {
+            errors.push(format!(
+                "status.{field}: Invalid value: {n}: must be greater than or equal to 0"
+            ));
+        }
+    }
+    let n = |v: Option<i32>| v.unwrap_or(0);
+    for (field, v) in [
+        ("readyReplicas", n(st.ready_replicas)),
+        ("currentReplicas", n(st.current_replicas)),
+        ("updatedReplicas", n(st.updated_replicas)),
+        ("availableReplicas", n(st.available_replicas)),
+    ] {
+        if v > st.replicas {
+            errors.push(format!(
+                "status.{field}: Invalid value: {v}: cannot be greater than status.replicas"
+            ));
+        }
+    }
+    let available = n(st.available_replicas);
+    if available > n(st.ready_replicas) {
+        errors.push(format!(
+            "status.availableReplicas: Invalid value: {available}: cannot be greater than status.readyReplicas"
+        ));
+    }
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => Err(format!("[{}]", errors.join(", "))),
+    }
+}
+
 /// `validateContainers` and `validateInitContainers`' names and images (kubernetes
 /// `pkg/apis/core/validation/validation.go`), for a pod and a pod template alike: at least one
 /// container; each named with a DNS-1123 label, unique across both lists; each with an image.

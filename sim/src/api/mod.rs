@@ -669,6 +669,12 @@ impl ApiServer {
         let Some(old) = K::store(self).objects.get(&key).cloned() else {
             return self.fail(actor, verb, K::ID, &key, not_found(K::ID, &key.1));
         };
+        // A UID in the body is a precondition (apiserver rest/update.go
+        // `defaultUpdatedObjectInfo.Preconditions`, checked by the storage's GuaranteedUpdate
+        // and reported as a conflict): an update of an object deleted and created again fails.
+        if let Some(e) = uid_precondition(K::ID, &key.1, obj.meta(), old.meta()) {
+            return self.fail(actor, verb, K::ID, &key, e);
+        }
         match obj.meta().resource_version.as_deref() {
             Some(rv) if !rv.is_empty() => {
                 let stale = Some(rv) != old.meta().resource_version.as_deref();
@@ -781,6 +787,9 @@ impl ApiServer {
                 return self.fail(actor, verb, K::ID, &key, e);
             }
         };
+        if let Some(e) = uid_changed(K::ID, name, patched.meta(), old.meta()) {
+            return self.fail(actor, verb, K::ID, &key, e);
+        }
         let mut new = (*old).clone();
         if status_only {
             new.copy_status(&patched);
@@ -1233,6 +1242,8 @@ impl ApiServer {
             if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update) {
                 return self.fail(actor, verb, K::ID, &key, e);
             }
+        } else if let Err(m) = defaults::validate_status(&new) {
+            return self.fail(actor, verb, K::ID, &key, invalid(K::ID, &key.1, &m));
         }
         if K::tracks_generation() && K::spec_differs(&old, &new) {
             *new.meta_mut().generation.get_or_insert(0) += 1;
@@ -1508,6 +1519,42 @@ fn invalid(kind: KindId, name: &str, cause: &str) -> ApiError {
         Reason::Invalid,
         format!("{kind} {name:?} is invalid: {cause}"),
     )
+}
+
+/// A body's UID that is not the stored object's: a failed precondition (409) on an update.
+fn uid_precondition(
+    kind: KindId,
+    name: &str,
+    body: &ObjectMeta,
+    stored: &ObjectMeta,
+) -> Option<ApiError> {
+    let uid = body.uid.as_deref().filter(|u| !u.is_empty())?;
+    let was = stored.uid.as_deref().unwrap_or_default();
+    (uid != was).then(|| {
+        let msg = format!(
+            "Operation cannot be fulfilled on {kind} {name:?}: Precondition failed: UID in precondition: {uid}, UID in object meta: {was}"
+        );
+        ApiError::new(Reason::Conflict, msg)
+    })
+}
+
+/// A patched object whose UID is not the stored one's: `metadata.uid` is immutable
+/// (apimachinery `ValidateObjectMetaUpdate`, after `rest.BeforeUpdate` keeps the stored UID
+/// only when the object has none).
+pub fn uid_changed(
+    kind: KindId,
+    name: &str,
+    patched: &ObjectMeta,
+    stored: &ObjectMeta,
+) -> Option<ApiError> {
+    let uid = patched.uid.as_deref().filter(|u| !u.is_empty())?;
+    (Some(uid) != stored.uid.as_deref()).then(|| {
+        invalid(
+            kind,
+            name,
+            &format!("metadata.uid: Invalid value: {uid:?}: field is immutable"),
+        )
+    })
 }
 
 fn conflict(kind: KindId, name: &str) -> ApiError {

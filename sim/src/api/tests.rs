@@ -733,3 +733,78 @@ fn owner_references_name_their_owner_fully_and_one_controller_at_most() {
     bad.metadata.owner_references = Some(vec![OwnerReference::default()]);
     assert_eq!(a.update("t", bad).unwrap_err().reason, Reason::Invalid);
 }
+
+#[test]
+fn an_update_s_uid_is_a_precondition_and_a_patch_may_not_change_it() {
+    // defaultUpdatedObjectInfo.Preconditions (apiserver rest/update.go): 409 on a PUT;
+    // ValidateObjectMetaUpdate: metadata.uid is immutable, 422 on a patch.
+    let mut a = api();
+    let p = a.create("t", pod("p")).unwrap();
+    let uid = p.metadata.uid.clone().unwrap();
+    let mut same = (*p).clone();
+    same.metadata.labels = Some([("a".to_string(), "b".to_string())].into());
+    let p = a.update("t", same).unwrap();
+    let mut other = (*p).clone();
+    other.metadata.uid = Some("not-the-uid".into());
+    other.metadata.labels = None;
+    let e = a.update("t", other).unwrap_err();
+    assert_eq!((e.code, e.reason), (409, Reason::Conflict));
+    let want =
+        format!("Precondition failed: UID in precondition: not-the-uid, UID in object meta: {uid}");
+    assert!(e.to_string().contains(&want), "{e}");
+    let patch = serde_json::json!({"metadata": {"uid": "x"}});
+    let e = a
+        .merge_patch::<Pod>("t", "default", "p", &patch)
+        .unwrap_err();
+    assert_eq!((e.code, e.reason), (422, Reason::Invalid));
+    assert!(
+        e.to_string()
+            .contains("metadata.uid: Invalid value: \"x\": field is immutable"),
+        "{e}"
+    );
+    let same_uid = serde_json::json!({"metadata": {"uid": uid, "labels": {"c": "d"}}});
+    a.merge_patch::<Pod>("t", "default", "p", &same_uid)
+        .unwrap();
+    assert_eq!(
+        a.get::<Pod>("default", "p")
+            .unwrap()
+            .metadata
+            .uid
+            .as_deref(),
+        Some(uid.as_str())
+    );
+}
+
+#[test]
+fn a_statefulset_status_write_is_validated() {
+    // ValidateStatefulSetStatus (kubernetes pkg/apis/apps/validation/validation.go).
+    let mut a = api();
+    a.create("t", sts("s", "app:v1")).unwrap();
+    let status = |s: serde_json::Value| serde_json::json!({"status": s});
+    let ok = status(serde_json::json!({"replicas": 2, "readyReplicas": 2, "availableReplicas": 1}));
+    a.merge_patch_status::<StatefulSet>("t", "default", "s", &ok)
+        .unwrap();
+    let cases = [
+        (serde_json::json!({"readyReplicas": -5}), "status.readyReplicas: Invalid value: -5: must be greater than or equal to 0"),
+        (serde_json::json!({"readyReplicas": 3}), "status.readyReplicas: Invalid value: 3: cannot be greater than status.replicas"),
+        (serde_json::json!({"availableReplicas": 2, "readyReplicas": 1}), "status.availableReplicas: Invalid value: 2: cannot be greater than status.readyReplicas"),
+        (serde_json::json!({"observedGeneration": -1}), "status.observedGeneration: Invalid value: -1: must be greater than or equal to 0"),
+    ];
+    for (s, want) in cases {
+        let e = a
+            .merge_patch_status::<StatefulSet>("t", "default", "s", &status(s))
+            .unwrap_err();
+        assert_eq!((e.code, e.reason), (422, Reason::Invalid));
+        assert!(e.to_string().contains(want), "{e}");
+    }
+    let st = a
+        .get::<StatefulSet>("default", "s")
+        .unwrap()
+        .status
+        .clone()
+        .unwrap();
+    assert_eq!(
+        (st.replicas, st.ready_replicas, st.available_replicas),
+        (2, Some(2), Some(1))
+    );
+}

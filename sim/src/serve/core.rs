@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use crate::api::{with_kind, ApiServer, Cursor, Kind, KindId};
+use crate::api::{uid_changed, with_kind, ApiServer, Cursor, Kind, KindId};
 use crate::invariants::{FaultEffect, ObjectRef};
 use crate::scenario::spec::parse_duration;
 use crate::scenario::Runner;
@@ -497,9 +497,10 @@ impl Core {
                 Err(r) => return r,
             }
         };
-        let named = body.pointer("/metadata/name").and_then(Value::as_str);
-        if named.is_some_and(|n| n != name) {
-            return bad_request("the name of the Eviction does not match the pod's name");
+        // kubernetes pkg/registry/core/pod/storage/eviction.go `Create`: the Eviction must
+        // name the pod of the URL (an Eviction without a name does not).
+        if body.pointer("/metadata/name").and_then(Value::as_str) != Some(name.as_str()) {
+            return bad_request("name in URL does not match name in Eviction object");
         }
         // kubectl puts the delete options, dry run included, in the Eviction's deleteOptions.
         let options = body.get("deleteOptions").cloned().unwrap_or(json!({}));
@@ -876,11 +877,20 @@ impl Core {
             Ok(o) => o,
             Err(r) => return r,
         };
-        if obj.meta().name.as_deref() != Some(name.as_str()) {
-            return bad_request("the name of the object does not match the name on the URL");
+        if let Err(r) = ops::check_name(obj.meta().name.as_deref(), &name) {
+            return r;
         }
         let status = t.sub.as_deref() == Some("status");
         let api = &mut self.runner.world.api;
+        // A patch (JSON or strategic) whose result changes the UID is refused as immutable; an
+        // update's UID is a precondition, checked by `ApiServer::update`.
+        if verb == "patch" {
+            let stored = api.try_get::<K>(&ns, &name);
+            let changed = stored.and_then(|s| uid_changed(K::ID, &name, obj.meta(), s.meta()));
+            if let Some(e) = changed {
+                return api_error(&e, &t.res, &name);
+            }
+        }
         let r = if status {
             api.update_status(actor, obj)
         } else {
@@ -975,8 +985,9 @@ impl Core {
         if let Err(r) = ops::prune_custom::<K>(&mut intent, strict) {
             return r;
         }
-        if intent.pointer("/metadata/name").and_then(Value::as_str) != Some(name.as_str()) {
-            return bad_request("the name of the object does not match the name on the URL");
+        let intent_name = intent.pointer("/metadata/name").and_then(Value::as_str);
+        if let Err(r) = ops::check_name(intent_name, &name) {
+            return r;
         }
         // The intent may be partial (only the fields its manager owns): it is checked as the
         // object it makes, laid over the stored one.
@@ -1071,6 +1082,13 @@ impl Core {
         if let Err(r) = ops::prune_custom::<K>(&mut v, ops::strict(&req.query)) {
             return r;
         }
+        // A merge patch that renames the object (or removes its name) makes an object whose
+        // name is not the URL's.
+        if let Some(renamed) = v.pointer("/metadata/name") {
+            if let Err(r) = ops::check_name(renamed.as_str(), &name) {
+                return r;
+            }
+        }
         let before = self.stored_value::<K>(t).ok();
         let api = &mut self.runner.world.api;
         let r = if status {
@@ -1105,6 +1123,12 @@ impl Core {
             Ok(v) => v,
             Err(r) => return r,
         };
+        let body_name = body.pointer("/metadata/name");
+        if !is_patch || body_name.is_some() {
+            if let Err(r) = ops::check_name(body_name.and_then(Value::as_str), &name) {
+                return r;
+            }
+        }
         let api = &mut self.runner.world.api;
         let current = crate::api::scale::scale_of(K::ID, &before);
         let (replicas, rv) = match ops::scale_target(&current, body, is_patch) {

@@ -409,6 +409,18 @@ pub fn deleted_value<K: Kind>(d: &Deleted<K>) -> Value {
     }
 }
 
+/// A PUT's or a patched object's name must be the URL's (apiserver handlers/rest.go
+/// `checkName`): 400 otherwise, a missing name included.
+pub fn check_name(object: Option<&str>, url: &str) -> Result<(), Reply> {
+    let object = object.unwrap_or_default();
+    if object == url {
+        return Ok(());
+    }
+    Err(bad_request(format!(
+        "the name of the object ({object}) does not match the name on the URL ({url})"
+    )))
+}
+
 /// The replicas a `/scale` write asks for: a PUT body, or a merge patch of the current Scale.
 pub fn scale_target(
     current: &Value,
