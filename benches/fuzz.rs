@@ -4,7 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lws::profile::Profile;
-use lws_sim::fuzz::check_case;
+use lws_sim::fuzz::{check_case, Workload};
 
 mod common;
 
@@ -17,7 +17,7 @@ fn fuzz(c: &mut Criterion) {
         g.bench_function(format!("case/{spec}"), |b| {
             b.iter(|| {
                 i += 1;
-                check_case(1, i % 200, &reconciler).events
+                check_case(Workload::Lws, 1, i % 200, &reconciler).events
             })
         });
     }

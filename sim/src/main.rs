@@ -17,7 +17,7 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use lws::profile::Profile;
 use lws_sim::explore::{self, Exploration, Finding};
-use lws_sim::fuzz::Campaign;
+use lws_sim::fuzz::{Campaign, Workload};
 use lws_sim::perfetto;
 use lws_sim::scenario::spec::Expectation;
 use lws_sim::scenario::{self, RunOptions, RunReport, Scenario, ScenarioFiles};
@@ -247,6 +247,10 @@ struct FuzzArgs {
     /// Also write every failing case unminimized (DIR/case-N/).
     #[arg(long)]
     save_all: bool,
+    /// What each case rolls out: `lws` (one LeaderWorkerSet) or `disaggregated` (the same
+    /// case as a two-role DisaggregatedSet; a v0.10.0 reconciler only).
+    #[arg(long, value_name = "W", default_value = "lws", value_parser = workload)]
+    workload: Workload,
 }
 
 #[derive(clap::Args)]
@@ -314,6 +318,10 @@ macro_rules! say {
 /// A `--reconciler` value.
 fn reconciler(spec: &str) -> Result<Profile, String> {
     Profile::parse(spec)
+}
+
+fn workload(v: &str) -> Result<Workload, String> {
+    Workload::parse(v).ok_or_else(|| format!("{v:?}: expected lws or disaggregated"))
 }
 
 /// A `--time` value, in milliseconds.
@@ -1140,6 +1148,14 @@ fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
 /// directory with one holds a finished shard).
 fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
     let started = Instant::now();
+    if a.workload == Workload::Disaggregated
+        && a.reconciler.release != lws::profile::Release::V0_10_0
+    {
+        return input_error(format!(
+            "--workload disaggregated: {} runs no DisaggregatedSet controller (only v0.10.0 does)",
+            a.reconciler.name
+        ));
+    }
     // A summary left by an earlier campaign goes first: only a finished one writes it again.
     let stale = a.out.join(summary::FILE);
     let ready = std::fs::create_dir_all(&a.out).and_then(|_| match std::fs::remove_file(&stale) {
@@ -1151,10 +1167,15 @@ fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
     }
     let jobs = capped_jobs(a.jobs);
     eprintln!(
-        "fuzz {} seed {} shard {}/{} jobs {jobs}",
-        a.reconciler.name, a.seed, a.shard.0, a.shard.1
+        "fuzz {} seed {} shard {}/{} jobs {jobs} workload {}",
+        a.reconciler.name,
+        a.seed,
+        a.shard.0,
+        a.shard.1,
+        a.workload.as_str()
     );
-    let mut campaign = Campaign::new(a.seed, a.reconciler.clone(), a.shard);
+    let mut campaign =
+        Campaign::new(a.seed, a.reconciler.clone(), a.shard).with_workload(a.workload);
     let mut summary = run_campaign(&a, jobs, &mut campaign, started);
     let (done, elapsed) = (summary.cases(), started.elapsed().as_secs_f64());
     say!(

@@ -37,6 +37,9 @@ pub struct Summary {
     pub lws_sim: String,
     /// The case distribution's fingerprint (`fuzz::distribution`).
     pub distribution: String,
+    /// What the cases rolled out (`fuzz --workload`); absent for an LWS.
+    #[serde(default, skip_serializing_if = "is_lws")]
+    pub workload: String,
     /// The reconciler SPEC, as given.
     pub reconciler: String,
     /// The campaign seed.
@@ -54,6 +57,10 @@ pub struct Summary {
     pub errors: Vec<CaseError>,
     /// One minimized scenario per invariant broken, in invariant order.
     pub minimized: Vec<Minimized>,
+}
+
+fn is_lws(workload: &str) -> bool {
+    workload.is_empty()
 }
 
 /// Shard `shard` of [`Summary::shards`] ran its first `cases` cases: `shard + k * shards` for
@@ -100,7 +107,11 @@ impl Summary {
         Summary {
             format: FORMAT,
             lws_sim: env!("CARGO_PKG_VERSION").to_string(),
-            distribution: fuzz::distribution(),
+            distribution: fuzz::distribution_of(campaign.workload),
+            workload: match campaign.workload {
+                fuzz::Workload::Lws => String::new(),
+                w => w.as_str().to_string(),
+            },
             reconciler: campaign.reconciler.name.clone(),
             seed: campaign.seed,
             shards: campaign.shard.1,
@@ -299,6 +310,7 @@ fn other_campaign(la: &str, a: &Summary, lb: &str, b: &Summary) -> Option<String
     let fields = [
         ("lws-sim version", &a.lws_sim, &b.lws_sim),
         ("case distribution", &a.distribution, &b.distribution),
+        ("workload", &a.workload, &b.workload),
         ("reconciler", &a.reconciler, &b.reconciler),
     ];
     let numbers = [
@@ -485,6 +497,7 @@ mod tests {
             format: FORMAT,
             lws_sim: "0.1.0".into(),
             distribution: "d".into(),
+            workload: String::new(),
             reconciler: "v0.4.1".into(),
             seed: 1,
             shards: n,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use lws::profile::Profile;
-use lws_sim::fuzz::{check_case, Campaign};
+use lws_sim::fuzz::{check_case, Campaign, Workload};
 use lws_sim::scenario::{parse_spec, run, ScenarioFiles};
 
 fn profile(spec: &str) -> Profile {
@@ -51,7 +51,7 @@ fn finds_shrinks_and_replays_the_seed_bug_under_v030() {
 fn the_fixed_reconciler_raises_no_alarm_on_the_same_cases() {
     let fixed = profile(lws_sim::fixtures::ALL_FIXED);
     for i in 0..30 {
-        let r = check_case(1, i, &fixed);
+        let r = check_case(Workload::Lws, 1, i, &fixed);
         assert!(r.error.is_none(), "case {i}: {:?}", r.error);
         assert!(r.violated.is_empty(), "case {i}: {:?}", r.violated);
     }
@@ -253,4 +253,119 @@ fn a_case_run_in_memory_is_the_run_of_its_written_files() {
         assert_eq!(in_memory.trace_hash, written.trace_hash, "case {i}");
         assert_eq!(in_memory.violated(), written.violated(), "case {i}");
     }
+}
+
+/// Every fix v0.10.0 lacks (B09, B06's terminating pods, B13's partition, the leader-pod watch,
+/// Z05's worker finalizer): the reconciler a DisaggregatedSet campaign holds to no alarm.
+const V0_10_0_FIXED: &str = "v0.10.0,pod-delete-events=tombstone,terminating-pods=not-ready,partition=all-unready,leader-pod-watch=on,worker-finalizer=on";
+
+#[test]
+fn a_disaggregated_case_rolls_out_a_set_and_aims_its_faults_at_the_set_s_pods() {
+    let fixed = profile(V0_10_0_FIXED);
+    let campaign = Campaign::new(1, fixed.clone(), (0, 1)).with_workload(Workload::Disaggregated);
+    let (mut faulted, mut hit) = (0, 0);
+    for i in 0..12 {
+        let case = campaign.case(i);
+        assert_eq!(case.workload, Workload::Disaggregated);
+        let files = case.files(Some(V0_10_0_FIXED), None, "");
+        let s = files.scenario(Path::new("ds.yaml")).unwrap();
+        let r = lws_sim::scenario::run(&s, None, None).unwrap();
+        assert!(r.violations.is_empty(), "case {i}: {:?}", r.violations);
+        // Each fault names a pod of an LWS of the set (the revisions it was computed from are
+        // the controller's); most of those pods existed (a group of the new revision may not
+        // be up yet when the fault fires, and then the fault is a no-op, as on a cluster).
+        let created = |kind: &str, name: &str| {
+            r.trace
+                .entries
+                .iter()
+                .any(|e| e.kind == kind && e.verb == "create" && e.rv != 0 && e.name == name)
+        };
+        for step in &files.spec.steps {
+            let Some(pod) = fault_pod(step) else { continue };
+            faulted += 1;
+            let lws = lws_of(&pod);
+            assert!(
+                created("LeaderWorkerSet", lws),
+                "case {i}: {pod}: no LWS {lws}"
+            );
+            hit += usize::from(created("Pod", &pod));
+        }
+        // The set's LWSs of both revisions were judged, each on its own.
+        let sets = r
+            .trace
+            .entries
+            .iter()
+            .filter(|e| e.kind == "LeaderWorkerSet" && e.verb == "create" && e.rv != 0)
+            .count();
+        assert_eq!(sets, 4, "case {i}: two roles, two revisions");
+    }
+    assert!(faulted >= 10, "only {faulted} faults aimed");
+    assert!(2 * hit >= faulted, "{hit} of {faulted} faults hit a pod");
+}
+
+/// `fz-0-<revision>-<role>` of `fz-0-<revision>-<role>-<group>[-<worker>]`.
+fn lws_of(pod: &str) -> &str {
+    let parts: Vec<&str> = pod.splitn(5, '-').collect();
+    &pod[..parts[..4].iter().map(|p| p.len() + 1).sum::<usize>() - 1]
+}
+
+fn fault_pod(step: &lws_sim::scenario::spec::StepSpec) -> Option<String> {
+    use lws_sim::scenario::spec::StepSpec;
+    match step {
+        StepSpec::DeletePod(d) => Some(d.pod.clone()),
+        StepSpec::CrashContainer(p) => Some(p.pod.clone()),
+        StepSpec::DrainNode(n) => n.node_of.clone(),
+        _ => None,
+    }
+}
+
+#[test]
+fn a_disaggregated_campaign_finds_b09_under_v0_10_0_and_its_fix_holds() {
+    let plain = Campaign::new(1, profile("v0.10.0"), (0, 1)).with_workload(Workload::Disaggregated);
+    // Case 2 force-deletes a worker of the old revision's prefill LWS: v0.10.0 never
+    // recreates its group (B09); with the fixes it does.
+    let r = plain.check(2);
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(r.violated.iter().collect::<Vec<_>>(), ["requiredRestart"]);
+    let fixed =
+        Campaign::new(1, profile(V0_10_0_FIXED), (0, 1)).with_workload(Workload::Disaggregated);
+    let r = fixed.check(2);
+    assert!(r.violated.is_empty() && r.error.is_none(), "{r:?}");
+}
+
+#[test]
+fn a_disaggregated_campaign_needs_v0_10_0_and_records_its_workload() {
+    let out = std::env::temp_dir().join(format!("lws-sim-ds-fuzz-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = |reconciler: &str| {
+        Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+            .args([
+                "fuzz",
+                "--reconciler",
+                reconciler,
+                "--workload",
+                "disaggregated",
+            ])
+            .args(["--cases", "2", "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let o = run("v0.4.1");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("runs no DisaggregatedSet controller"), "{err}");
+    assert!(!out.exists(), "nothing written for a refused campaign");
+    let o = run(V0_10_0_FIXED);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(
+        summary.contains("\"workload\": \"disaggregated\""),
+        "{summary}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
 }

@@ -17,7 +17,8 @@
 use lws::profile::Profile;
 use lws_sim::fixtures::ALL_FIXED;
 use lws_sim::fuzz::{
-    broken_image_rolls_out, nodes_for, run_case, Case, CaseParams, CaseStep, Fault, DEFAULT_PARAMS,
+    broken_image_rolls_out, nodes_for, run_case, Case, CaseParams, CaseStep, Fault, Workload,
+    DEFAULT_PARAMS,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, RngSeed};
@@ -58,6 +59,7 @@ fn fault(kinds: Vec<Fault>, replicas: i32, size: i32) -> impl Strategy<Value = [
                     group,
                     worker,
                     writes,
+                    target: Default::default(),
                 },
                 CaseStep::Wait(wait_s * 1000),
             ]
@@ -116,6 +118,7 @@ prop_compose! {
         Case {
             index: 0,
             seed,
+            workload: Workload::Lws,
             replicas,
             size,
             max_unavailable,

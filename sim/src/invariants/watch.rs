@@ -104,9 +104,14 @@ impl Watch {
     ) {
         if ty == EventType::Deleted {
             (self.deleting, self.gone) = (true, true);
+            self.quiet.close();
             return;
         }
-        self.deleting |= l.metadata.deletion_timestamp.is_some();
+        if l.metadata.deletion_timestamp.is_some() {
+            // Its objects go, whatever deletes them: not a change at rest.
+            self.deleting = true;
+            self.quiet.close();
+        }
         // Status writes do not change the spec: skip them without hashing templates.
         self.status_current = l.metadata.generation == self.generation;
         if l.metadata.generation != self.generation {
@@ -117,6 +122,9 @@ impl Watch {
     }
 
     fn on_spec(&mut self, l: &LeaderWorkerSet, at_ms: u64, hashing: RevisionHashing) {
+        // A new spec is a reason to change things: the LWS is no longer at rest (a
+        // DisaggregatedSet controller scaling its role's LWS after a restart, say).
+        self.quiet.close();
         let before = self.model.replicas;
         let knobs_before = (self.model.replicas, self.model.max_unavailable);
         let floor_before = self.model.replicas - self.model.max_unavailable;
@@ -237,7 +245,7 @@ impl Watch {
     pub fn open_quiet_window(&mut self, now_ms: u64) {
         // After an injected fault, a restart may legitimately finish the fault's work (a group
         // restart the restart policy owes), so only an undisturbed rest is held to quiescence.
-        if self.model.rollout_complete() && !self.groups.ever_disrupted() {
+        if !self.deleting && self.model.rollout_complete() && !self.groups.ever_disrupted() {
             self.quiet.open(now_ms);
         }
     }

@@ -272,7 +272,7 @@ fn non_empty_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::E
     Ok(name)
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ObjectRef {
     pub kind: String,

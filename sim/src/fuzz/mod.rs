@@ -14,6 +14,9 @@
 //! the default startup policy, shorter waits, keeping every change that still breaks the same
 //! invariant. A `Campaign` is the generation, sharding, batching and shrinking; the threads that
 //! run a batch and the files are `main.rs`'s.
+//!
+//! `disaggregated.rs` is the other workload a campaign may roll out: the same case as a
+//! two-role DisaggregatedSet (v0.10.0).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -28,6 +31,9 @@ use crate::scenario::spec::{
     KillSpec, NodeRef, NodesSpec, PodRef, Range, ResyncSpec, ScaleSpec, ScenarioSpec, StepSpec,
 };
 use crate::scenario::{self, RunReport, ScenarioFiles};
+
+mod disaggregated;
+pub use disaggregated::Workload;
 
 /// A fault kind a case may use; each case enables a random non-empty subset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -93,8 +99,18 @@ pub enum CaseStep {
         group: i32,
         worker: i32,
         writes: u64,
+        /// Which LWS of a DisaggregatedSet the fault hits (always the default for an LWS case).
+        target: Target,
     },
     Scale(i32),
+}
+
+/// A fault's LWS in a DisaggregatedSet case: a role (index into `disaggregated::ROLES`) of the
+/// old or the new revision.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Target {
+    pub role: usize,
+    pub new_revision: bool,
 }
 
 /// Everything a generated case is made of; `files` turns it into a scenario.
@@ -102,6 +118,7 @@ pub enum CaseStep {
 pub struct Case {
     pub index: u64,
     pub seed: u64,
+    pub workload: Workload,
     pub replicas: i32,
     pub size: i32,
     pub max_unavailable: String,
@@ -182,6 +199,18 @@ pub fn distribution() -> String {
     )
 }
 
+/// The fingerprint of the default distribution rolled out as `workload` (`distribution` for
+/// an LWS).
+pub fn distribution_of(workload: Workload) -> String {
+    match workload {
+        Workload::Lws => distribution(),
+        w => format!(
+            "{:016x}",
+            crate::trace::fnv64(&format!("{} {DEFAULT_PARAMS:?}", w.as_str()))
+        ),
+    }
+}
+
 /// The seed of case `index` of a campaign: a fixed function of both.
 pub fn case_seed(campaign_seed: u64, index: u64) -> u64 {
     SimRng::labelled(campaign_seed, &format!("case-{index}")).next_u64()
@@ -231,6 +260,7 @@ impl CaseParams {
                 group,
                 worker,
                 writes,
+                target: Target::default(),
             });
             steps.push(CaseStep::Wait(range(rng, self.wait_after_fault_s) * 1000));
         }
@@ -259,6 +289,7 @@ impl CaseParams {
         Case {
             index,
             seed,
+            workload: Workload::Lws,
             replicas,
             size,
             max_unavailable,
@@ -277,6 +308,16 @@ impl CaseParams {
 /// Case `index` of a campaign, from the default distribution.
 pub fn generate(campaign_seed: u64, index: u64) -> Case {
     DEFAULT_PARAMS.draw(index, case_seed(campaign_seed, index))
+}
+
+/// Case `index` of a campaign rolling out `workload`: the LWS case of the same index, in the
+/// workload's form.
+pub fn generate_for(workload: Workload, campaign_seed: u64, index: u64) -> Case {
+    let mut case = generate(campaign_seed, index);
+    if workload == Workload::Disaggregated {
+        disaggregated::adapt(&mut case);
+    }
+    case
 }
 
 /// Nodes (of 4 pods) for groups of `size`: room for the largest a case can grow to (8 groups,
@@ -344,12 +385,30 @@ impl Case {
         })
     }
 
-    fn pod(&self, group: i32, worker: i32) -> String {
+    /// The name of a fault's pod: worker `worker` of group `group` of the case's LWS, or of
+    /// the set's LWS that `target` names.
+    fn pod(&self, group: i32, worker: i32, target: Target) -> String {
+        let lws = match self.workload {
+            Workload::Lws => "fz".to_string(),
+            Workload::Disaggregated => {
+                let [old, new] = self.set_revisions();
+                let revision = if target.new_revision { new } else { old };
+                disaggregated::lws_name(&revision, disaggregated::ROLES[target.role])
+            }
+        };
         if worker == 0 {
-            format!("fz-{group}")
+            format!("{lws}-{group}")
         } else {
-            format!("fz-{group}-{worker}")
+            format!("{lws}-{group}-{worker}")
         }
+    }
+
+    /// The revisions of the set's first and second template (a DisaggregatedSet case).
+    fn set_revisions(&self) -> [String; 2] {
+        self.manifest_values(Some("v0.10.0")).map(|(name, v)| {
+            disaggregated::revision(&v)
+                .unwrap_or_else(|e| panic!("a generated set does not decode ({name}): {e}"))
+        })
     }
 
     fn cluster(&self) -> ClusterSpec {
@@ -395,10 +454,32 @@ impl Case {
                 group,
                 worker,
                 writes,
-            } => kind.step(&self.pod(*group, *worker), *writes),
+                target,
+            } => kind.step(&self.pod(*group, *worker, *target), *writes),
         }));
+        if self.workload == Workload::Disaggregated {
+            steps.extend(self.set_rolled_out());
+        }
         steps.push(rollout_complete_within(7_200_000));
+        if self.workload == Workload::Disaggregated {
+            // One LWS per role is left: the new revision's.
+            steps.push(StepSpec::Check(set_lws(
+                None,
+                Some(disaggregated::ROLES.len() as u32),
+            )));
+        }
         steps
+    }
+
+    /// A DisaggregatedSet case is rolled out once no LWS of the old revision is left.
+    fn set_rolled_out(&self) -> Vec<StepSpec> {
+        let [old, _] = self.set_revisions();
+        let mut gone = set_lws(Some(&old), None);
+        gone.absent = true;
+        vec![StepSpec::WaitFor {
+            target: serde_json::to_value(&gone).expect("object refs encode"),
+            timeout: Some(Duration(7_200_000)),
+        }]
     }
 
     /// The case as a scenario (manifests `v1.yaml` and `v2.yaml` beside it). With a reconciler
@@ -468,10 +549,14 @@ impl Case {
                 r.release != lws::profile::Release::V0_10_0
                     && !r.flags.restart_policy_default_recreate
             });
-        [
-            ("v1.yaml", self.manifest(v1, old_crd)),
-            ("v2.yaml", self.manifest("app:v2", old_crd)),
-        ]
+        let [v1, v2] = [self.manifest(v1, old_crd), self.manifest("app:v2", old_crd)];
+        match self.workload {
+            Workload::Lws => [("v1.yaml", v1), ("v2.yaml", v2)],
+            Workload::Disaggregated => [
+                ("v1.yaml", disaggregated::manifest(&v1)),
+                ("v2.yaml", disaggregated::manifest(&v2)),
+            ],
+        }
     }
 
     /// The case as a runnable scenario without the YAML round trip of `files`: the same spec,
@@ -482,11 +567,15 @@ impl Case {
             .manifest_values(Some(reconciler))
             .into_iter()
             .map(|(name, v)| {
-                let lws: lws::api::LeaderWorkerSet =
-                    serde_json::from_value(v).map_err(|e| format!("{name}: {e}"))?;
+                let decoded = match self.workload {
+                    Workload::Lws => serde_json::from_value(v).map(Manifest::LeaderWorkerSet),
+                    Workload::Disaggregated => {
+                        serde_json::from_value(v).map(Manifest::DisaggregatedSet)
+                    }
+                };
                 Ok((
                     name.to_string(),
-                    vec![Manifest::LeaderWorkerSet(Box::new(lws))],
+                    vec![decoded.map_err(|e| format!("{name}: {e}"))?],
                 ))
             })
             .collect::<Result<BTreeMap<_, _>, String>>()?;
@@ -496,6 +585,23 @@ impl Case {
             &scenario::DecodedManifests(decoded),
         )
         .map_err(|e| e.to_string())
+    }
+}
+
+/// The LWSs of the case's set (of one revision, if given): a `check`/`waitFor` target.
+fn set_lws(revision: Option<&str>, count: Option<u32>) -> scenario::spec::ObjectRef {
+    let mut selector = BTreeMap::from([(
+        "disaggregatedset.x-k8s.io/name".to_string(),
+        disaggregated::SET.to_string(),
+    )]);
+    if let Some(r) = revision {
+        selector.insert("disaggregatedset.x-k8s.io/revision".into(), r.into());
+    }
+    scenario::spec::ObjectRef {
+        kind: "LeaderWorkerSet".into(),
+        selector,
+        count,
+        ..Default::default()
     }
 }
 
@@ -592,8 +698,13 @@ pub struct CaseResult {
     pub error: Option<String>,
 }
 
-pub fn check_case(campaign_seed: u64, index: u64, reconciler: &Profile) -> CaseResult {
-    let case = generate(campaign_seed, index);
+pub fn check_case(
+    workload: Workload,
+    campaign_seed: u64,
+    index: u64,
+    reconciler: &Profile,
+) -> CaseResult {
+    let case = generate_for(workload, campaign_seed, index);
     match run_case(&case, reconciler) {
         Ok(r) => CaseResult {
             index,
@@ -628,6 +739,8 @@ pub struct Shrunk {
 pub struct Campaign {
     pub seed: u64,
     pub reconciler: Profile,
+    /// What its cases roll out (an LWS unless `with_workload` says otherwise).
+    pub workload: Workload,
     /// `(i, n)`: this campaign runs the indices `i`, `i + n`, `i + 2n`, ... up to `u64::MAX`.
     pub shard: (u64, u64),
     /// The next index to hand out; `None` once past `u64::MAX` (never wrapping, so no index
@@ -641,9 +754,15 @@ impl Campaign {
         Campaign {
             seed,
             reconciler,
+            workload: Workload::Lws,
             shard,
             next: Some(shard.0),
         }
+    }
+
+    /// The same campaign rolling out `workload`.
+    pub fn with_workload(self, workload: Workload) -> Campaign {
+        Campaign { workload, ..self }
     }
 
     /// The next `n` case indices of this shard; fewer (or none) once the shard's indices run out
@@ -659,12 +778,12 @@ impl Campaign {
     }
 
     pub fn case(&self, index: u64) -> Case {
-        generate(self.seed, index)
+        generate_for(self.workload, self.seed, index)
     }
 
     /// Run case `index`.
     pub fn check(&self, index: u64) -> CaseResult {
-        check_case(self.seed, index, &self.reconciler)
+        check_case(self.workload, self.seed, index, &self.reconciler)
     }
 
     /// Shrink case `index` towards a case that still breaks `invariant` (at most `budget`
@@ -717,6 +836,27 @@ mod tests {
             let back = scenario::parse_spec("c.yaml", &files.yaml()).unwrap();
             assert_eq!(back, files.spec, "case {i}");
         }
+    }
+
+    #[test]
+    fn a_disaggregated_case_is_the_lws_case_as_a_set_and_loads_as_a_scenario() {
+        for i in 0..50 {
+            let lws = generate(1, i);
+            assert_eq!(generate_for(Workload::Lws, 1, i), lws);
+            let c = generate_for(Workload::Disaggregated, 1, i);
+            assert_eq!((c.replicas, c.size), (lws.replicas, lws.size), "case {i}");
+            assert!(!c.broken_first_image);
+            assert!(!c.steps.iter().any(|s| matches!(s, CaseStep::Scale(_))));
+            let files = c.files(Some("v0.10.0"), Some(&["availability".to_string()]), "");
+            let s = files
+                .scenario(Path::new("c.yaml"))
+                .unwrap_or_else(|e| panic!("case {i}: {e}"));
+            assert_eq!(s.spec.manifests, ["v1.yaml"]);
+            let back = scenario::parse_spec("c.yaml", &files.yaml()).unwrap();
+            assert_eq!(back, files.spec, "case {i}");
+        }
+        assert_ne!(distribution_of(Workload::Disaggregated), distribution());
+        assert_eq!(distribution_of(Workload::Lws), distribution());
     }
 
     #[test]
