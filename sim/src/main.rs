@@ -40,7 +40,7 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim help [COMMAND]";
 
 const FUZZ_USAGE: &str = "lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] \
-[--jobs J] [--shard I/N] [--out DIR] [--save-all]
+[--jobs J] [--shard I/N] [--out DIR] [--save-all] [--workload lws|disaggregated]
        lws-sim fuzz merge DIR... [--out DIR]";
 
 const SPEC_NOTE: &str = "SPEC is PROFILE[,flag=value...], e.g. v0.10.0, latest, all-fixed or
@@ -1100,8 +1100,8 @@ fn write_minimized(
     let violated: Vec<String> = report.violated().into_iter().collect();
     let note = format!(
         "Minimized from {} steps to {}; expect trace hash {:016x}.",
-        shrunk.original.steps.len() + 3,
-        small.steps.len() + 3,
+        shrunk.original.step_count(),
+        small.step_count(),
         report.trace_hash
     );
     let files = campaign.failure_files(small, &violated, &note);
@@ -1109,7 +1109,7 @@ fn write_minimized(
         invariant: invariant.to_string(),
         case: first,
         dir: format!("{invariant}-case-{first}"),
-        steps: small.steps.len() + 3,
+        steps: small.step_count(),
         groups: small.replicas,
         size: small.size,
     };

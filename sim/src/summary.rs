@@ -309,8 +309,8 @@ const MISSING_SHOWN: usize = 10;
 fn other_campaign(la: &str, a: &Summary, lb: &str, b: &Summary) -> Option<String> {
     let fields = [
         ("lws-sim version", &a.lws_sim, &b.lws_sim),
-        ("case distribution", &a.distribution, &b.distribution),
         ("workload", &a.workload, &b.workload),
+        ("case distribution", &a.distribution, &b.distribution),
         ("reconciler", &a.reconciler, &b.reconciler),
     ];
     let numbers = [

@@ -405,3 +405,46 @@ fn a_same_named_lws_in_another_namespace_is_watched_on_its_own() {
         c.violations[0].message
     );
 }
+
+/// An LWS deleted and created again under the same name is a new LWS: its watch starts afresh
+/// (before, the name stayed "being deleted" and the new LWS was never judged).
+#[test]
+fn an_lws_created_again_is_watched_afresh() {
+    let (mut w, mut c) = at_rest();
+    w.api
+        .delete::<lws::api::LeaderWorkerSet>("user", "default", "q", &DeleteOptions::default())
+        .unwrap();
+    run(&mut w, &mut c, 120_000);
+    let left = w
+        .api
+        .list::<Pod>(Some("default"), &lws_sim::api::Selector::everything())
+        .len();
+    assert_eq!(
+        left, 0,
+        "the garbage collector removed the first LWS's pods"
+    );
+    let Manifest::LeaderWorkerSet(l) = parse("q.yaml", &LWS.replace("app:v1", "app:v2"))
+        .unwrap()
+        .remove(0)
+    else {
+        panic!()
+    };
+    w.api.create("user", *l).unwrap();
+    run(&mut w, &mut c, 600_000);
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    assert_eq!(c.watched().count(), 1);
+    assert!(c.rollout_complete_groups(), "{}", c.stuck_state());
+    assert!(c.all_available());
+    let images: Vec<String> = w
+        .api
+        .list::<Pod>(Some("default"), &lws_sim::api::Selector::everything())
+        .iter()
+        .map(|p| {
+            p.spec.as_ref().unwrap().containers[0]
+                .image
+                .clone()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(images, ["app:v2"; 4]);
+}

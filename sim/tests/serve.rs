@@ -1563,3 +1563,47 @@ fn a_write_names_the_object_of_its_url_and_keeps_its_uid() {
     );
     assert_eq!(s.jsonpath("lws", "vllm", "{.spec.replicas}"), "4");
 }
+
+#[test]
+fn a_list_s_resource_version_match_is_validated_and_answered() {
+    // apimachinery ValidateListOptions: 422 naming resourceVersionMatch.
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pods = "/api/v1/namespaces/default/pods";
+    let get = |q: &str| s.http("GET", &format!("{pods}?{q}"), "", "");
+    let expect = |r: (u16, String), code: u16, text: &str| {
+        assert_eq!(r.0, code, "{}", r.1);
+        assert!(r.1.contains(text), "{}", r.1);
+    };
+    expect(
+        get("resourceVersionMatch=NotOlderThan"),
+        422,
+        "resourceVersionMatch is forbidden unless resourceVersion is provided",
+    );
+    expect(
+        get("resourceVersionMatch=Sometimes&resourceVersion=1"),
+        422,
+        "Unsupported value: \\\"Sometimes\\\"",
+    );
+    expect(
+        get("resourceVersionMatch=Exact&resourceVersion=0"),
+        422,
+        "forbidden for resourceVersion",
+    );
+    // What a reflector or kube-rs sends: answered from the current state.
+    expect(
+        get("resourceVersionMatch=NotOlderThan&resourceVersion=0"),
+        200,
+        "\"kind\":\"PodList\"",
+    );
+    // A version the server has not reached, and an exact one it no longer has.
+    expect(
+        get("resourceVersionMatch=NotOlderThan&resourceVersion=99999999"),
+        504,
+        "Too large resource version",
+    );
+    expect(
+        get("resourceVersionMatch=Exact&resourceVersion=1"),
+        410,
+        "too old resource version",
+    );
+}

@@ -471,6 +471,11 @@ impl Case {
         steps
     }
 
+    /// How many steps the case's scenario has (the drawn schedule and the steps around it).
+    pub fn step_count(&self) -> usize {
+        self.steps().len()
+    }
+
     /// A DisaggregatedSet case is rolled out once no LWS of the old revision is left.
     fn set_rolled_out(&self) -> Vec<StepSpec> {
         let [old, _] = self.set_revisions();

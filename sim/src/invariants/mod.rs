@@ -367,6 +367,10 @@ impl Checker {
         let now = api.now_ms();
         let named = self.watches.len() > 1;
         for (i, w) in self.watches.iter_mut().enumerate() {
+            // A gone LWS owes nothing; only its pods' last events are left to fold in.
+            if w.is_gone() && !w.is_dirty() {
+                continue;
+            }
             let id = Arc::clone(&w.id);
             let mut out = sink(api, &self.enabled, &mut self.violations, &id, named);
             let dirty = w.check(&mut out, entries, now);
@@ -408,11 +412,11 @@ impl Checker {
         match self.find(namespace, name) {
             Some(i) if !(ty == EventType::Added && self.watches[i].is_gone()) => i,
             Some(i) => {
-                self.watches[i] = Watch::new(ObjectRef::of(&l.metadata));
+                self.watches[i] = Watch::new(l);
                 i
             }
             None => {
-                self.watches.push(Watch::new(ObjectRef::of(&l.metadata)));
+                self.watches.push(Watch::new(l));
                 let i = self.watches.len() - 1;
                 self.index
                     .entry(namespace.to_string())

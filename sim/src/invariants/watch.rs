@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use lws::api::LeaderWorkerSet;
 use lws::k8s;
 
@@ -23,6 +24,9 @@ use crate::trace::TraceEntry;
 /// Which LWS a watch is for, shared with the sinks that report its violations.
 pub(super) struct WatchId {
     pub lws: ObjectRef,
+    /// When this LWS was created: a pod or StatefulSet created before it belongs to an earlier
+    /// LWS of the same name, whose objects the garbage collector has yet to remove.
+    pub created: Option<Time>,
     /// `LWS <namespace>/<name>: `, put before its violations when the run has several LWSs.
     pub label: String,
 }
@@ -50,11 +54,13 @@ pub(super) struct Watch {
 }
 
 impl Watch {
-    pub fn new(lws: ObjectRef) -> Watch {
+    pub fn new(l: &LeaderWorkerSet) -> Watch {
+        let lws = ObjectRef::of(&l.metadata);
         Watch {
             id: Arc::new(WatchId {
                 label: format!("LWS {}/{}: ", lws.namespace, lws.name),
                 lws,
+                created: l.metadata.creation_timestamp.clone(),
             }),
             generation: None,
             status_current: true,
@@ -82,6 +88,11 @@ impl Watch {
 
     pub fn is_gone(&self) -> bool {
         self.gone
+    }
+
+    /// Groups were touched since the last `check`.
+    pub fn is_dirty(&self) -> bool {
+        !self.dirty.is_empty()
     }
 
     /// Why the rollout is not complete, in words.
@@ -142,8 +153,20 @@ impl Watch {
         }
     }
 
+    /// Whether an object carrying this LWS's name label was created before it (by an earlier
+    /// LWS of the same name).
+    fn predates(&self, meta: &ObjectMeta) -> bool {
+        match (&self.id.created, &meta.creation_timestamp) {
+            (Some(lws), Some(obj)) => obj.0 < lws.0,
+            _ => false,
+        }
+    }
+
     /// One watch event of a pod carrying this LWS's name label, in its namespace.
     pub fn on_pod(&mut self, out: &mut Sink, ty: EventType, p: &Pod) {
+        if self.predates(&p.metadata) {
+            return;
+        }
         let Some(pe) = self.model.observe_pod(&self.id.lws.name, ty, p) else {
             return;
         };
@@ -158,6 +181,9 @@ impl Watch {
     /// One watch event of a StatefulSet carrying this LWS's name label, in its namespace.
     /// Whether it is a write of the leader StatefulSet (not a deletion).
     pub fn on_statefulset(&mut self, out: &mut Sink, ty: EventType, sts: &StatefulSet) -> bool {
+        if self.predates(&sts.metadata) {
+            return false;
+        }
         let sts_name = k8s::name(&sts.metadata).to_string();
         let leader_sts = sts_name == self.id.lws.name;
         if leader_sts && ty != EventType::Deleted {

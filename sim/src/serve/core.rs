@@ -593,6 +593,10 @@ impl Core {
 
     fn list<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
         let q = &req.query;
+        let current = self.runner.world.api.resource_version();
+        if let Err(r) = ops::check_list_options(q, current) {
+            return r;
+        }
         let (labels, fields) = match self.selectors(K::ID, q) {
             Ok(s) => s,
             Err(r) => return r,

@@ -132,6 +132,65 @@ pub fn check_query(q: &BTreeMap<String, String>, content_type: &str) -> Result<(
     Ok(())
 }
 
+/// A list's `resourceVersionMatch`, checked as apimachinery's `ValidateListOptions` does (a
+/// 422 naming the field), then answered as far as a store without history can: `Exact` at a
+/// resourceVersion that is not the current one is a 410 (the version is gone, so the client
+/// relists, as after a compaction), and `NotOlderThan` a version the server has not reached a
+/// 504, as the watch cache answers "Too large resource version".
+pub fn check_list_options(q: &BTreeMap<String, String>, current: u64) -> Result<(), Reply> {
+    let Some(m) = q.get("resourceVersionMatch").filter(|m| !m.is_empty()) else {
+        return Ok(());
+    };
+    let rv = q.get("resourceVersion").map_or("", String::as_str);
+    let invalid = |why: String| {
+        failure(
+            422,
+            "Invalid",
+            format!("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: {why}"),
+        )
+    };
+    if rv.is_empty() {
+        return Err(invalid(
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+                .into(),
+        ));
+    }
+    if q.get("continue").is_some_and(|c| !c.is_empty()) {
+        return Err(invalid(
+            "Forbidden: resourceVersionMatch is forbidden when continue is provided".into(),
+        ));
+    }
+    if m != "Exact" && m != "NotOlderThan" {
+        return Err(invalid(format!(
+            "Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
+        )));
+    }
+    if m == "Exact" && rv == "0" {
+        return Err(invalid(
+            "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""
+                .into(),
+        ));
+    }
+    let Ok(n) = rv.parse::<u64>() else {
+        return Err(bad_request(format!("invalid resourceVersion {rv:?}")));
+    };
+    if m == "Exact" && n != current {
+        return Err(failure(
+            410,
+            "Expired",
+            format!("too old resource version: {n} ({current})"),
+        ));
+    }
+    if n > current {
+        return Err(failure(
+            504,
+            "Timeout",
+            format!("Timeout: Too large resource version: {n}, current: {current}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the request is a dry run: `?dryRun=All`, or for a DELETE the body's
 /// `DeleteOptions.dryRun: ["All"]` (where kubectl puts it). Any other value is 422, as the
 /// apiserver's options validation answers.
