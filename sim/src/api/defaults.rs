@@ -103,11 +103,24 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
 /// A `/status` write's new status (the `ValidateStatusUpdate` of each kind's strategy): for a
 /// StatefulSet, kubernetes `pkg/apis/apps/validation/validation.go`
 /// `ValidateStatefulSetStatus` (counts not negative, none above `replicas`, available not
-/// above ready). Other kinds' statuses are taken as written.
-pub fn validate_status<K: Kind>(obj: &K) -> Result<(), String> {
-    let Some(sts) = (obj as &dyn Any).downcast_ref::<StatefulSet>() else {
+/// above ready) and `ValidateStatefulSetStatusUpdate` (`collisionCount` never decremented).
+/// Other kinds' statuses are taken as written.
+pub fn validate_status<K: Kind>(obj: &K, old: &K) -> Result<(), String> {
+    let (Some(sts), Some(old)) = (
+        (obj as &dyn Any).downcast_ref::<StatefulSet>(),
+        (old as &dyn Any).downcast_ref::<StatefulSet>(),
+    ) else {
         return Ok(());
     };
+    let collisions = |s: &StatefulSet| s.status.as_ref().and_then(|s| s.collision_count);
+    let (now, was) = (collisions(sts), collisions(old));
+    // apimachinery `IsDecremented`: removed, or lower.
+    if was.is_some() && now.is_none_or(|n| Some(n) < was) {
+        return Err(format!(
+            "status.collisionCount: Invalid value: {}: cannot be decremented",
+            now.unwrap_or(0)
+        ));
+    }
     let Some(st) = &sts.status else {
         return Ok(());
     };

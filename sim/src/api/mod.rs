@@ -1242,7 +1242,7 @@ impl ApiServer {
             if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update) {
                 return self.fail(actor, verb, K::ID, &key, e);
             }
-        } else if let Err(m) = defaults::validate_status(&new) {
+        } else if let Err(m) = defaults::validate_status(&new, &old) {
             return self.fail(actor, verb, K::ID, &key, invalid(K::ID, &key.1, &m));
         }
         if K::tracks_generation() && K::spec_differs(&old, &new) {

@@ -781,7 +781,9 @@ fn a_statefulset_status_write_is_validated() {
     let mut a = api();
     a.create("t", sts("s", "app:v1")).unwrap();
     let status = |s: serde_json::Value| serde_json::json!({"status": s});
-    let ok = status(serde_json::json!({"replicas": 2, "readyReplicas": 2, "availableReplicas": 1}));
+    let ok = status(
+        serde_json::json!({"replicas": 2, "readyReplicas": 2, "availableReplicas": 1, "collisionCount": 2}),
+    );
     a.merge_patch_status::<StatefulSet>("t", "default", "s", &ok)
         .unwrap();
     let cases = [
@@ -789,6 +791,7 @@ fn a_statefulset_status_write_is_validated() {
         (serde_json::json!({"readyReplicas": 3}), "status.readyReplicas: Invalid value: 3: cannot be greater than status.replicas"),
         (serde_json::json!({"availableReplicas": 2, "readyReplicas": 1}), "status.availableReplicas: Invalid value: 2: cannot be greater than status.readyReplicas"),
         (serde_json::json!({"observedGeneration": -1}), "status.observedGeneration: Invalid value: -1: must be greater than or equal to 0"),
+        (serde_json::json!({"collisionCount": 1}), "status.collisionCount: Invalid value: 1: cannot be decremented"),
     ];
     for (s, want) in cases {
         let e = a
