@@ -255,9 +255,10 @@ fn a_case_run_in_memory_is_the_run_of_its_written_files() {
     }
 }
 
-/// Every fix v0.10.0 lacks (B09, B06's terminating pods, B13's partition, the leader-pod watch,
-/// Z05's worker finalizer): the reconciler a DisaggregatedSet campaign holds to no alarm.
-const V0_10_0_FIXED: &str = "v0.10.0,pod-delete-events=tombstone,terminating-pods=not-ready,partition=all-unready,leader-pod-watch=on,worker-finalizer=on";
+/// Every fix v0.10.0 lacks (B09, the terminating pods, the partition, the leader-pod watch,
+/// Z05's worker finalizer, and the DisaggregatedSet controller's Z09 and Z10): the reconciler
+/// a DisaggregatedSet campaign holds to no alarm.
+const V0_10_0_FIXED: &str = "v0.10.0,pod-delete-events=tombstone,terminating-pods=not-ready,partition=all-unready,leader-pod-watch=on,worker-finalizer=on,ds-partial-revision=complete,ds-old-replicas=all-roles";
 
 #[test]
 fn a_disaggregated_case_rolls_out_a_set_and_aims_its_faults_at_the_set_s_pods() {
@@ -368,4 +369,23 @@ fn a_disaggregated_campaign_needs_v0_10_0_and_records_its_workload() {
         "{summary}"
     );
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_disaggregated_campaign_finds_z09_and_its_proposed_fix_holds() {
+    // Seed 2, case 492: the controller is killed between creating the new revision's prefill
+    // and decode LWSs; v0.10.0's DisaggregatedSet controller creates a new revision's LWSs only
+    // while none exists, so the set waits forever for the missing role (Z09).
+    let lws_fixes = V0_10_0_FIXED
+        .replace(",ds-partial-revision=complete", "")
+        .replace(",ds-old-replicas=all-roles", "");
+    let stalled =
+        Campaign::new(2, profile(&lws_fixes), (0, 1)).with_workload(Workload::Disaggregated);
+    let r = stalled.check(492);
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(r.violated.iter().collect::<Vec<_>>(), ["check", "timeout"]);
+    let fixed =
+        Campaign::new(2, profile(V0_10_0_FIXED), (0, 1)).with_workload(Workload::Disaggregated);
+    let r = fixed.check(492);
+    assert!(r.violated.is_empty() && r.error.is_none(), "{r:?}");
 }

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::model::{GroupChange, Model, Phase};
 use super::report::Sink;
+use super::ObjectRef;
 use super::{InvariantId, DISRUPTION_SETTLE_MS, STALE_VIEW_MS};
 use crate::trace::TraceEntry;
 
@@ -84,15 +85,24 @@ impl GroupChecks {
         self.available_hw = model.counts.available;
     }
 
-    /// New trace entries: the LWS controller's first write after a floor-raising change ends
-    /// the stale floor's open-ended part.
-    pub fn on_trace(&mut self, entries: &[TraceEntry]) {
+    /// New trace entries: the LWS controller's first write (as field manager `lws`) of one of
+    /// this LWS's objects (`lws`'s StatefulSets and Service, in its namespace) after a
+    /// floor-raising change ends the stale floor's open-ended part.
+    pub fn on_trace(&mut self, entries: &[TraceEntry], lws: &ObjectRef) {
         let Some(f) = self.floor_before.as_mut().filter(|f| !f.written) else {
             return;
         };
-        f.written = entries
-            .iter()
-            .any(|e| e.actor == "lws" && e.rv != 0 && e.at_ms >= f.at_ms);
+        let ours = |name: &str| {
+            name.strip_prefix(lws.name.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+        };
+        f.written = entries.iter().any(|e| {
+            e.actor == "lws"
+                && e.rv != 0
+                && e.at_ms >= f.at_ms
+                && &*e.namespace == lws.namespace.as_str()
+                && ours(&e.name)
+        });
     }
 
     /// A scale-down mid-rollout keeps the lowest groups, whatever their state: those it finds

@@ -217,7 +217,7 @@ impl Watch {
     /// After the entries since the last look: the checks the trace `entries` and the touched
     /// groups can affect. Returns the touched groups.
     pub fn check(&mut self, out: &mut Sink, entries: &[TraceEntry], now: u64) -> BTreeSet<i32> {
-        self.groups.on_trace(entries);
+        self.groups.on_trace(entries, &self.id.lws);
         // An LWS being deleted owes no restarts: its groups go, whatever deletes them.
         if !self.deleting {
             let (namespace, name) = (&self.id.lws.namespace, &self.id.lws.name);
