@@ -385,15 +385,14 @@ impl Case {
         })
     }
 
-    /// The name of a fault's pod: worker `worker` of group `group` of the case's LWS, or of
-    /// the set's LWS that `target` names.
-    fn pod(&self, group: i32, worker: i32, target: Target) -> String {
-        let lws = match self.workload {
-            Workload::Lws => "fz".to_string(),
-            Workload::Disaggregated => {
-                let [old, new] = self.set_revisions();
+    /// The name of a fault's pod: worker `worker` of group `group` of the case's LWS, or, given
+    /// the set's revisions (old, new), of the set's LWS that `target` names.
+    fn pod(group: i32, worker: i32, target: Target, revisions: Option<&[String; 2]>) -> String {
+        let lws = match revisions {
+            None => "fz".to_string(),
+            Some([old, new]) => {
                 let revision = if target.new_revision { new } else { old };
-                disaggregated::lws_name(&revision, disaggregated::ROLES[target.role])
+                disaggregated::lws_name(revision, disaggregated::ROLES[target.role])
             }
         };
         if worker == 0 {
@@ -439,6 +438,8 @@ impl Case {
         } else {
             rollout_complete_within(3_600_000)
         };
+        // A set's revisions, computed once: every fault's pod and the end of the rollout.
+        let revisions = (self.workload == Workload::Disaggregated).then(|| self.set_revisions());
         let mut steps = vec![first, StepSpec::Apply(json!("v2.yaml"))];
         steps.extend(self.steps.iter().map(|step| match step {
             CaseStep::Wait(ms) => wait(*ms),
@@ -455,13 +456,16 @@ impl Case {
                 worker,
                 writes,
                 target,
-            } => kind.step(&self.pod(*group, *worker, *target), *writes),
+            } => {
+                let pod = Self::pod(*group, *worker, *target, revisions.as_ref());
+                kind.step(&pod, *writes)
+            }
         }));
-        if self.workload == Workload::Disaggregated {
-            steps.extend(self.set_rolled_out());
+        if let Some([old, _]) = &revisions {
+            steps.push(set_rolled_out(old));
         }
         steps.push(rollout_complete_within(7_200_000));
-        if self.workload == Workload::Disaggregated {
+        if revisions.is_some() {
             // One LWS per role is left: the new revision's.
             steps.push(StepSpec::Check(set_lws(
                 None,
@@ -474,17 +478,6 @@ impl Case {
     /// How many steps the case's scenario has (the drawn schedule and the steps around it).
     pub fn step_count(&self) -> usize {
         self.steps().len()
-    }
-
-    /// A DisaggregatedSet case is rolled out once no LWS of the old revision is left.
-    fn set_rolled_out(&self) -> Vec<StepSpec> {
-        let [old, _] = self.set_revisions();
-        let mut gone = set_lws(Some(&old), None);
-        gone.absent = true;
-        vec![StepSpec::WaitFor {
-            target: serde_json::to_value(&gone).expect("object refs encode"),
-            timeout: Some(Duration(7_200_000)),
-        }]
     }
 
     /// The case as a scenario (manifests `v1.yaml` and `v2.yaml` beside it). With a reconciler
@@ -590,6 +583,16 @@ impl Case {
             &scenario::DecodedManifests(decoded),
         )
         .map_err(|e| e.to_string())
+    }
+}
+
+/// A DisaggregatedSet case is rolled out once no LWS of the `old` revision is left.
+fn set_rolled_out(old: &str) -> StepSpec {
+    let mut gone = set_lws(Some(old), None);
+    gone.absent = true;
+    StepSpec::WaitFor {
+        target: serde_json::to_value(&gone).expect("object refs encode"),
+        timeout: Some(Duration(7_200_000)),
     }
 }
 
