@@ -26,6 +26,8 @@ use crate::time::{fmt_ms, HORIZON_MS};
 struct Population {
     /// (namespace, name) -> (max replicas, max size) over every version applied or scaled to.
     lws: BTreeMap<(String, String), (i64, i64)>,
+    /// The LWSs a manifest or an `apply` step creates (`lws` also holds what steps scale).
+    created: BTreeSet<(String, String)>,
     pods: BTreeSet<(String, String)>,
     /// DisaggregatedSets: their LWS names carry a revision hash, so any pod named after the set
     /// (`<set>-...`) can exist.
@@ -44,6 +46,7 @@ impl Population {
                 let key = (ns_of(&l.metadata.namespace), m.name());
                 let r = i64::from(l.spec.replicas.unwrap_or(1));
                 let s = i64::from(l.spec.leader_worker_template.size.unwrap_or(1));
+                self.created.insert(key.clone());
                 self.grow(key, r, s);
             }
             Manifest::Pod(p) => {
@@ -96,6 +99,38 @@ impl Population {
             }
         }
         p
+    }
+
+    /// Can an LWS of this name ever exist in `namespace`: created by a manifest or an `apply`
+    /// step, or by a DisaggregatedSet (whose LWS names start with the set's)?
+    fn lws_can_exist(&self, namespace: &str, name: &str) -> bool {
+        let key = (namespace.to_string(), name.to_string());
+        self.created.contains(&key)
+            || self.sets.iter().any(|(ns, set)| {
+                ns == namespace
+                    && name
+                        .strip_prefix(set.as_str())
+                        .is_some_and(|r| r.starts_with('-'))
+            })
+    }
+
+    fn lws_choices(&self, namespace: &str) -> String {
+        let mut out: Vec<String> = self
+            .created
+            .iter()
+            .filter(|(ns, _)| ns == namespace)
+            .map(|(_, n)| n.clone())
+            .collect();
+        out.extend(
+            self.sets
+                .iter()
+                .filter(|(ns, _)| ns == namespace)
+                .map(|(_, s)| format!("{s}-<revision>-<role> (DisaggregatedSet {s})")),
+        );
+        if out.is_empty() {
+            return format!("none: no LeaderWorkerSet or DisaggregatedSet in namespace {namespace:?}");
+        }
+        out.join(", ")
     }
 
     /// Can a pod of this name ever exist in `namespace`?
@@ -231,7 +266,46 @@ fn check_step(
         }
         _ => {}
     }
+    if counts == Counts::Checked {
+        lws_written_can_exist(key, spec, step, pop)?;
+    }
     check_target(key, step, pop, nodes)
+}
+
+/// A `scale`, `patch` or `delete` of an LWS nothing in the scenario creates is a typo: at run
+/// time it could only fail with 404. (Under `rejected:` a refusal is what the step asks for.)
+fn lws_written_can_exist(
+    key: &str,
+    spec: &StepSpec,
+    step: &Step,
+    pop: &Population,
+) -> Result<(), (String, String)> {
+    let (namespace, name) = match step {
+        Step::Scale {
+            kind, namespace, name, ..
+        }
+        | Step::Patch {
+            kind, namespace, name, ..
+        }
+        | Step::Delete {
+            kind, namespace, name, ..
+        } if kind.as_str() == "LeaderWorkerSet" => (namespace, name),
+        _ => return Ok(()),
+    };
+    if pop.lws_can_exist(namespace, name) {
+        return Ok(());
+    }
+    let field = match spec {
+        StepSpec::Scale(s) if s.lws.is_some() => format!("{key}.lws"),
+        _ => format!("{key}.name"),
+    };
+    Err((
+        field.clone(),
+        format!(
+            "{field}: no LeaderWorkerSet {name:?} is created in namespace {namespace:?} by this scenario's manifests or apply steps; valid: {}",
+            pop.lws_choices(namespace)
+        ),
+    ))
 }
 
 /// A merge patch of an LWS (or its `/scale`) may not take it past the limits a manifest or a
@@ -242,17 +316,19 @@ fn check_lws_patch(
     o: &ObjectRef,
     pop: &Population,
 ) -> Result<(), (String, String)> {
-    let replicas = merge.pointer("/spec/replicas").and_then(Value::as_i64);
-    let size = merge
-        .pointer("/spec/leaderWorkerTemplate/size")
-        .and_then(Value::as_i64);
+    let at = format!("{field}.spec.replicas");
+    let replicas = patched_integer(merge, "/spec/replicas", &at)?;
+    let size = patched_integer(
+        merge,
+        "/spec/leaderWorkerTemplate/size",
+        &format!("{field}.spec.leaderWorkerTemplate.size"),
+    )?;
     if replicas.is_none() && size.is_none() {
         return Ok(());
     }
     let known = pop.lws.get(&(ns_of(&o.namespace), o.name.clone()));
     let r = replicas.unwrap_or_else(|| known.map_or(1, |e| e.0));
     let s = size.unwrap_or_else(|| known.map_or(1, |e| e.1)).max(1);
-    let at = format!("{field}.spec.replicas");
     if !(0..=LWS_REPLICAS_MAX).contains(&r) {
         return Err((at.clone(), format!("{at}: {r} is out of range: a LeaderWorkerSet has 0..={LWS_REPLICAS_MAX} groups (the simulator's limit)")));
     }
@@ -260,6 +336,23 @@ fn check_lws_patch(
         return Err((at.clone(), format!("{at}: {r} groups of {s} pods is more than {LWS_PODS_MAX} pods (the simulator's limit)")));
     }
     Ok(())
+}
+
+/// The integer a merge patch sets at `pointer`, if it sets one there. A number that is not an
+/// integer of 64 bits (`1e30`, `18446744073709551616`, `1.5`) is refused here, naming `at`, as
+/// the limit it would break: the API server would refuse it only once the run reached the step.
+/// Anything else (a string, null) is the API server's to judge at run time.
+fn patched_integer(merge: &Value, pointer: &str, at: &str) -> Result<Option<i64>, (String, String)> {
+    match merge.pointer(pointer) {
+        Some(Value::Number(n)) => match n.as_i64() {
+            Some(i) => Ok(Some(i)),
+            None => Err((
+                at.to_string(),
+                format!("{at}: {n} is out of range: an integer field of 32 bits"),
+            )),
+        },
+        _ => Ok(None),
+    }
 }
 
 /// A fault's pod or node must be one the scenario can ever have.
