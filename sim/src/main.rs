@@ -35,7 +35,7 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim sweep SCENARIO --reconciler SPEC --vary PATH=LO..HI [--vary PATH=LO..HI]
                 [--steps N] [--seeds K] [--jobs J] [--json]
        lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
-                [--speed X | --paused] [--record FILE] [--insecure-bind]
+                [--speed X | --paused] [--record FILE] [--request-timeout D] [--insecure-bind]
        lws-sim completions bash|zsh|fish
        lws-sim help [COMMAND]";
 

@@ -1607,3 +1607,60 @@ fn a_list_s_resource_version_match_is_validated_and_answered() {
         "too old resource version",
     );
 }
+
+#[test]
+fn a_half_sent_request_times_out_and_cannot_hold_the_server_at_shutdown() {
+    let mut s = Server::start("scenarios/rollout.yaml", &["--request-timeout", "1s"]);
+    // Headers that never end, and a body that stops short of its Content-Length.
+    let mut headers = TcpStream::connect(&s.addr).expect("connect");
+    headers
+        .write_all(b"GET /api/v1/pods HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let mut body = TcpStream::connect(&s.addr).expect("connect");
+    body.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    body.write_all(
+        b"POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"a\":",
+    )
+    .unwrap();
+    let mut answer = [0u8; 4096];
+    let n = body
+        .read(&mut answer)
+        .expect("an answer before the read timeout");
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 504"), "{answer}");
+    assert!(answer.contains("\"reason\":\"Timeout\""), "{answer}");
+    // Others are served meanwhile, and a shutdown ends the process although both
+    // connections are still open.
+    let (code, _) = s.http("GET", "/version", "", "");
+    assert_eq!(code, 200);
+    let (code, text) = s.http("POST", "/lws-sim/shutdown", "", "");
+    assert_eq!(code, 200, "{text}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = s.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server still runs a minute after its shutdown"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    drop(headers);
+}
+
+#[test]
+fn a_bad_request_timeout_is_a_usage_error() {
+    for bad in ["0s", "2h", "soon"] {
+        let out = Command::new(BIN)
+            .args(["serve", "scenarios/rollout.yaml", "--request-timeout", bad])
+            .current_dir(repo())
+            .output()
+            .expect("lws-sim runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("--request-timeout"), "{bad}: {err}");
+    }
+}

@@ -128,7 +128,9 @@ impl Population {
                 .map(|(_, s)| format!("{s}-<revision>-<role> (DisaggregatedSet {s})")),
         );
         if out.is_empty() {
-            return format!("none: no LeaderWorkerSet or DisaggregatedSet in namespace {namespace:?}");
+            return format!(
+                "none: no LeaderWorkerSet or DisaggregatedSet in namespace {namespace:?}"
+            );
         }
         out.join(", ")
     }
@@ -282,13 +284,22 @@ fn lws_written_can_exist(
 ) -> Result<(), (String, String)> {
     let (namespace, name) = match step {
         Step::Scale {
-            kind, namespace, name, ..
+            kind,
+            namespace,
+            name,
+            ..
         }
         | Step::Patch {
-            kind, namespace, name, ..
+            kind,
+            namespace,
+            name,
+            ..
         }
         | Step::Delete {
-            kind, namespace, name, ..
+            kind,
+            namespace,
+            name,
+            ..
         } if kind.as_str() == "LeaderWorkerSet" => (namespace, name),
         _ => return Ok(()),
     };
@@ -342,7 +353,11 @@ fn check_lws_patch(
 /// integer of 64 bits (`1e30`, `18446744073709551616`, `1.5`) is refused here, naming `at`, as
 /// the limit it would break: the API server would refuse it only once the run reached the step.
 /// Anything else (a string, null) is the API server's to judge at run time.
-fn patched_integer(merge: &Value, pointer: &str, at: &str) -> Result<Option<i64>, (String, String)> {
+fn patched_integer(
+    merge: &Value,
+    pointer: &str,
+    at: &str,
+) -> Result<Option<i64>, (String, String)> {
     match merge.pointer(pointer) {
         Some(Value::Number(n)) => match n.as_i64() {
             Some(i) => Ok(Some(i)),

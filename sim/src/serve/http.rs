@@ -1,9 +1,16 @@
-//! The network front: HTTP/1.1 on tokio (axum), no routing of its own. Each request goes to
-//! the core over a bounded channel (a full channel is a 429, never a wait); a watch reply is a
-//! stream of the lines the core pushes, ended by `timeoutSeconds` or by the core closing it
-//! (apiserver `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`).
+//! The network front: HTTP/1.1 on tokio (hyper, with axum's request and response types), no
+//! routing of its own. Each request goes to the core over a bounded channel (a full channel is
+//! a 429, never a wait); a watch reply is a stream of the lines the core pushes, ended by
+//! `timeoutSeconds` or by the core closing it (apiserver
+//! `staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go`).
+//!
+//! A client cannot hold the server: its headers must arrive within 32 s (kube-apiserver's
+//! `ReadHeaderTimeout`, `staging/src/k8s.io/apiserver/pkg/server/secure_serving.go`), its body
+//! within `--request-timeout` (a 504, as the apiserver's timeout filter answers), and a
+//! shutdown closes what is still open after a short grace.
 
 use std::convert::Infallible;
+use std::pin::pin;
 use std::sync::mpsc::{SyncSender, TrySendError};
 use std::time::Duration;
 
@@ -17,6 +24,23 @@ use super::core::{ApiRequest, Msg};
 use super::query::{failure, parse_query, Reply};
 
 const BODY_LIMIT: usize = 16 << 20;
+
+/// kube-apiserver's `ReadHeaderTimeout` ("just shy of requestTimeoutUpperBound").
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
+/// kube-apiserver's `--request-timeout` default.
+pub const REQUEST_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
+/// The longest `--request-timeout` accepted.
+pub const REQUEST_TIMEOUT_MAX: Duration = Duration::from_secs(3600);
+/// How long a shutdown waits for open connections (a watch, a half-sent request) before it
+/// closes them.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// What every request's handler shares: the way to the core and the body deadline.
+#[derive(Clone)]
+struct Front {
+    tx: SyncSender<Msg>,
+    request_timeout: Duration,
+}
 
 fn json_response(code: u16, body: String) -> Response {
     let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -64,7 +88,11 @@ fn reply_response(r: Reply) -> Response {
     }
 }
 
-async fn handle(State(tx): State<SyncSender<Msg>>, req: Request) -> Response {
+async fn handle(State(front): State<Front>, req: Request) -> Response {
+    let Front {
+        tx,
+        request_timeout,
+    } = front;
     let (parts, body) = req.into_parts();
     let header = |h: header::HeaderName| {
         parts
@@ -84,9 +112,20 @@ async fn handle(State(tx): State<SyncSender<Msg>>, req: Request) -> Response {
             "lws-sim serve does not decode protobuf; send application/json (e.g. kubectl create -f FILE)",
         ));
     }
-    let body = match axum::body::to_bytes(body, BODY_LIMIT).await {
-        Ok(b) => b.to_vec(),
-        Err(e) => {
+    let body = match tokio::time::timeout(request_timeout, axum::body::to_bytes(body, BODY_LIMIT))
+        .await
+    {
+        Err(_) => {
+            // The apiserver's timeout filter (`filters/timeout.go`) answers a request that did
+            // not finish in time with 504 Timeout.
+            return reply_response(failure(
+                504,
+                "Timeout",
+                "Timeout: request did not complete within requested timeout - context deadline exceeded",
+            ));
+        }
+        Ok(Ok(b)) => b.to_vec(),
+        Ok(Err(e)) => {
             // A body over the limit is 413, as the apiserver answers; anything else 400.
             let too_large = e.to_string().contains("length limit");
             let (code, reason) = if too_large {
@@ -133,18 +172,57 @@ async fn handle(State(tx): State<SyncSender<Msg>>, req: Request) -> Response {
     }
 }
 
+/// Serve on `listener` until `stop` fires, then give open connections `SHUTDOWN_GRACE`.
 pub async fn serve(
     listener: std::net::TcpListener,
     tx: SyncSender<Msg>,
     stop: tokio::sync::oneshot::Receiver<()>,
+    request_timeout: Duration,
 ) -> Result<(), String> {
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let listener = tokio::net::TcpListener::from_std(listener).map_err(|e| e.to_string())?;
-    let app = Router::new().fallback(handle).with_state(tx);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = stop.await;
-        })
-        .await
-        .map_err(|e| e.to_string())
+    let app = Router::new().fallback(handle).with_state(Front {
+        tx,
+        request_timeout,
+    });
+    let (closing_tx, closing_rx) = tokio::sync::watch::channel(false);
+    let mut connections = tokio::task::JoinSet::new();
+    let mut stop = pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    connections.spawn(connection(stream, app.clone(), closing_rx.clone()));
+                }
+                // Out of descriptors, say: wait for some to close rather than spin.
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    let _ = closing_tx.send(true);
+    let drained = async { while connections.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, drained).await;
+    connections.abort_all();
+    Ok(())
+}
+
+/// One HTTP/1.1 connection, with the header deadline; told to finish once shutdown begins.
+async fn connection(
+    stream: tokio::net::TcpStream,
+    app: Router,
+    mut closing: tokio::sync::watch::Receiver<bool>,
+) {
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    let mut conn = pin!(builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service));
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = closing.wait_for(|c| *c) => conn.as_mut().graceful_shutdown(),
+    }
+    let _ = conn.await;
 }

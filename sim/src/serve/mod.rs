@@ -33,7 +33,8 @@ use crate::world::World;
 
 pub const USAGE: &str = "\
   lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
-               [--speed X | --paused] [--record FILE] [--insecure-bind]";
+               [--speed X | --paused] [--record FILE] [--request-timeout D]
+               [--insecure-bind]";
 
 /// The fastest virtual clock `--speed` and `/lws-sim/resume?speed=` accept: a simulated year
 /// in about 30 real seconds.
@@ -48,7 +49,8 @@ HTTP; virtual time keeps running at --speed times real time.
 
 Usage:
   lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
-               [--speed X | --paused] [--record FILE] [--insecure-bind]
+               [--speed X | --paused] [--record FILE] [--request-timeout D]
+               [--insecure-bind]
 
 Options:
   --reconciler SPEC  Reconciler SPEC (default: the scenario's controller.reconciler)
@@ -59,6 +61,8 @@ Options:
   --paused           Virtual time stands still until POST /lws-sim/step, /until or /resume
   --record FILE      Write the session as a scenario `lws-sim run FILE` replays:
                      each client write as a step at its virtual instant
+  --request-timeout D  How long a client may take to send a request's body, in real
+                     time (kube-apiserver's flag) [default: 1m]; its headers get 32s
   --insecure-bind    Allow a non-loopback --addr (there is no authentication)
   -h, --help         Print this help
 
@@ -75,6 +79,8 @@ pub struct Options {
     /// `None`: paused.
     pub speed: Option<f64>,
     pub record: Option<PathBuf>,
+    /// Real time a client has to send a request's body (kube-apiserver's `--request-timeout`).
+    pub request_timeout: std::time::Duration,
     pub insecure_bind: bool,
 }
 
@@ -88,6 +94,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
         addr: "127.0.0.1:8001".parse().expect("valid"),
         speed: Some(60.0),
         record: None,
+        request_timeout: http::REQUEST_TIMEOUT_DEFAULT,
         insecure_bind: false,
     };
     let mut speed_set = false;
@@ -133,6 +140,18 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--paused" => paused = true,
             "--record" => o.record = Some(PathBuf::from(value(a)?)),
+            "--request-timeout" => {
+                let v = value(a)?;
+                let d = humantime::parse_duration(&v)
+                    .map_err(|e| format!("--request-timeout {v:?}: {e} (e.g. 30s, 2m)"))?;
+                if d.is_zero() || d > http::REQUEST_TIMEOUT_MAX {
+                    return Err(format!(
+                        "--request-timeout {v:?}: must be more than 0 and at most {}",
+                        humantime::format_duration(http::REQUEST_TIMEOUT_MAX)
+                    ));
+                }
+                o.request_timeout = d;
+            }
             "--insecure-bind" => o.insecure_bind = true,
             f if f.starts_with('-') => return Err(format!("unknown flag {f}")),
             p if scenario.is_none() => scenario = Some(PathBuf::from(p)),
@@ -270,7 +289,7 @@ pub fn serve(
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let r = rt.block_on(http::serve(listener, tx, stop_rx));
+    let r = rt.block_on(http::serve(listener, tx, stop_rx, o.request_timeout));
     let _ = core_thread.join();
     r
 }
