@@ -406,6 +406,68 @@ fn a_same_named_lws_in_another_namespace_is_watched_on_its_own() {
     );
 }
 
+/// Delete the LWS `q` and create it again at once with `image`, before the garbage collector
+/// has removed anything; run 20 minutes. Returns the UIDs of the new LWS and of the leader
+/// StatefulSet's controller.
+fn recreate_at_once(w: &mut World, c: &mut Checker, image: &str) -> (String, String) {
+    w.api
+        .delete::<lws::api::LeaderWorkerSet>("user", "default", "q", &DeleteOptions::default())
+        .unwrap();
+    let Manifest::LeaderWorkerSet(l) = parse("q.yaml", &LWS.replace("app:v1", image))
+        .unwrap()
+        .remove(0)
+    else {
+        panic!()
+    };
+    let created = w.api.create("user", *l).unwrap();
+    run(w, c, 1_200_000);
+    let sts = w
+        .api
+        .get::<k8s_openapi::api::apps::v1::StatefulSet>("default", "q")
+        .expect("a leader StatefulSet");
+    let owner = lws::k8s::controller_of(&sts.metadata).expect("owned");
+    (created.metadata.uid.clone().unwrap(), owner.uid.clone())
+}
+
+/// An LWS created again before the garbage collector got to its predecessor's leader
+/// StatefulSet: the new controller's apply takes the StatefulSet over (server-side apply drops
+/// the owner reference its manager set before), and the pods under it stay. The checker takes
+/// them in when it sees the takeover; it used to ignore everything created before the new LWS
+/// and reported a run that was at rest as stalled (timeout, convergence).
+#[test]
+fn an_lws_created_again_at_once_adopts_its_predecessors_objects() {
+    let (mut w, mut c) = at_rest();
+    let (lws_uid, owner_uid) = recreate_at_once(&mut w, &mut c, "app:v1");
+    assert_eq!(owner_uid, lws_uid, "the new LWS took the StatefulSet over");
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    assert!(c.rollout_complete_groups(), "{}", c.stuck_state());
+    assert!(c.all_available());
+}
+
+/// The same with new templates: the adopted groups run a revision only the predecessor had,
+/// which the checker knows from the predecessor's watch, so the rollout that follows is
+/// judged as one (it used to call every adopted group inconsistent, of no known revision).
+#[test]
+fn adopted_groups_roll_to_the_new_lws_templates() {
+    let (mut w, mut c) = at_rest_under("all-fixed");
+    let (lws_uid, owner_uid) = recreate_at_once(&mut w, &mut c, "app:v2");
+    assert_eq!(owner_uid, lws_uid, "the new LWS took the StatefulSet over");
+    assert!(c.violations.is_empty(), "{:?}", c.violations);
+    assert!(c.rollout_complete_groups(), "{}", c.stuck_state());
+    let images: Vec<String> = w
+        .api
+        .list::<Pod>(Some("default"), &lws_sim::api::Selector::everything())
+        .iter()
+        .map(|p| {
+            p.spec.as_ref().unwrap().containers[0]
+                .image
+                .clone()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(images, ["app:v2"; 4]);
+}
+
 /// An LWS deleted and created again under the same name is a new LWS: its watch starts afresh
 /// (before, the name stayed "being deleted" and the new LWS was never judged).
 #[test]

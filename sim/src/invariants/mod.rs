@@ -412,7 +412,8 @@ impl Checker {
         match self.find(namespace, name) {
             Some(i) if !(ty == EventType::Added && self.watches[i].is_gone()) => i,
             Some(i) => {
-                self.watches[i] = Watch::new(l);
+                let earlier = std::mem::replace(&mut self.watches[i], Watch::new(l));
+                self.watches[i] = Watch::succeed(l, earlier);
                 i
             }
             None => {

@@ -267,6 +267,28 @@ impl Model {
         self.recount();
     }
 
+    /// Revisions an earlier LWS of the same name had, whose objects this LWS adopted: known as
+    /// older than every revision of its own (a pod running one is on an old revision).
+    pub fn inherit(&mut self, older: &[Revision]) {
+        let new: Vec<Revision> = older
+            .iter()
+            .filter(|r| !self.revisions.contains(r))
+            .cloned()
+            .collect();
+        if new.is_empty() {
+            return;
+        }
+        let n = new.len();
+        self.revisions.splice(0..0, new);
+        self.latest = self.latest.map(|i| i + n);
+        let groups: Vec<i32> = self.groups.keys().copied().collect();
+        for g in groups {
+            let phase = self.phase_of(g);
+            self.groups.get_mut(&g).expect("listed").phase = phase;
+        }
+        self.recount();
+    }
+
     /// Recompute the counters from the per-group state: only when `replicas` or the latest
     /// revision changes, never per event.
     fn recount(&mut self) {

@@ -7,26 +7,28 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
-use lws::api::LeaderWorkerSet;
+use lws::api::{keys, LeaderWorkerSet};
 use lws::k8s;
 
 use super::groups::GroupChecks;
-use super::model::{group_of, Model, RevisionHashing};
+use super::model::{group_of, Model, Revision, RevisionHashing};
 use super::partition::PartitionChecks;
 use super::quiescence::Quiescence;
 use super::report::Sink;
 use super::restart::RestartChecks;
 use super::status::StatusChecks;
 use super::{FaultEffect, ObjectRef};
-use crate::api::EventType;
+use crate::api::{EventType, Selector};
 use crate::trace::TraceEntry;
 
 /// Which LWS a watch is for, shared with the sinks that report its violations.
 pub(super) struct WatchId {
     pub lws: ObjectRef,
     /// When this LWS was created: a pod or StatefulSet created before it belongs to an earlier
-    /// LWS of the same name, whose objects the garbage collector has yet to remove.
+    /// LWS of the same name, whose objects the garbage collector has yet to remove, unless
+    /// this LWS adopts them (`Watch::adopts`).
     pub created: Option<Time>,
+    pub uid: String,
     /// `LWS <namespace>/<name>: `, put before its violations when the run has several LWSs.
     pub label: String,
 }
@@ -51,6 +53,11 @@ pub(super) struct Watch {
     quiet: Quiescence,
     /// Groups the entries read since the last `check` touched.
     dirty: BTreeSet<i32>,
+    /// This LWS has taken over the objects of an earlier LWS of the same name: those created
+    /// before it are no longer ignored.
+    adopted: bool,
+    /// The revisions of the earlier LWSs of this name, which adopted objects may run.
+    inherited: Vec<Revision>,
 }
 
 impl Watch {
@@ -61,6 +68,7 @@ impl Watch {
                 label: format!("LWS {}/{}: ", lws.namespace, lws.name),
                 lws,
                 created: l.metadata.creation_timestamp.clone(),
+                uid: k8s::uid(&l.metadata).to_string(),
             }),
             generation: None,
             status_current: true,
@@ -74,7 +82,28 @@ impl Watch {
             status: StatusChecks::default(),
             quiet: Quiescence::default(),
             dirty: BTreeSet::new(),
+            adopted: false,
+            inherited: Vec::new(),
         }
+    }
+
+    /// The watch of an LWS created again under the name of `earlier`, which is gone: it knows
+    /// the revisions the earlier one's objects run.
+    pub fn succeed(l: &LeaderWorkerSet, earlier: Watch) -> Watch {
+        let mut w = Watch::new(l);
+        w.inherited = earlier.inherited;
+        for r in earlier.model.revisions {
+            if !w.inherited.contains(&r) {
+                w.inherited.push(r);
+            }
+        }
+        // Until the garbage collector has removed them, the earlier LWS's pods carry its
+        // revisions, and the controller, which lists pods by label, may say an update is in
+        // progress: not a spurious UpgradeInProgress.
+        for r in &w.inherited {
+            w.status.on_revision(&r.key);
+        }
+        w
     }
 
     pub fn status_current(&self) -> bool {
@@ -154,11 +183,55 @@ impl Watch {
     }
 
     /// Whether an object carrying this LWS's name label was created before it (by an earlier
-    /// LWS of the same name).
+    /// LWS of the same name) and has not been adopted.
     fn predates(&self, meta: &ObjectMeta) -> bool {
+        if self.adopted {
+            return false;
+        }
         match (&self.id.created, &meta.creation_timestamp) {
             (Some(lws), Some(obj)) => obj.0 < lws.0,
             _ => false,
+        }
+    }
+
+    /// Whether this event is this LWS taking over the earlier LWS's leader StatefulSet. If its
+    /// controller applies the leader StatefulSet before the garbage collector gets to the old
+    /// one, the apply makes this LWS the owner (server-side apply drops the owner reference the
+    /// same manager set before), and everything under it stays.
+    fn adopts(&self, ty: EventType, sts: &StatefulSet) -> bool {
+        ty != EventType::Deleted
+            && k8s::name(&sts.metadata) == self.id.lws.name
+            && k8s::controller_of(&sts.metadata).is_some_and(|o| o.uid == self.id.uid)
+    }
+
+    /// Take in the earlier LWS's objects as they are now (a relist): its StatefulSets, then
+    /// its pods, as if created now. The leader StatefulSet is left to the adopting event.
+    fn take_in(&mut self, out: &mut Sink) {
+        self.adopted = true;
+        self.model.inherit(&self.inherited);
+        let ns = self.id.lws.namespace.as_str();
+        let selector = Selector::labels([(keys::SET_NAME, self.id.lws.name.as_str())]);
+        let older = |meta: &ObjectMeta| match (&self.id.created, &meta.creation_timestamp) {
+            (Some(lws), Some(obj)) => obj.0 < lws.0,
+            _ => false,
+        };
+        let sets: Vec<_> = out
+            .api
+            .list::<StatefulSet>(Some(ns), &selector)
+            .into_iter()
+            .filter(|s| older(&s.metadata) && k8s::name(&s.metadata) != self.id.lws.name)
+            .collect();
+        let pods: Vec<_> = out
+            .api
+            .list::<Pod>(Some(ns), &selector)
+            .into_iter()
+            .filter(|p| older(&p.metadata))
+            .collect();
+        for sts in &sets {
+            self.on_statefulset(out, EventType::Added, sts);
+        }
+        for p in &pods {
+            self.on_pod(out, EventType::Added, p);
         }
     }
 
@@ -182,7 +255,10 @@ impl Watch {
     /// Whether it is a write of the leader StatefulSet (not a deletion).
     pub fn on_statefulset(&mut self, out: &mut Sink, ty: EventType, sts: &StatefulSet) -> bool {
         if self.predates(&sts.metadata) {
-            return false;
+            if !self.adopts(ty, sts) {
+                return false;
+            }
+            self.take_in(out);
         }
         let sts_name = k8s::name(&sts.metadata).to_string();
         let leader_sts = sts_name == self.id.lws.name;
