@@ -133,6 +133,16 @@ pub struct Flags {
     /// reads it: the shared port names a revision by its hash alone, so a duplicate is refused
     /// there (AlreadyExists).
     pub revision_reuse_at_creation: bool,
+    /// Not upstream: a proposed fix for Z11 (docs/findings/Z11.md). An LWS created again
+    /// before the garbage collector removed its predecessor's leader StatefulSet finds that
+    /// StatefulSet, controlled by the predecessor, with the predecessor's revision key; v0.10.0
+    /// stores the current templates under that key as a "missing revision", sees no update and
+    /// applies them at partition 0, so every leader is replaced without the group budget and
+    /// the status claims every group updated. With this set, a leader StatefulSet controlled
+    /// by another object is taken over as a new rolling update: the revision is this LWS's
+    /// own (its templates' key) and the partition starts from the top. Only the v0.10.0 port
+    /// reads it.
+    pub foreign_leader_sts_rolls: bool,
     /// Not upstream: a proposed fix for Z05 (docs/findings/Z05.md, `crate::restart_guard`).
     /// Under a group-recreating restart policy, worker pods carry a finalizer the pod
     /// reconciler removes only after applying the restart policy to the deleted pod, so a
@@ -381,6 +391,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.revision_reuse_at_creation = i == 1,
     },
     FlagSpec {
+        name: "adopted-leader-sts",
+        values: &["keep-key", "roll"],
+        upstream: "proposed fix for Z11 (not upstream)",
+        at_v0_10_0: &["keep-key", "roll"],
+        get: |f| usize::from(f.foreign_leader_sts_rolls),
+        set: |f, i| f.foreign_leader_sts_rolls = i == 1,
+    },
+    FlagSpec {
         name: "scale-up-surge",
         values: &["spend", "keep"],
         upstream: "proposed fix for Z08 (not upstream)",
@@ -474,6 +492,7 @@ impl Flags {
             network_config: false,
             deleting_lws_returns: false,
             revision_reuse_at_creation: false,
+            foreign_leader_sts_rolls: false,
             worker_finalizer: false,
             scale_up_keeps_surge: false,
             rescale_holds_old: false,

@@ -52,10 +52,16 @@ pub async fn reconcile<C: Client>(
     {
         return Ok(Action::requeue_after(5_000));
     }
-    let mut revision =
-        get_or_create_revision_if_non_exist(c, ctx, leader_sts.as_deref(), &lws).await?;
+    // Z11's proposed fix (not upstream): a leader StatefulSet another object controls (an
+    // earlier LWS of this name) carries that LWS's revision key, not one of ours.
+    let foreign = ctx.flags.foreign_leader_sts_rolls
+        && leader_sts
+            .as_deref()
+            .is_some_and(|s| controlled_by_another(s, &lws));
+    let own_sts = leader_sts.as_deref().filter(|_| !foreign);
+    let mut revision = get_or_create_revision_if_non_exist(c, ctx, own_sts, &lws).await?;
     let updated = get_updated_revision(c, leader_sts.as_deref(), &lws, &revision).await?;
-    let lws_updated = updated.is_some();
+    let lws_updated = updated.is_some() || foreign;
     if let Some(u) = updated {
         revision = rev::create_revision(c, u).await?;
         let msg = format!(
@@ -409,6 +415,10 @@ async fn get_leader_statefulset<C: Client>(
 /// previous reconcile created makes a second revision of the same key (Z07).
 /// `revision-at-creation=reuse` (not upstream) first looks for a revision under the key
 /// `NewRevision` would give the current templates.
+///
+/// A leader StatefulSet left by an earlier LWS of the same name (deleted, created again before
+/// the garbage collector got to it) has a key no revision of this LWS carries: upstream then
+/// stores the current templates under the old key, so no update is seen (Z11).
 pub(super) async fn get_or_create_revision_if_non_exist<C: Client>(
     c: &C,
     ctx: &Ctx<'_>,
@@ -435,6 +445,11 @@ pub(super) async fn get_or_create_revision_if_non_exist<C: Client>(
     };
     c.event(lws, "Normal", "CreatingRevision", &msg);
     Ok(created)
+}
+
+/// Whether `sts` has a controller other than `lws` (not upstream; Z11's proposed fix).
+fn controlled_by_another(sts: &StatefulSet, lws: &LeaderWorkerSet) -> bool {
+    k8s::controller_of(&sts.metadata).is_some_and(|o| o.uid != k8s::uid(&lws.metadata))
 }
 
 /// `getUpdatedRevision`: a new revision when the LWS templates differ from `revision` (and not
