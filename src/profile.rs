@@ -138,11 +138,10 @@ pub struct Flags {
     /// StatefulSet, controlled by the predecessor, with the predecessor's revision key; v0.10.0
     /// stores the current templates under that key as a "missing revision", sees no update and
     /// applies them at partition 0, so every leader is replaced without the group budget and
-    /// the status claims every group updated. With this set, a leader StatefulSet controlled
-    /// by another object is taken over as a new rolling update: the revision is this LWS's
-    /// own (its templates' key) and the partition starts from the top. Only the v0.10.0 port
-    /// reads it.
-    pub foreign_leader_sts_rolls: bool,
+    /// the status claims every group updated. With this set, the reconciler leaves a leader
+    /// StatefulSet controlled by another object alone and requeues until the garbage collector
+    /// has removed it, as it waits for a terminating one. Only the v0.10.0 port reads it.
+    pub foreign_leader_sts_waits: bool,
     /// Not upstream: a proposed fix for Z05 (docs/findings/Z05.md, `crate::restart_guard`).
     /// Under a group-recreating restart policy, worker pods carry a finalizer the pod
     /// reconciler removes only after applying the restart policy to the deleted pod, so a
@@ -392,11 +391,11 @@ const FLAGS: &[FlagSpec] = &[
     },
     FlagSpec {
         name: "adopted-leader-sts",
-        values: &["keep-key", "roll"],
+        values: &["take-over", "wait"],
         upstream: "proposed fix for Z11 (not upstream)",
-        at_v0_10_0: &["keep-key", "roll"],
-        get: |f| usize::from(f.foreign_leader_sts_rolls),
-        set: |f, i| f.foreign_leader_sts_rolls = i == 1,
+        at_v0_10_0: &["take-over", "wait"],
+        get: |f| usize::from(f.foreign_leader_sts_waits),
+        set: |f, i| f.foreign_leader_sts_waits = i == 1,
     },
     FlagSpec {
         name: "scale-up-surge",
@@ -492,7 +491,7 @@ impl Flags {
             network_config: false,
             deleting_lws_returns: false,
             revision_reuse_at_creation: false,
-            foreign_leader_sts_rolls: false,
+            foreign_leader_sts_waits: false,
             worker_finalizer: false,
             scale_up_keeps_surge: false,
             rescale_holds_old: false,

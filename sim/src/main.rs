@@ -40,7 +40,7 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim help [COMMAND]";
 
 const FUZZ_USAGE: &str = "lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] \
-[--jobs J] [--shard I/N] [--out DIR] [--save-all] [--workload lws|disaggregated]
+[--jobs J] [--shard I/N] [--out DIR] [--save-all] [--workload lws|disaggregated|lws-replaced]
        lws-sim fuzz merge DIR... [--out DIR]";
 
 const SPEC_NOTE: &str = "SPEC is PROFILE[,flag=value...], e.g. v0.10.0, latest, all-fixed or
@@ -247,8 +247,10 @@ struct FuzzArgs {
     /// Also write every failing case unminimized (DIR/case-N/).
     #[arg(long)]
     save_all: bool,
-    /// What each case rolls out: `lws` (one LeaderWorkerSet) or `disaggregated` (the same
-    /// case as a two-role DisaggregatedSet; a v0.10.0 reconciler only).
+    /// What each case rolls out: `lws` (one LeaderWorkerSet), `disaggregated` (the same
+    /// case as a two-role DisaggregatedSet; a v0.10.0 reconciler only) or `lws-replaced` (the
+    /// same LWS, updated by deleting it and creating it again at once, as `kubectl replace
+    /// --force` does).
     #[arg(long, value_name = "W", default_value = "lws", value_parser = workload)]
     workload: Workload,
 }
@@ -321,7 +323,7 @@ fn reconciler(spec: &str) -> Result<Profile, String> {
 }
 
 fn workload(v: &str) -> Result<Workload, String> {
-    Workload::parse(v).ok_or_else(|| format!("{v:?}: expected lws or disaggregated"))
+    Workload::parse(v).ok_or_else(|| format!("{v:?}: expected lws, disaggregated or lws-replaced"))
 }
 
 /// A `--time` value, in milliseconds.

@@ -389,3 +389,66 @@ fn a_disaggregated_campaign_finds_z09_and_its_proposed_fix_holds() {
     let r = fixed.check(492);
     assert!(r.violated.is_empty() && r.error.is_none(), "{r:?}");
 }
+
+/// The LWS fixes with Z11's proposed fix: what an `lws-replaced` campaign holds to no alarm.
+fn replaced_fixed() -> String {
+    format!("{V0_10_0_FIXED},adopted-leader-sts=wait")
+}
+
+#[test]
+fn a_replaced_case_deletes_the_lws_and_creates_it_again_at_once() {
+    let case = Campaign::new(1, profile("v0.10.0"), (0, 1))
+        .with_workload(Workload::Replaced)
+        .case(1);
+    assert_eq!(case.workload, Workload::Replaced);
+    let files = case.files(Some("v0.10.0"), None, "");
+    let steps: Vec<String> = files.spec.steps[..3]
+        .iter()
+        .map(|s| serde_json::to_string(s).unwrap())
+        .collect();
+    assert!(
+        steps[1].contains("\"delete\"") && steps[1].contains("LeaderWorkerSet"),
+        "{steps:?}"
+    );
+    assert_eq!(steps[2], r#"{"apply":"v2.yaml"}"#);
+}
+
+#[test]
+fn a_replaced_campaign_finds_z11_and_its_proposed_fix_holds() {
+    // Case 1: 3 groups of 2 replaced at once; the new LWS takes the old leader StatefulSet
+    // over under the old revision key and every leader is replaced without its group's budget
+    // (Z11); with the proposed fix the controller waits for the garbage collector.
+    let lws_fixes =
+        Campaign::new(1, profile(V0_10_0_FIXED), (0, 1)).with_workload(Workload::Replaced);
+    let r = lws_fixes.check(1);
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(r.violated.iter().collect::<Vec<_>>(), ["availability"]);
+    let fixed =
+        Campaign::new(1, profile(&replaced_fixed()), (0, 1)).with_workload(Workload::Replaced);
+    let r = fixed.check(1);
+    assert!(r.violated.is_empty() && r.error.is_none(), "{r:?}");
+}
+
+#[test]
+fn faults_on_a_replaced_lws_s_old_pods_are_not_restarts_of_the_new_one() {
+    // Case 830: a drain evicts a worker of the old LWS as the new one is created; the new LWS
+    // takes the old groups over, and the restart the eviction made due is owed by it. The
+    // checker used to call that restart one for no failure (groupRestart). What is left is
+    // Z11's out-of-order update.
+    let lws_fixes =
+        Campaign::new(1, profile(V0_10_0_FIXED), (0, 1)).with_workload(Workload::Replaced);
+    let r = lws_fixes.check(830);
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(r.violated.iter().collect::<Vec<_>>(), ["updateOrder"]);
+    // Case 93: the same with Z11's fix: the old LWS's restart of its own group, while the new
+    // LWS waits for the garbage collector, is not one of the new LWS's (groupRestart before).
+    let fixed =
+        Campaign::new(1, profile(&replaced_fixed()), (0, 1)).with_workload(Workload::Replaced);
+    for case in [93, 830] {
+        let r = fixed.check(case);
+        assert!(
+            r.violated.is_empty() && r.error.is_none(),
+            "case {case}: {r:?}"
+        );
+    }
+}

@@ -53,15 +53,19 @@ pub async fn reconcile<C: Client>(
         return Ok(Action::requeue_after(5_000));
     }
     // Z11's proposed fix (not upstream): a leader StatefulSet another object controls (an
-    // earlier LWS of this name) carries that LWS's revision key, not one of ours.
-    let foreign = ctx.flags.foreign_leader_sts_rolls
+    // earlier LWS of this name, deleted) is left to the garbage collector, as the terminating
+    // one above is waited for.
+    if ctx.flags.foreign_leader_sts_waits
         && leader_sts
             .as_deref()
-            .is_some_and(|s| controlled_by_another(s, &lws));
-    let own_sts = leader_sts.as_deref().filter(|_| !foreign);
-    let mut revision = get_or_create_revision_if_non_exist(c, ctx, own_sts, &lws).await?;
+            .is_some_and(|s| controlled_by_another(s, &lws))
+    {
+        return Ok(Action::requeue_after(5_000));
+    }
+    let mut revision =
+        get_or_create_revision_if_non_exist(c, ctx, leader_sts.as_deref(), &lws).await?;
     let updated = get_updated_revision(c, leader_sts.as_deref(), &lws, &revision).await?;
-    let lws_updated = updated.is_some() || foreign;
+    let lws_updated = updated.is_some();
     if let Some(u) = updated {
         revision = rev::create_revision(c, u).await?;
         let msg = format!(

@@ -28,6 +28,9 @@ pub enum Workload {
     Lws,
     /// A DisaggregatedSet of two roles (v0.10.0).
     Disaggregated,
+    /// One LeaderWorkerSet updated by deleting it and creating it again at once with the new
+    /// templates, as `kubectl replace --force` does (every release; Z11).
+    Replaced,
 }
 
 impl Workload {
@@ -35,6 +38,7 @@ impl Workload {
         match self {
             Workload::Lws => "lws",
             Workload::Disaggregated => "disaggregated",
+            Workload::Replaced => "lws-replaced",
         }
     }
 
@@ -42,6 +46,7 @@ impl Workload {
         match s {
             "lws" => Some(Workload::Lws),
             "disaggregated" => Some(Workload::Disaggregated),
+            "lws-replaced" => Some(Workload::Replaced),
             _ => None,
         }
     }

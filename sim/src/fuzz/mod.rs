@@ -314,8 +314,10 @@ pub fn generate(campaign_seed: u64, index: u64) -> Case {
 /// workload's form.
 pub fn generate_for(workload: Workload, campaign_seed: u64, index: u64) -> Case {
     let mut case = generate(campaign_seed, index);
-    if workload == Workload::Disaggregated {
-        disaggregated::adapt(&mut case);
+    match workload {
+        Workload::Lws => {}
+        Workload::Disaggregated => disaggregated::adapt(&mut case),
+        Workload::Replaced => case.workload = Workload::Replaced,
     }
     case
 }
@@ -440,7 +442,17 @@ impl Case {
         };
         // A set's revisions, computed once: every fault's pod and the end of the rollout.
         let revisions = (self.workload == Workload::Disaggregated).then(|| self.set_revisions());
-        let mut steps = vec![first, StepSpec::Apply(json!("v2.yaml"))];
+        let mut steps = vec![first];
+        if self.workload == Workload::Replaced {
+            // `kubectl replace --force`: delete (in the background, kubectl's default), then
+            // create at once.
+            steps.push(StepSpec::Delete(scenario::spec::ObjectRef {
+                kind: "LeaderWorkerSet".into(),
+                name: "fz".into(),
+                ..Default::default()
+            }));
+        }
+        steps.push(StepSpec::Apply(json!("v2.yaml")));
         steps.extend(self.steps.iter().map(|step| match step {
             CaseStep::Wait(ms) => wait(*ms),
             CaseStep::Scale(n) => StepSpec::Scale(ScaleSpec {
@@ -549,7 +561,7 @@ impl Case {
             });
         let [v1, v2] = [self.manifest(v1, old_crd), self.manifest("app:v2", old_crd)];
         match self.workload {
-            Workload::Lws => [("v1.yaml", v1), ("v2.yaml", v2)],
+            Workload::Lws | Workload::Replaced => [("v1.yaml", v1), ("v2.yaml", v2)],
             Workload::Disaggregated => [
                 ("v1.yaml", disaggregated::manifest(&v1)),
                 ("v2.yaml", disaggregated::manifest(&v2)),
@@ -566,7 +578,9 @@ impl Case {
             .into_iter()
             .map(|(name, v)| {
                 let decoded = match self.workload {
-                    Workload::Lws => serde_json::from_value(v).map(Manifest::LeaderWorkerSet),
+                    Workload::Lws | Workload::Replaced => {
+                        serde_json::from_value(v).map(Manifest::LeaderWorkerSet)
+                    }
                     Workload::Disaggregated => {
                         serde_json::from_value(v).map(Manifest::DisaggregatedSet)
                     }

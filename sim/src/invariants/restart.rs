@@ -126,13 +126,13 @@ impl RestartChecks {
     /// failure of that group, and only a leader the group had when the failure happened
     /// (lws-bugs-and-tests I-RESTART; B03, B08). `entries` are the trace lines since the last
     /// look; only those in `namespace` naming a leader of `lws` count.
-    pub fn check_restarts(
+    pub fn check_restarts<'e>(
         &mut self,
         out: &mut Sink,
         model: &Model,
         namespace: &str,
         lws: &str,
-        entries: &[TraceEntry],
+        entries: impl Iterator<Item = &'e TraceEntry>,
     ) {
         let mut restarted = Vec::new();
         for e in entries {

@@ -58,6 +58,13 @@ pub(super) struct Watch {
     adopted: bool,
     /// The revisions of the earlier LWSs of this name, which adopted objects may run.
     inherited: Vec<Revision>,
+    /// Writes (pod name, resourceVersion) of pods an earlier LWS of this name left, seen since
+    /// the last `check`: the restart policy deleting one of them restarts that LWS's group, not
+    /// one of this LWS's.
+    ignored_writes: BTreeSet<(String, u64)>,
+    /// Faults that hit an earlier LWS's pods before this LWS took them over, with their time:
+    /// what they made due is due from this LWS once it has (`take_in`).
+    pending_faults: Vec<(FaultEffect, u64)>,
 }
 
 impl Watch {
@@ -84,6 +91,8 @@ impl Watch {
             dirty: BTreeSet::new(),
             adopted: false,
             inherited: Vec::new(),
+            ignored_writes: BTreeSet::new(),
+            pending_faults: Vec::new(),
         }
     }
 
@@ -233,11 +242,23 @@ impl Watch {
         for p in &pods {
             self.on_pod(out, EventType::Added, p);
         }
+        for (fault, at_ms) in std::mem::take(&mut self.pending_faults) {
+            self.on_fault(&fault, at_ms);
+        }
     }
 
     /// One watch event of a pod carrying this LWS's name label, in its namespace.
     pub fn on_pod(&mut self, out: &mut Sink, ty: EventType, p: &Pod) {
         if self.predates(&p.metadata) {
+            let rv = p
+                .metadata
+                .resource_version
+                .as_deref()
+                .and_then(|r| r.parse().ok());
+            if let Some(rv) = rv {
+                self.ignored_writes
+                    .insert((k8s::name(&p.metadata).to_string(), rv));
+            }
             return;
         }
         let Some(pe) = self.model.observe_pod(&self.id.lws.name, ty, p) else {
@@ -297,10 +318,15 @@ impl Watch {
         // An LWS being deleted owes no restarts: its groups go, whatever deletes them.
         if !self.deleting {
             let (namespace, name) = (&self.id.lws.namespace, &self.id.lws.name);
+            let theirs = &self.ignored_writes;
+            let ours =
+                |e: &&TraceEntry| theirs.is_empty() || !theirs.contains(&(e.name.clone(), e.rv));
+            let entries = entries.iter().filter(ours);
             self.restart
                 .check_restarts(out, &self.model, namespace, name, entries);
             self.restart.check_required(out, &self.model);
         }
+        self.ignored_writes.clear();
         let dirty = std::mem::take(&mut self.dirty);
         for &g in &dirty {
             let change = self.model.reevaluate(g);
@@ -316,6 +342,11 @@ impl Watch {
     /// A fault is about to fire (or, for `ContainerRestarted`, has fired) at `now_ms`: the
     /// pods of it in this LWS's namespace that the model knows.
     pub fn on_fault(&mut self, fault: &FaultEffect, now_ms: u64) {
+        if !self.adopted && !self.inherited.is_empty() {
+            if let Some(f) = self.of_earlier_pods(fault) {
+                self.pending_faults.push((f, now_ms));
+            }
+        }
         let ours = |p: &&ObjectRef| p.namespace == self.id.lws.namespace;
         let (pods, disrupts, requires): (Vec<&ObjectRef>, bool, bool) = match fault {
             FaultEffect::PodsDisrupted { pods } => (pods.iter().filter(ours).collect(), true, true),
@@ -340,6 +371,29 @@ impl Watch {
                 .collect();
             self.restart.owe(&groups, now_ms);
             self.groups.disrupt(&groups, now_ms);
+        }
+    }
+
+    /// The part of `fault` that hit pods of this namespace the model does not know: an earlier
+    /// LWS's, not (yet) taken over.
+    fn of_earlier_pods(&self, fault: &FaultEffect) -> Option<FaultEffect> {
+        let earlier = |p: &&ObjectRef| {
+            p.namespace == self.id.lws.namespace && !self.model.pods.contains_key(&p.name)
+        };
+        let some = |pods: &[ObjectRef]| {
+            let pods: Vec<ObjectRef> = pods.iter().filter(earlier).cloned().collect();
+            (!pods.is_empty()).then_some(pods)
+        };
+        match fault {
+            FaultEffect::PodsDisrupted { pods } => {
+                some(pods).map(|pods| FaultEffect::PodsDisrupted { pods })
+            }
+            FaultEffect::NodeFailed { pods } => {
+                some(pods).map(|pods| FaultEffect::NodeFailed { pods })
+            }
+            FaultEffect::ContainerCrashing { pod } | FaultEffect::ContainerRestarted { pod } => {
+                earlier(&pod).then(|| fault.clone())
+            }
         }
     }
 
