@@ -212,8 +212,8 @@ fn expectations(
 pub fn parse_spec(file: &str, text: &str) -> Result<ScenarioSpec, LoadError> {
     let mut options = yaml_options();
     // Our own format has no use for application tags (`!foo`): one is a typo or a file meant
-    // for another tool, not something to ignore. Manifests keep kubectl's reading (a scalar's
-    // unknown tag is ignored), so their parse does not set this.
+    // for another tool, not something to ignore. Manifest files are parsed without this (a
+    // scalar's unknown tag is ignored there).
     options.reject_unsupported_tags = true;
     serde_saphyr::from_str_with_options(text, options)
         .map_err(|e| yaml::load_error(file, 1, text, &e))
