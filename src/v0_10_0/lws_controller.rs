@@ -458,7 +458,7 @@ fn controlled_by_another(sts: &StatefulSet, lws: &LeaderWorkerSet) -> bool {
 
 /// `getUpdatedRevision`: a new revision when the LWS templates differ from `revision` (and not
 /// merely in serialization); None before the leader StatefulSet exists.
-async fn get_updated_revision<C: Client>(
+pub(super) async fn get_updated_revision<C: Client>(
     c: &C,
     sts: Option<&StatefulSet>,
     lws: &LeaderWorkerSet,

@@ -28,8 +28,8 @@ use serde_json::{json, Value};
 
 use super::lws_controller::{
     calculate_rolling_update_replicas, construct_leader_statefulset_apply_configuration,
-    exclusive_condition_types, get_or_create_revision_if_non_exist, rolling_update_parameters,
-    set_condition,
+    exclusive_condition_types, get_or_create_revision_if_non_exist, get_updated_revision,
+    rolling_update_parameters, set_condition,
 };
 use super::pod_controller::construct_worker_statefulset_apply_configuration;
 use super::revision::{
@@ -3665,4 +3665,44 @@ fn z07_reuse_creates_a_revision_when_the_templates_changed() {
     );
     assert_eq!(new.revision, Some(2));
     assert_eq!(api.names().len(), 2);
+}
+
+/// Z11 (not an upstream test): an LWS created again (another UID) whose first reconcile finds
+/// its predecessor's leader StatefulSet. No revision of its own carries that StatefulSet's key
+/// (the predecessor's is controlled by the old UID), so the "missing revision" stores the
+/// current templates under the predecessor's key, and then no update is seen.
+#[test]
+fn z11_a_recreated_lws_stores_its_templates_under_its_predecessors_key() {
+    let api = FakeApi::default();
+    let predecessor = revision_with_no_sts(&api, &z07_lws(2), false);
+    let old_key = get_revision_key(&predecessor.metadata).to_string();
+    let mut again = z07_lws(3);
+    again.metadata.uid = Some("uid-2".into());
+    let new_key = super::revision::current_revision_key(&again);
+    assert_ne!(old_key, new_key, "new templates");
+    let mut sts = StatefulSet::default();
+    sts.metadata.labels = Some(BTreeMap::from([(
+        keys::TEMPLATE_REVISION_HASH.to_string(),
+        old_key.clone(),
+    )]));
+    let flags = Flags::v0_10_0();
+    let ctx = Ctx {
+        flags: &flags,
+        now: Time(Timestamp::UNIX_EPOCH),
+    };
+    let r = block_on(get_or_create_revision_if_non_exist(
+        &api,
+        &ctx,
+        Some(&sts),
+        &again,
+    ))
+    .expect("a revision");
+    assert_eq!(get_revision_key(&r.metadata), old_key);
+    assert!(
+        k8s::name(&r.metadata).contains(&new_key),
+        "named after the current templates: {}",
+        k8s::name(&r.metadata)
+    );
+    let updated = block_on(get_updated_revision(&api, Some(&sts), &again, &r)).unwrap();
+    assert!(updated.is_none(), "no update seen");
 }
