@@ -29,6 +29,9 @@ const BODY_LIMIT: usize = 16 << 20;
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
 /// kube-apiserver's `--request-timeout` default.
 pub const REQUEST_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
+/// The shortest `--request-timeout` accepted: below a second a client on a loaded machine could
+/// not send a manifest in time.
+pub const REQUEST_TIMEOUT_MIN: Duration = Duration::from_secs(1);
 /// The longest `--request-timeout` accepted.
 pub const REQUEST_TIMEOUT_MAX: Duration = Duration::from_secs(3600);
 /// How long a shutdown waits for open connections (a watch, a half-sent request) before it

@@ -62,7 +62,8 @@ Options:
   --record FILE      Write the session as a scenario `lws-sim run FILE` replays:
                      each client write as a step at its virtual instant
   --request-timeout D  How long a client may take to send a request's body, in real
-                     time (kube-apiserver's flag) [default: 1m]; its headers get 32s
+                     time, 1s to 1h (kube-apiserver's flag) [default: 1m]; its headers
+                     get 32s
   --insecure-bind    Allow a non-loopback --addr (there is no authentication)
   -h, --help         Print this help
 
@@ -144,9 +145,10 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
                 let v = value(a)?;
                 let d = humantime::parse_duration(&v)
                     .map_err(|e| format!("--request-timeout {v:?}: {e} (e.g. 30s, 2m)"))?;
-                if d.is_zero() || d > http::REQUEST_TIMEOUT_MAX {
+                if d < http::REQUEST_TIMEOUT_MIN || d > http::REQUEST_TIMEOUT_MAX {
                     return Err(format!(
-                        "--request-timeout {v:?}: must be more than 0 and at most {}",
+                        "--request-timeout {v:?}: must be from {} to {}",
+                        humantime::format_duration(http::REQUEST_TIMEOUT_MIN),
                         humantime::format_duration(http::REQUEST_TIMEOUT_MAX)
                     ));
                 }
