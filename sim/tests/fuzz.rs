@@ -395,11 +395,14 @@ fn replaced_fixed() -> String {
     format!("{V0_10_0_FIXED},adopted-leader-sts=wait")
 }
 
+/// Seed 1's `lws-replaced` campaign under `reconciler`.
+fn replaced(reconciler: &str) -> Campaign {
+    Campaign::new(1, profile(reconciler), (0, 1)).with_workload(Workload::Replaced)
+}
+
 #[test]
 fn a_replaced_case_deletes_the_lws_and_creates_it_again_at_once() {
-    let case = Campaign::new(1, profile("v0.10.0"), (0, 1))
-        .with_workload(Workload::Replaced)
-        .case(1);
+    let case = replaced("v0.10.0").case(1);
     assert_eq!(case.workload, Workload::Replaced);
     let files = case.files(Some("v0.10.0"), None, "");
     let steps: Vec<String> = files.spec.steps[..3]
@@ -418,13 +421,11 @@ fn a_replaced_campaign_finds_z11_and_its_proposed_fix_holds() {
     // Case 1: 3 groups of 2 replaced at once; the new LWS takes the old leader StatefulSet
     // over under the old revision key and every leader is replaced without its group's budget
     // (Z11); with the proposed fix the controller waits for the garbage collector.
-    let lws_fixes =
-        Campaign::new(1, profile(V0_10_0_FIXED), (0, 1)).with_workload(Workload::Replaced);
+    let lws_fixes = replaced(V0_10_0_FIXED);
     let r = lws_fixes.check(1);
     assert!(r.error.is_none(), "{:?}", r.error);
     assert_eq!(r.violated.iter().collect::<Vec<_>>(), ["availability"]);
-    let fixed =
-        Campaign::new(1, profile(&replaced_fixed()), (0, 1)).with_workload(Workload::Replaced);
+    let fixed = replaced(&replaced_fixed());
     let r = fixed.check(1);
     assert!(r.violated.is_empty() && r.error.is_none(), "{r:?}");
 }
@@ -435,15 +436,13 @@ fn faults_on_a_replaced_lws_s_old_pods_are_not_restarts_of_the_new_one() {
     // takes the old groups over, and the restart the eviction made due is owed by it. The
     // checker used to call that restart one for no failure (groupRestart). What is left is
     // Z11's out-of-order update.
-    let lws_fixes =
-        Campaign::new(1, profile(V0_10_0_FIXED), (0, 1)).with_workload(Workload::Replaced);
+    let lws_fixes = replaced(V0_10_0_FIXED);
     let r = lws_fixes.check(830);
     assert!(r.error.is_none(), "{:?}", r.error);
     assert_eq!(r.violated.iter().collect::<Vec<_>>(), ["updateOrder"]);
     // Case 93: the same with Z11's fix: the old LWS's restart of its own group, while the new
     // LWS waits for the garbage collector, is not one of the new LWS's (groupRestart before).
-    let fixed =
-        Campaign::new(1, profile(&replaced_fixed()), (0, 1)).with_workload(Workload::Replaced);
+    let fixed = replaced(&replaced_fixed());
     for case in [93, 830] {
         let r = fixed.check(case);
         assert!(

@@ -406,6 +406,31 @@ fn a_same_named_lws_in_another_namespace_is_watched_on_its_own() {
     );
 }
 
+/// The LWS `q` of `LWS` with `image` in its worker template.
+fn lws_with(image: &str) -> lws::api::LeaderWorkerSet {
+    let Manifest::LeaderWorkerSet(l) = parse("q.yaml", &LWS.replace("app:v1", image))
+        .unwrap()
+        .remove(0)
+    else {
+        panic!()
+    };
+    *l
+}
+
+/// Every pod's first container image, in key order.
+fn pod_images(w: &World) -> Vec<String> {
+    w.api
+        .list::<Pod>(Some("default"), &lws_sim::api::Selector::everything())
+        .iter()
+        .map(|p| {
+            p.spec.as_ref().unwrap().containers[0]
+                .image
+                .clone()
+                .unwrap()
+        })
+        .collect()
+}
+
 /// Delete the LWS `q` and create it again at once with `image`, before the garbage collector
 /// has removed anything; run 20 minutes. Returns the UIDs of the new LWS and of the leader
 /// StatefulSet's controller.
@@ -413,13 +438,7 @@ fn recreate_at_once(w: &mut World, c: &mut Checker, image: &str) -> (String, Str
     w.api
         .delete::<lws::api::LeaderWorkerSet>("user", "default", "q", &DeleteOptions::default())
         .unwrap();
-    let Manifest::LeaderWorkerSet(l) = parse("q.yaml", &LWS.replace("app:v1", image))
-        .unwrap()
-        .remove(0)
-    else {
-        panic!()
-    };
-    let created = w.api.create("user", *l).unwrap();
+    let created = w.api.create("user", lws_with(image)).unwrap();
     run(w, c, 1_200_000);
     let sts = w
         .api
@@ -454,18 +473,7 @@ fn adopted_groups_roll_to_the_new_lws_templates() {
     assert_eq!(owner_uid, lws_uid, "the new LWS took the StatefulSet over");
     assert!(c.violations.is_empty(), "{:?}", c.violations);
     assert!(c.rollout_complete_groups(), "{}", c.stuck_state());
-    let images: Vec<String> = w
-        .api
-        .list::<Pod>(Some("default"), &lws_sim::api::Selector::everything())
-        .iter()
-        .map(|p| {
-            p.spec.as_ref().unwrap().containers[0]
-                .image
-                .clone()
-                .unwrap()
-        })
-        .collect();
-    assert_eq!(images, ["app:v2"; 4]);
+    assert_eq!(pod_images(&w), ["app:v2"; 4]);
 }
 
 /// An LWS deleted and created again under the same name is a new LWS: its watch starts afresh
@@ -485,28 +493,11 @@ fn an_lws_created_again_is_watched_afresh() {
         left, 0,
         "the garbage collector removed the first LWS's pods"
     );
-    let Manifest::LeaderWorkerSet(l) = parse("q.yaml", &LWS.replace("app:v1", "app:v2"))
-        .unwrap()
-        .remove(0)
-    else {
-        panic!()
-    };
-    w.api.create("user", *l).unwrap();
+    w.api.create("user", lws_with("app:v2")).unwrap();
     run(&mut w, &mut c, 600_000);
     assert!(c.violations.is_empty(), "{:?}", c.violations);
     assert_eq!(c.watched().count(), 1);
     assert!(c.rollout_complete_groups(), "{}", c.stuck_state());
     assert!(c.all_available());
-    let images: Vec<String> = w
-        .api
-        .list::<Pod>(Some("default"), &lws_sim::api::Selector::everything())
-        .iter()
-        .map(|p| {
-            p.spec.as_ref().unwrap().containers[0]
-                .image
-                .clone()
-                .unwrap()
-        })
-        .collect();
-    assert_eq!(images, ["app:v2"; 4]);
+    assert_eq!(pod_images(&w), ["app:v2"; 4]);
 }

@@ -194,9 +194,11 @@ impl Watch {
     /// Whether an object carrying this LWS's name label was created before it (by an earlier
     /// LWS of the same name) and has not been adopted.
     fn predates(&self, meta: &ObjectMeta) -> bool {
-        if self.adopted {
-            return false;
-        }
+        !self.adopted && self.created_before(meta)
+    }
+
+    /// Whether an object was created before this LWS.
+    fn created_before(&self, meta: &ObjectMeta) -> bool {
         match (&self.id.created, &meta.creation_timestamp) {
             (Some(lws), Some(obj)) => obj.0 < lws.0,
             _ => false,
@@ -220,21 +222,19 @@ impl Watch {
         self.model.inherit(&self.inherited);
         let ns = self.id.lws.namespace.as_str();
         let selector = Selector::labels([(keys::SET_NAME, self.id.lws.name.as_str())]);
-        let older = |meta: &ObjectMeta| match (&self.id.created, &meta.creation_timestamp) {
-            (Some(lws), Some(obj)) => obj.0 < lws.0,
-            _ => false,
-        };
         let sets: Vec<_> = out
             .api
             .list::<StatefulSet>(Some(ns), &selector)
             .into_iter()
-            .filter(|s| older(&s.metadata) && k8s::name(&s.metadata) != self.id.lws.name)
+            .filter(|s| {
+                self.created_before(&s.metadata) && k8s::name(&s.metadata) != self.id.lws.name
+            })
             .collect();
         let pods: Vec<_> = out
             .api
             .list::<Pod>(Some(ns), &selector)
             .into_iter()
-            .filter(|p| older(&p.metadata))
+            .filter(|p| self.created_before(&p.metadata))
             .collect();
         for sts in &sets {
             self.on_statefulset(out, EventType::Added, sts);

@@ -105,13 +105,18 @@ impl Population {
     /// step, or by a DisaggregatedSet (whose LWS names start with the set's)?
     fn lws_can_exist(&self, namespace: &str, name: &str) -> bool {
         let key = (namespace.to_string(), name.to_string());
-        self.created.contains(&key)
-            || self.sets.iter().any(|(ns, set)| {
-                ns == namespace
-                    && name
-                        .strip_prefix(set.as_str())
-                        .is_some_and(|r| r.starts_with('-'))
-            })
+        self.created.contains(&key) || self.named_after_a_set(namespace, name)
+    }
+
+    /// Whether `name` (of an LWS or a pod) starts with `<set>-` for a DisaggregatedSet of
+    /// `namespace`: the set's objects carry its name and a revision hash the scenario cannot know.
+    fn named_after_a_set(&self, namespace: &str, name: &str) -> bool {
+        self.sets.iter().any(|(ns, set)| {
+            ns == namespace
+                && name
+                    .strip_prefix(set.as_str())
+                    .is_some_and(|r| r.starts_with('-'))
+        })
     }
 
     fn lws_choices(&self, namespace: &str) -> String {
@@ -143,13 +148,7 @@ impl Population {
         {
             return true;
         }
-        let of_set = |(ns, set): &(String, String)| {
-            ns == namespace
-                && pod
-                    .strip_prefix(set.as_str())
-                    .is_some_and(|r| r.starts_with('-'))
-        };
-        if self.sets.iter().any(of_set) {
+        if self.named_after_a_set(namespace, pod) {
             return true;
         }
         let index = |s: &str| s.parse::<i64>().ok().filter(|n| n.to_string() == s);
