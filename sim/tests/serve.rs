@@ -1664,3 +1664,34 @@ fn a_bad_request_timeout_is_a_usage_error() {
         assert!(err.contains("--request-timeout"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn kubectl_auth_sees_an_allow_all_anonymous_server() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    assert_eq!(s.ok(&["auth", "can-i", "create", "pods"]).trim(), "yes");
+    assert_eq!(
+        s.ok(&["auth", "can-i", "delete", "leaderworkersets", "-A"])
+            .trim(),
+        "yes"
+    );
+    let rules = s.ok(&["auth", "can-i", "--list"]);
+    assert!(rules.contains("*.*"), "{rules}");
+    let who = s.ok(&[
+        "auth",
+        "whoami",
+        "-o",
+        "jsonpath={.status.userInfo.username}",
+    ]);
+    assert_eq!(who.trim(), "system:anonymous");
+    let resources = s.ok(&["api-resources", "--api-group", "authorization.k8s.io"]);
+    assert!(
+        resources.contains("selfsubjectaccessreviews"),
+        "{resources}"
+    );
+    // A review is created, never stored: a GET of the collection is refused.
+    let path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+    assert_eq!(s.http("GET", path, "", "").0, 405);
+    let (code, body) = s.http("POST", path, "application/json", r#"{"spec":{}}"#);
+    assert_eq!(code, 422, "{body}");
+    assert!(body.contains("exactly one of"), "{body}");
+}

@@ -93,6 +93,8 @@ enum Route {
     Events(Option<String>, Option<String>),
     /// `/api/v1/namespaces[/NAME]` (`namespaces.rs`).
     Namespaces(Option<String>),
+    /// `/apis/authorization.k8s.io/v1/selfsubjectaccessreviews` etc. (`reviews.rs`).
+    Review(super::reviews::Review),
     Sim(String),
     /// `/openapi/v2`: an empty document (kubectl's client-side validation of a `List`).
     OpenApiV2,
@@ -133,6 +135,11 @@ fn route(path: &str) -> Route {
             ["namespaces"] => return Route::Namespaces(None),
             ["namespaces", n] => return Route::Namespaces(Some(n.to_string())),
             _ => {}
+        }
+    }
+    if let [plural] = rest {
+        if let Some(r) = super::reviews::find(group, version, plural) {
+            return Route::Review(r);
         }
     }
     let (namespace, rest) = match rest {
@@ -342,6 +349,9 @@ impl Core {
             ),
             Route::Events(..) => super::events::refuse(&req.method),
             Route::Namespaces(name) => self.namespaces(name.as_deref(), &req),
+            Route::Review(r) => {
+                super::reviews::create(r, &req.method, &req.content_type, &req.body)
+            }
         };
         self.pump();
         r

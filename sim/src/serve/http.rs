@@ -106,9 +106,12 @@ async fn handle(State(front): State<Front>, req: Request) -> Response {
             .to_string()
     };
     let content_type = header(header::CONTENT_TYPE);
-    if content_type.starts_with("application/vnd.kubernetes.protobuf") {
+    if content_type.starts_with("application/vnd.kubernetes.protobuf")
+        && !super::reviews::is_review_path(parts.uri.path())
+    {
         // client-go's typed clients (`kubectl create namespace`, `create deployment`) send
-        // protobuf: a clean 415 names what to send instead.
+        // protobuf: a clean 415 names what to send instead. Reviews (`kubectl auth can-i`)
+        // are read from it (`reviews.rs`).
         return reply_response(failure(
             415,
             "UnsupportedMediaType",

@@ -147,7 +147,8 @@ pub fn served(r: &Resource, crds: bool) -> bool {
     crds || r.group != lws::disagg::api::GROUP
 }
 
-/// The groups under `/apis`, in the order `RESOURCES` names them.
+/// The groups under `/apis`, in the order `RESOURCES` names them, then the review groups
+/// (`reviews.rs`).
 fn groups(crds: bool) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
     for r in RESOURCES.iter().filter(|r| served(r, crds)) {
@@ -155,6 +156,7 @@ fn groups(crds: bool) -> Vec<&'static str> {
             out.push(r.group);
         }
     }
+    out.extend(super::reviews::GROUPS);
     out
 }
 
@@ -283,6 +285,7 @@ pub fn resource_list(group: &str, version: &str, crds: bool) -> Option<Value> {
             }));
         }
     }
+    resources.extend(super::reviews::resource_entries(group, version));
     if resources.is_empty() {
         return None;
     }
