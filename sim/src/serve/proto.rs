@@ -3,7 +3,7 @@
 //! 1.32 on): the `k8s\0` envelope around a `runtime.Unknown` (apimachinery
 //! `pkg/runtime/serializer/protobuf/protobuf.go`, `pkg/runtime/generated.proto`) and the
 //! string fields of a message. Nothing else is decoded from protobuf; other bodies in it are
-//! a 415 (`ops::object_body`).
+//! a 415 (`query::object_body`).
 
 /// The four bytes before every Kubernetes protobuf object.
 const MAGIC: &[u8] = b"k8s\0";

@@ -291,6 +291,34 @@ pub fn fields_match(reqs: &[FieldReq], obj: &Value) -> bool {
     })
 }
 
+/// Decode a request body as JSON, or as YAML for `application/apply-patch+yaml`.
+pub fn body_value(body: &[u8], yaml: bool) -> Result<Value, Reply> {
+    let text = std::str::from_utf8(body).map_err(|_| bad_request("the body is not UTF-8"))?;
+    match serde_json::from_str::<Value>(text) {
+        Ok(v) => Ok(v),
+        Err(e) if !yaml => Err(bad_request(format!(
+            "error decoding the request body as JSON: {e}"
+        ))),
+        Err(_) => serde_saphyr::from_str(text)
+            .map_err(|e| bad_request(format!("error decoding the request body as YAML: {e}"))),
+    }
+}
+
+/// A create's or update's body by its `Content-Type`: JSON, or YAML as the apiserver also
+/// accepts; another media type is a 415 (a request without one is read as JSON).
+pub fn object_body(body: &[u8], content_type: &str) -> Result<Value, Reply> {
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    match media {
+        "" | "application/json" | "*/*" => body_value(body, false),
+        "application/yaml" => body_value(body, true),
+        other => Err(failure(
+            415,
+            "UnsupportedMediaType",
+            format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {other:?}"),
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

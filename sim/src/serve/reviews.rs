@@ -10,8 +10,8 @@
 
 use serde_json::{json, Value};
 
-use super::query::{bad_request, failure, method_not_allowed, Reply};
-use super::{ops, proto};
+use super::proto;
+use super::query::{bad_request, failure, method_not_allowed, object_body, Reply};
 
 /// client-go's typed clients send reviews in protobuf (kubectl 1.32's `auth can-i`).
 const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
@@ -105,7 +105,7 @@ pub fn create(review: Review, method: &str, content_type: &str, body: &[u8]) -> 
     let decoded = if content_type.starts_with(PROTOBUF) {
         from_protobuf(review, body)
     } else {
-        ops::object_body(body, content_type)
+        object_body(body, content_type)
     };
     let mut request = match decoded {
         Ok(v) => v,
