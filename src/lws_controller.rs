@@ -43,6 +43,9 @@ pub async fn reconcile<C: Client>(
     if ctx.flags.deleting_lws_returns && k8s::is_terminating(&lws.metadata) {
         return Ok(Action::done());
     }
+    if ctx.flags.foreign_leader_sts_waits && leader_sts_of_another(c, &lws).await? {
+        return Ok(Action::requeue_after(5_000));
+    }
     let hash = template_hash(&lws, ctx.flags.network_config);
     if ctx.flags.worker_template_from_revision {
         ensure_revision(c, &lws, &hash).await?;
@@ -55,6 +58,19 @@ pub async fn reconcile<C: Client>(
     }
     update_status(c, ctx, &lws, &hash).await?;
     Ok(Action::done())
+}
+
+/// Z11's proposed fix (not upstream; the v0.10.0 port has it too): whether the leader
+/// StatefulSet exists and another object (an earlier LWS of this name, deleted) controls it.
+/// The reconcile then leaves it to the garbage collector instead of applying over it.
+async fn leader_sts_of_another<C: Client>(c: &C, lws: &LeaderWorkerSet) -> Result<bool> {
+    match c.get::<StatefulSet>(lws.namespace(), lws.name()).await {
+        Ok(sts) => {
+            Ok(k8s::controller_of(&sts.metadata).is_some_and(|o| o.uid != k8s::uid(&lws.metadata)))
+        }
+        Err(e) if e.is_not_found() => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// Store the current templates as a revision if none exists for this hash (B02 fix).

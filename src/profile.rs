@@ -221,12 +221,12 @@ pub const RELEASES: [&str; 3] = ["v0.3.0", "v0.4.1", "v0.10.0"];
 pub const LATEST: &str = "v0.10.0";
 
 /// `--reconciler all-fixed`: v0.4.1 with every known upstream fix and the proposed fixes for
-/// our findings Z01-Z06 and Z08 (docs/bug-zoo.md). No release ships it; the campaigns of the
-/// bug zoo measured against it before v0.10.0 was ported. Z05's fix (`worker-finalizer=on`)
+/// our findings Z01-Z06, Z08 and Z11 (docs/bug-zoo.md). No release ships it; the campaigns of
+/// the bug zoo measured against it before v0.10.0 was ported. Z05's fix (`worker-finalizer=on`)
 /// joined in session 14; Z08's (`scale-up-surge=keep`), Z04's (`rescale-partition=hold-old`)
-/// and Z06's (`leader-sts-read=live`) in session 15, so an all-fixed campaign reports only
-/// what has no fix yet.
-pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget,deleting-lws=return,worker-finalizer=on,scale-up-surge=keep,rescale-partition=hold-old,leader-sts-read=live";
+/// and Z06's (`leader-sts-read=live`) in session 15; Z11's (`adopted-leader-sts=wait`) in
+/// session 23, so an all-fixed campaign reports only what has no fix yet.
+pub const ALL_FIXED: &str = "v0.4.1,worker-sts-ready=available,worker-template=revision,surge-release=max-unavailable,restart-check=ownership,missing-worker-sts=skip,leader-pod-watch=on,terminating-pods=not-ready,partition=all-unready,pod-delete-events=tombstone,leader-max-unavailable=budget,deleting-lws=return,worker-finalizer=on,scale-up-surge=keep,rescale-partition=hold-old,leader-sts-read=live,adopted-leader-sts=wait";
 
 /// The names `Profile::parse` accepts besides the releases, with what they stand for.
 pub const ALIASES: [(&str, &str); 2] = [("latest", LATEST), ("all-fixed", ALL_FIXED)];

@@ -451,3 +451,20 @@ fn faults_on_a_replaced_lws_s_old_pods_are_not_restarts_of_the_new_one() {
         );
     }
 }
+
+#[test]
+fn z11_s_fix_in_the_v0_4_1_port_clears_all_fixed_s_replaced_stall() {
+    // Case 38: the LWS is replaced while a leader and a worker are deleted. Without Z11's fix
+    // the v0.4.1-based all-fixed profile took the old leader StatefulSet over; its re-created
+    // leader of the old revision found no revision to build workers from (the old one was the
+    // deleted LWS's) and the rollout stalled. With the fix (in ALL_FIXED since session 23) it
+    // waits for the garbage collector and holds.
+    let all_fixed = lws_sim::fixtures::ALL_FIXED;
+    let without = all_fixed.replace(",adopted-leader-sts=wait", "");
+    assert_ne!(without, all_fixed, "ALL_FIXED carries Z11's fix");
+    let r = replaced(&without).check(38);
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert!(r.violated.iter().any(|v| v == "convergence"), "{r:?}");
+    let r = replaced("all-fixed").check(38);
+    assert!(r.violated.is_empty() && r.error.is_none(), "{r:?}");
+}
