@@ -62,15 +62,21 @@ pub async fn reconcile<C: Client>(
 
 /// Z11's proposed fix (not upstream; the v0.10.0 port has it too): whether the leader
 /// StatefulSet exists and another object (an earlier LWS of this name, deleted) controls it.
-/// The reconcile then leaves it to the garbage collector instead of applying over it.
+/// The reconcile then leaves it to the garbage collector instead of applying over it. A cache
+/// read: the predecessor's StatefulSet is long in the cache, and under `leader-sts-read=live`
+/// the partition's read stays the reconcile's one live read (as in the v0.10.0 port, where one
+/// read serves both).
 async fn leader_sts_of_another<C: Client>(c: &C, lws: &LeaderWorkerSet) -> Result<bool> {
     match c.get::<StatefulSet>(lws.namespace(), lws.name()).await {
-        Ok(sts) => {
-            Ok(k8s::controller_of(&sts.metadata).is_some_and(|o| o.uid != k8s::uid(&lws.metadata)))
-        }
+        Ok(sts) => Ok(controlled_by_another(&sts, lws)),
         Err(e) if e.is_not_found() => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// Whether an object other than `lws` is `sts`'s controller (Z11's fix, both ports).
+pub(crate) fn controlled_by_another(sts: &StatefulSet, lws: &LeaderWorkerSet) -> bool {
+    k8s::controller_of(&sts.metadata).is_some_and(|o| o.uid != k8s::uid(&lws.metadata))
 }
 
 /// Store the current templates as a revision if none exists for this hash (B02 fix).

@@ -18,7 +18,7 @@ use super::utils::{self, non_zero_value, pod_running_and_ready, statefulset_read
 use crate::api::{keys, LeaderWorkerSet};
 use crate::client::{Action, Client, Error, Result};
 use crate::k8s;
-use crate::lws_controller::Ctx;
+use crate::lws_controller::{controlled_by_another, Ctx};
 use crate::profile::PartitionFormula;
 use crate::rollout::{self, ReplicaState};
 
@@ -449,11 +449,6 @@ pub(super) async fn get_or_create_revision_if_non_exist<C: Client>(
     };
     c.event(lws, "Normal", "CreatingRevision", &msg);
     Ok(created)
-}
-
-/// Whether `sts` has a controller other than `lws` (not upstream; Z11's proposed fix).
-fn controlled_by_another(sts: &StatefulSet, lws: &LeaderWorkerSet) -> bool {
-    k8s::controller_of(&sts.metadata).is_some_and(|o| o.uid != k8s::uid(&lws.metadata))
 }
 
 /// `getUpdatedRevision`: a new revision when the LWS templates differ from `revision` (and not

@@ -150,13 +150,17 @@ pub fn served(r: &Resource, crds: bool) -> bool {
 /// The groups under `/apis`, in the order `RESOURCES` names them, then the review groups
 /// (`reviews.rs`).
 fn groups(crds: bool) -> Vec<&'static str> {
+    let served = RESOURCES
+        .iter()
+        .filter(|r| served(r, crds))
+        .map(|r| r.group);
+    let reviews = super::reviews::REVIEWS.iter().map(|r| r.group);
     let mut out: Vec<&'static str> = Vec::new();
-    for r in RESOURCES.iter().filter(|r| served(r, crds)) {
-        if !r.group.is_empty() && !out.contains(&r.group) {
-            out.push(r.group);
+    for group in served.chain(reviews) {
+        if !group.is_empty() && !out.contains(&group) {
+            out.push(group);
         }
     }
-    out.extend(super::reviews::GROUPS);
     out
 }
 

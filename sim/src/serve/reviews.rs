@@ -61,9 +61,6 @@ pub const REVIEWS: [Review; 3] = [
     },
 ];
 
-/// The groups the reviews add under `/apis`.
-pub const GROUPS: [&str; 2] = ["authorization.k8s.io", "authentication.k8s.io"];
-
 /// Why every review says yes; kubectl prints it with `can-i`'s verbose output.
 const REASON: &str = "lws-sim serve has no authorization: every request is allowed";
 
