@@ -1,6 +1,8 @@
 //! Small helpers over core Kubernetes objects, shared by the reconcilers and the simulator.
 //! Each mirrors a named upstream helper.
 
+use std::collections::BTreeMap;
+
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -63,10 +65,20 @@ pub fn uid(meta: &ObjectMeta) -> &str {
 }
 
 pub fn label<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {
-    meta.labels
-        .as_ref()
-        .and_then(|l| l.get(key))
-        .map(String::as_str)
+    small_map_get(meta.labels.as_ref()?, key)
+}
+
+/// `map.get(key)` for the label maps objects carry. Their keys mostly share a long prefix
+/// (`leaderworkerset.sigs.k8s.io/`) and differ in length, so a binary search compares the
+/// prefix byte by byte at every step, while a scan of a small map rejects nearly every key by
+/// its length and compares bytes once. Large maps are searched.
+fn small_map_get<'a>(map: &'a BTreeMap<String, String>, key: &str) -> Option<&'a str> {
+    if map.len() > 16 {
+        return map.get(key).map(String::as_str);
+    }
+    map.iter()
+        .find(|(k, _)| k.as_str() == key)
+        .map(|(_, v)| v.as_str())
 }
 
 pub fn annotation<'a>(meta: &'a ObjectMeta, key: &str) -> Option<&'a str> {

@@ -7,7 +7,7 @@
 //! blocking dependents; orphan owners release theirs. Deletes carry the UID and resourceVersion
 //! preconditions of Kubernetes 1.34+ (PR #132632).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::json;
@@ -16,6 +16,7 @@ use crate::api::{
     with_kind, ApiServer, Cursor, DeleteOptions, EventType, Key, Kind, KindId, MetaEvent,
     Propagation, FINALIZER_FOREGROUND, FINALIZER_ORPHAN,
 };
+use crate::lookup::LookupMap;
 use crate::queue::WorkQueue;
 
 pub const ACTOR: &str = "garbage-collector";
@@ -31,8 +32,9 @@ pub struct GarbageCollector {
     /// Registered with the metadata log, so compaction keeps what the GC has not read.
     cursor: Cursor,
     lag_ms: u64,
-    nodes: BTreeMap<String, GraphNode>,
-    dependents: BTreeMap<String, BTreeSet<String>>,
+    /// By UID; looked up, never walked (hashed: UIDs share a long prefix).
+    nodes: LookupMap<String, GraphNode>,
+    dependents: LookupMap<String, BTreeSet<String>>,
     /// UIDs to examine (`attemptToDelete`) and owners to process (`attemptToOrphan`, foreground).
     attempt_delete: BTreeSet<String>,
     owners_to_process: BTreeSet<String>,
@@ -49,8 +51,8 @@ impl GarbageCollector {
         let mut gc = GarbageCollector {
             cursor: api.meta_log().reader(0),
             lag_ms,
-            nodes: BTreeMap::new(),
-            dependents: BTreeMap::new(),
+            nodes: LookupMap::default(),
+            dependents: LookupMap::default(),
             attempt_delete: BTreeSet::new(),
             owners_to_process: BTreeSet::new(),
             deleting_owners: BTreeSet::new(),

@@ -12,6 +12,7 @@ use lws::k8s;
 
 use crate::api::{set_pod_condition, ApiServer, EventType, Key, Selector};
 use crate::informer::Informer;
+use crate::lookup::LookupMap;
 
 pub const ACTOR: &str = "default-scheduler";
 
@@ -23,12 +24,12 @@ pub struct Scheduler {
     pending: BTreeSet<Key>,
     /// Pods counted against a node's slots, and the slots used per node.
     placed: BTreeMap<Key, String>,
-    used: BTreeMap<String, u32>,
+    used: LookupMap<String, u32>,
     /// Schedulable nodes ordered by (slots used, name): the least-loaded candidate first, so a
     /// placement costs the nodes it skips, not the cluster size.
     ranked: BTreeSet<(u32, String)>,
     /// Pod slots of each schedulable node.
-    capacity: BTreeMap<String, u32>,
+    capacity: LookupMap<String, u32>,
     /// Placed pods with required pod anti-affinity terms, which every placement must respect.
     anti_placed: BTreeSet<Key>,
 }
@@ -42,9 +43,9 @@ impl Scheduler {
             dirty: true,
             pending: BTreeSet::new(),
             placed: BTreeMap::new(),
-            used: BTreeMap::new(),
+            used: LookupMap::default(),
             ranked: BTreeSet::new(),
-            capacity: BTreeMap::new(),
+            capacity: LookupMap::default(),
             anti_placed: BTreeSet::new(),
         };
         let nodes: Vec<Node> = s.nodes.all().map(|n| (**n).clone()).collect();

@@ -19,6 +19,7 @@ use lws::k8s;
 use lws::profile::{Profile, Release};
 
 use crate::api::EventType;
+use crate::lookup::LookupMap;
 
 /// What a release hashes into the revision key (the `template-revision-hash` label) its pods
 /// carry: what "the template changed" means for it.
@@ -209,9 +210,9 @@ pub(super) struct Model {
     /// leaderworkerset_controller.go:433-482, `partitionedUpdatedAndReadyCount`).
     pub lws_partition: i32,
     /// The pods of the watched LWS by name (all in its namespace).
-    pub pods: BTreeMap<String, PodInfo>,
+    pub pods: LookupMap<String, PodInfo>,
     /// Container fingerprint per live pod UID (no actor here updates a pod's containers).
-    fingerprints: BTreeMap<String, u64>,
+    fingerprints: LookupMap<String, u64>,
     pub groups: BTreeMap<i32, Group>,
     pub counts: Counts,
 }
@@ -226,8 +227,8 @@ impl Model {
             max_unavailable: 1,
             max_surge: 0,
             lws_partition: 0,
-            pods: BTreeMap::new(),
-            fingerprints: BTreeMap::new(),
+            pods: LookupMap::default(),
+            fingerprints: LookupMap::default(),
             groups: BTreeMap::new(),
             counts: Counts::default(),
         }
