@@ -264,8 +264,8 @@ async fn replica_states<C: Client>(
     let current = |meta: &ObjectMeta| k8s::label(meta, keys::TEMPLATE_REVISION_HASH) == Some(hash);
     Ok((0..s as usize)
         .map(|i| {
-            let want = format!("{name}-{i}");
-            let Some(pod) = pods[i].as_ref().filter(|p| k8s::name(&p.metadata) == want) else {
+            let named = |meta: &ObjectMeta| is_group_name(k8s::name(meta), name, i);
+            let Some(pod) = pods[i].as_ref().filter(|p| named(&p.metadata)) else {
                 return ReplicaState::default();
             };
             let pod_ready = leader_ready(pod, ctx.flags);
@@ -275,7 +275,7 @@ async fn replica_states<C: Client>(
                     updated: current(&pod.metadata),
                 };
             }
-            let Some(sts) = sets[i].as_ref().filter(|x| k8s::name(&x.metadata) == want) else {
+            let Some(sts) = sets[i].as_ref().filter(|x| named(&x.metadata)) else {
                 return ReplicaState::default();
             };
             ReplicaState {
@@ -284,6 +284,26 @@ async fn replica_states<C: Client>(
             }
         })
         .collect())
+}
+
+/// Whether `got` is `fmt.Sprintf("%s-%d", set, index)`, without building the name (this runs for
+/// every group on every reconcile).
+fn is_group_name(got: &str, set: &str, index: usize) -> bool {
+    let Some(digits) = got.strip_prefix(set).and_then(|r| r.strip_prefix('-')) else {
+        return false;
+    };
+    let mut rest = index;
+    let mut expected = [0u8; 20];
+    let mut start = expected.len();
+    loop {
+        start -= 1;
+        expected[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    digits.as_bytes() == &expected[start..]
 }
 
 /// `constructLeaderStatefulSetApplyConfiguration` (V3 lwsc:538-600; FX adds the subdomain
@@ -572,4 +592,24 @@ fn group_index(meta: &ObjectMeta) -> Result<i32> {
     let v = k8s::label(meta, keys::GROUP_INDEX).unwrap_or("");
     v.parse()
         .map_err(|_| Error::internal(format!("strconv.Atoi: parsing {v:?}: invalid syntax")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_group_name;
+
+    #[test]
+    fn group_names_are_the_set_name_dash_the_decimal_index() {
+        assert!(is_group_name("lws-0", "lws", 0));
+        assert!(is_group_name("lws-17", "lws", 17));
+        assert!(is_group_name("a-b-4096", "a-b", 4096));
+        assert!(is_group_name(&format!("s-{}", usize::MAX), "s", usize::MAX));
+        assert!(!is_group_name("lws-017", "lws", 17));
+        assert!(!is_group_name("lws-1", "lws", 17));
+        assert!(!is_group_name("lws-170", "lws", 17));
+        assert!(!is_group_name("lws17", "lws", 17));
+        assert!(!is_group_name("lwsx-17", "lws", 17));
+        assert!(!is_group_name("other-17", "lws", 17));
+        assert!(!is_group_name("lws-", "lws", 0));
+    }
 }
