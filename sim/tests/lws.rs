@@ -417,6 +417,23 @@ fn the_api_server_applies_each_release_crd_around_the_webhooks() {
 }
 
 #[test]
+fn disaggregatedset_reconciles_are_counted_apart_from_the_pod_controller_s() {
+    let mut w = world("v0.10.0", 1);
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../scenarios/conformance/manifests/ds-test-basic.yaml"
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let ds: lws::disagg::api::DisaggregatedSet = serde_saphyr::from_str(&text).unwrap();
+    w.api.create("user", ds).unwrap();
+    w.run_until(120_000);
+    let outcomes = &w.controller.as_ref().unwrap().outcomes;
+    // [lws, pod, disaggregatedset]: each controller's reconciles in its own slot.
+    assert!(outcomes.ok.iter().all(|&n| n > 0), "{outcomes:?}");
+    assert_eq!(outcomes.failures(), 0, "{outcomes:?}");
+}
+
+#[test]
 fn reconcile_outcomes_are_typed_and_a_too_large_lws_is_an_invalid_statefulset() {
     use lws_sim::api::{Reason, STATEFULSET_REPLICAS_MAX};
     let mut w = world("v0.4.1", 1);

@@ -752,7 +752,7 @@ enum WorkerRun {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReconcileOutcome {
     pub at_ms: u64,
-    /// `LWS_ACTOR` or `POD_ACTOR`.
+    /// `LWS_ACTOR`, `POD_ACTOR` or `DS_ACTOR`.
     pub controller: &'static str,
     pub key: Key,
     pub result: Result<(), lws::client::Error>,
@@ -770,8 +770,8 @@ impl std::fmt::Display for ReconcileOutcome {
     }
 }
 
-/// The reconciles' outcomes over a run: counts per controller (`[lws, pod]`) and the last
-/// failure. Counts, not a log, so a long run costs no memory here.
+/// The reconciles' outcomes over a run: counts per controller (`[lws, pod, disaggregatedset]`)
+/// and the last failure. Counts, not a log, so a long run costs no memory here.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReconcileOutcomes {
     pub ok: [u64; 3],
@@ -781,7 +781,11 @@ pub struct ReconcileOutcomes {
 
 impl ReconcileOutcomes {
     fn record(&mut self, o: ReconcileOutcome) {
-        let i = usize::from(o.controller != LWS_ACTOR);
+        let i = match o.controller {
+            LWS_ACTOR => 0,
+            POD_ACTOR => 1,
+            _ => 2,
+        };
         if o.result.is_ok() {
             self.ok[i] += 1;
         } else {
