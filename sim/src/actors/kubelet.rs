@@ -69,11 +69,11 @@ impl Kubelet {
     ) {
         let mut image_changed = Vec::new();
         for d in self.pods.poll(api, now_ms) {
-            let uid = k8s::uid(&d.obj.metadata).to_string();
+            let uid = k8s::uid(&d.obj.metadata);
             if d.ty == EventType::Deleted {
-                self.planned_start.remove(&uid);
-                self.planned_kill.remove(&uid);
-                self.planned_image.remove(&uid);
+                self.planned_start.remove(uid);
+                self.planned_kill.remove(uid);
+                self.planned_image.remove(uid);
                 continue;
             }
             let pod = &d.obj;
@@ -81,25 +81,34 @@ impl Kubelet {
             if node.is_empty() || !infra.is_alive(node) {
                 continue;
             }
-            let ns = k8s::namespace(&pod.metadata).to_string();
-            let name = k8s::name(&pod.metadata).to_string();
+            // (namespace, name, uid), built only for a pod that gets a timer or a restart.
+            let key = || {
+                let meta = &pod.metadata;
+                let ns = k8s::namespace(meta).to_string();
+                (ns, k8s::name(meta).to_string(), uid.to_string())
+            };
             if let Some(ts) = &pod.metadata.deletion_timestamp {
-                if self.planned_kill.insert(uid.clone()) {
+                if !self.planned_kill.contains(uid) {
+                    self.planned_kill.insert(uid.to_string());
                     let grace_deadline = from_time(ts);
                     let delay =
                         rng.range_inclusive(cfg.pod_termination_ms.0, cfg.pod_termination_ms.1);
                     let at = after(now_ms, delay).min(grace_deadline.max(now_ms));
+                    let (ns, name, uid) = key();
                     self.timers.insert((at, ns, name, uid), Action::Kill);
                 }
-            } else if k8s::phase(pod) == "Pending" && self.planned_start.insert(uid.clone()) {
+            } else if k8s::phase(pod) == "Pending" && !self.planned_start.contains(uid) {
+                self.planned_start.insert(uid.to_string());
                 let delay = rng.range_inclusive(cfg.pod_startup_ms.0, cfg.pod_startup_ms.1);
+                let (ns, name, uid) = key();
                 self.timers
                     .insert((after(now_ms, delay), ns, name, uid), Action::Start);
             } else if k8s::phase(pod) == "Running"
                 && images_changed(pod)
-                && self.planned_image.insert(uid.clone())
+                && !self.planned_image.contains(uid)
             {
-                image_changed.push((ns, name, uid));
+                self.planned_image.insert(uid.to_string());
+                image_changed.push(key());
             }
         }
         for (ns, name, uid) in image_changed {

@@ -105,13 +105,24 @@ impl Scheduler {
     /// Count a pod against its node, or remember it as pending.
     fn account(&mut self, pod: &Pod) {
         let key = crate::api::key_of(pod);
-        self.unaccount(&key);
         let node = k8s::node_name(pod);
+        let counted = !node.is_empty() && !matches!(k8s::phase(pod), "Succeeded" | "Failed");
+        if counted && self.placed.get(&key).is_some_and(|n| n == node) {
+            // Still counted on the same node (a status change): the load is as it was; only
+            // the anti-affinity membership can change.
+            if required_terms(pod).1.is_empty() {
+                self.anti_placed.remove(&key);
+            } else {
+                self.anti_placed.insert(key);
+            }
+            return;
+        }
+        self.unaccount(&key);
         if node.is_empty() {
             if !k8s::is_terminating(&pod.metadata) {
                 self.pending.insert(key);
             }
-        } else if !matches!(k8s::phase(pod), "Succeeded" | "Failed") {
+        } else if counted {
             self.add_used(node, 1);
             if !required_terms(pod).1.is_empty() {
                 self.anti_placed.insert(key.clone());
