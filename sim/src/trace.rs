@@ -125,6 +125,23 @@ impl Fnv {
     }
 }
 
+impl Fnv {
+    /// The bytes `{n}` formats to.
+    fn decimal(&mut self, mut n: u64) {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.bytes(&digits[start..]);
+    }
+}
+
 impl std::fmt::Write for Fnv {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
         self.bytes(s.as_bytes());
@@ -150,18 +167,27 @@ impl Default for Trace {
 }
 
 impl Trace {
-    /// Append `entry`; the hash takes the bytes of `entry.line()` and a newline, fed in order
-    /// without building the line.
+    /// Append `entry`; the hash takes the bytes of `entry.line()` and a newline, fed field by
+    /// field without building the line or going through `fmt`.
     pub fn push(&mut self, entry: TraceEntry) {
         let mut h = Fnv(self.hash);
         let e = &entry;
-        let _ = write!(
-            h,
-            "{} {} {} {} {}/{} rv={}",
-            e.at_ms, e.actor, e.verb, e.kind, e.namespace, e.name, e.rv
-        );
+        h.decimal(e.at_ms);
+        for (sep, text) in [
+            (" ", &*e.actor),
+            (" ", &*e.verb),
+            (" ", &*e.kind),
+            (" ", &*e.namespace),
+            ("/", e.name.as_str()),
+        ] {
+            h.bytes(sep.as_bytes());
+            h.bytes(text.as_bytes());
+        }
+        h.bytes(b" rv=");
+        h.decimal(e.rv);
         if !e.detail.is_empty() {
-            let _ = write!(h, " {}", e.detail);
+            h.bytes(b" ");
+            h.bytes(e.detail.as_bytes());
         }
         h.bytes(b"\n");
         self.hash = h.0;
@@ -213,15 +239,16 @@ mod tests {
     fn the_hash_is_fnv_over_each_line_and_a_newline() {
         let mut t = Trace::default();
         let mut expected = FNV64_OFFSET;
-        for (i, detail) in ["", "gone", "error=Conflict"].into_iter().enumerate() {
+        let at = [0, 1_000, 1_234_567_890, u64::MAX];
+        for (i, detail) in ["", "gone", "error=Conflict", ""].into_iter().enumerate() {
             let e = TraceEntry {
-                at_ms: 1_000 + i as u64,
+                at_ms: at[i],
                 actor: "a".into(),
                 verb: "update".into(),
                 kind: "Pod".into(),
                 namespace: "default".into(),
                 name: format!("p-{i}"),
-                rv: 7 * i as u64,
+                rv: if i == 3 { u64::MAX } else { 7 * i as u64 },
                 detail: detail.into(),
             };
             for b in e.line().bytes().chain(std::iter::once(b'\n')) {
