@@ -376,6 +376,9 @@ pub struct ApiServer {
     /// While a dry-run request is served: the random stream as it was before it, restored
     /// after (`begin_dry_run`).
     dry_run: Option<SimRng>,
+    /// The resourceVersion at the last look at the watch logs' compaction (`compact`): with no
+    /// write since, no log has grown, so another look would find nothing to do.
+    compaction_seen_rv: Option<u64>,
 }
 
 impl ApiServer {
@@ -398,6 +401,7 @@ impl ApiServer {
             rolescalers: Store::default(),
             disaggregated_set_crds: false,
             meta_log: WatchLog::default(),
+            compaction_seen_rv: None,
             injected: Vec::new(),
             events: Default::default(),
             dry_run: None,
@@ -439,6 +443,7 @@ impl ApiServer {
     /// Keep at most `window` entries of each watch log behind its end for readers that do not
     /// keep up (default `watch::WINDOW_MAX`); tests shrink it to reach the `Expired` path.
     pub fn set_watch_window(&mut self, window: usize) {
+        self.compaction_seen_rv = None;
         self.lws.log.set_window(window);
         self.statefulsets.log.set_window(window);
         self.revisions.log.set_window(window);
@@ -452,8 +457,15 @@ impl ApiServer {
         self.meta_log.set_window(window);
     }
 
-    /// Compact every watch log (between events, so no reader is mid-read).
+    /// Compact every watch log (between events, so no reader is mid-read). Every log entry
+    /// comes with a new resourceVersion (`record` follows `commit`'s and `remove`'s), and a
+    /// log's `maybe_compact` acts only on its own growth, so without a write since the last
+    /// look there is nothing to do.
     fn compact(&mut self) {
+        if self.compaction_seen_rv == Some(self.rv) {
+            return;
+        }
+        self.compaction_seen_rv = Some(self.rv);
         self.lws.log.maybe_compact();
         self.statefulsets.log.maybe_compact();
         self.revisions.log.maybe_compact();
