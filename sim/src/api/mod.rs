@@ -379,6 +379,8 @@ pub struct ApiServer {
     /// The resourceVersion at the last look at the watch logs' compaction (`compact`): with no
     /// write since, no log has grown, so another look would find nothing to do.
     compaction_seen_rv: Option<u64>,
+    /// Label and annotation keys validated already (`names::KnownKeys`).
+    known_keys: names::KnownKeys,
 }
 
 impl ApiServer {
@@ -402,6 +404,7 @@ impl ApiServer {
             disaggregated_set_crds: false,
             meta_log: WatchLog::default(),
             compaction_seen_rv: None,
+            known_keys: names::KnownKeys::default(),
             injected: Vec::new(),
             events: Default::default(),
             dry_run: None,
@@ -616,7 +619,7 @@ impl ApiServer {
             obj.meta_mut().namespace = Some("default".to_string());
         }
         let key = key_of(&obj);
-        let meta_ok = names::validate(K::ID, obj.meta())
+        let meta_ok = names::validate(K::ID, obj.meta(), &mut self.known_keys)
             .and_then(|()| names::validate_owner_references(obj.meta()));
         if let Err(m) = meta_ok {
             let e = invalid(K::ID, &key.1, &m);
@@ -1246,7 +1249,7 @@ impl ApiServer {
         // A `/status` write keeps the stored labels and annotations, valid already: only a
         // main-resource write has them checked.
         if !status_subresource {
-            let meta_ok = names::validate_labels_and_annotations(new.meta())
+            let meta_ok = names::validate_labels_and_annotations(new.meta(), &mut self.known_keys)
                 .and_then(|()| names::validate_owner_references(new.meta()));
             if let Err(m) = meta_ok {
                 return self.fail(actor, verb, K::ID, &key, invalid(K::ID, &key.1, &m));

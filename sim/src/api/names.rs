@@ -4,6 +4,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use super::KindId;
+use crate::lookup::LookupMap;
 
 /// A DNS-1123 subdomain: lowercase letters, digits, `-` and `.`, starting and ending with a
 /// letter or digit, at most 253 characters.
@@ -33,7 +34,7 @@ const DNS1035: &str = "a DNS-1035 label must consist of lower case alphanumeric 
 /// `ValidateObjectMeta` on a create: the name by the kind's rule (a Service's is a DNS-1035
 /// label, every other kind's here a DNS-1123 subdomain), the namespace a DNS-1123 label. The
 /// message is the API server's field error.
-pub fn validate(kind: KindId, meta: &ObjectMeta) -> Result<(), String> {
+pub fn validate(kind: KindId, meta: &ObjectMeta, known: &mut KnownKeys) -> Result<(), String> {
     let name = meta.name.as_deref().unwrap_or("");
     let (ok, rule) = match kind {
         KindId::Service => (is_dns1035_label(name), DNS1035),
@@ -47,7 +48,7 @@ pub fn validate(kind: KindId, meta: &ObjectMeta) -> Result<(), String> {
             "metadata.namespace: Invalid value: {ns:?}: {LABEL}"
         ));
     }
-    validate_labels_and_annotations(meta)
+    validate_labels_and_annotations(meta, known)
 }
 
 /// `ValidateOwnerReferences` (apimachinery `pkg/api/validation/objectmeta.go`): each reference
@@ -80,9 +81,16 @@ pub fn validate_owner_references(meta: &ObjectMeta) -> Result<(), String> {
 /// `ValidateLabels` and the keys of `ValidateAnnotations` (apimachinery
 /// `pkg/apis/meta/v1/validation/validation.go`, `pkg/api/validation/objectmeta.go`): every
 /// label key and annotation key a qualified name, every label value a label value.
-pub fn validate_labels_and_annotations(meta: &ObjectMeta) -> Result<(), String> {
+pub fn validate_labels_and_annotations(
+    meta: &ObjectMeta,
+    known: &mut KnownKeys,
+) -> Result<(), String> {
     for (k, v) in meta.labels.iter().flatten() {
-        label(k, v).map_err(|m| format!("metadata.labels: {m}"))?;
+        known
+            .qualified_name(k)
+            .map_err(|m| format!("Invalid value: {k:?}: {m}"))
+            .and_then(|()| label_value(v).map_err(|m| format!("Invalid value: {v:?}: {m}")))
+            .map_err(|m| format!("metadata.labels: {m}"))?;
     }
     for k in meta.annotations.iter().flatten().map(|(k, _)| k) {
         let lower = if k.bytes().any(|b| b.is_ascii_uppercase()) {
@@ -90,10 +98,39 @@ pub fn validate_labels_and_annotations(meta: &ObjectMeta) -> Result<(), String> 
         } else {
             std::borrow::Cow::Borrowed(k.as_str())
         };
-        qualified_name(&lower)
+        known
+            .qualified_name(&lower)
             .map_err(|m| format!("metadata.annotations: Invalid value: {k:?}: {m}"))?;
     }
     Ok(())
+}
+
+/// How many keys [`KnownKeys`] remembers.
+pub const KNOWN_KEYS_MAX: usize = 1024;
+
+/// Label and annotation keys already found to be qualified names, so the keys every object of a
+/// run repeats are checked once (a key's verdict depends on the key alone). Bounded: past
+/// `KNOWN_KEYS_MAX` keys a new one is checked every time and not remembered, so no input grows
+/// it without limit.
+#[derive(Default)]
+pub struct KnownKeys {
+    keys: LookupMap<String, ()>,
+    len: usize,
+}
+
+impl KnownKeys {
+    /// `qualified_name(key)`, remembered when it holds.
+    pub fn qualified_name(&mut self, key: &str) -> Result<(), String> {
+        if self.keys.contains_key(key) {
+            return Ok(());
+        }
+        qualified_name(key)?;
+        if self.len < KNOWN_KEYS_MAX {
+            self.keys.insert(key.to_string(), ());
+            self.len += 1;
+        }
+        Ok(())
+    }
 }
 
 /// One label: a qualified-name key and a label value (`Invalid value: "<which>": why`).
@@ -161,20 +198,37 @@ mod tests {
 
     #[test]
     fn names_follow_the_kinds_rule() {
-        assert!(validate(KindId::Pod, &meta("vllm-0.a", Some("default"))).is_ok());
+        assert!(validate(
+            KindId::Pod,
+            &meta("vllm-0.a", Some("default")),
+            &mut KnownKeys::default()
+        )
+        .is_ok());
         for bad in ["UPPER", "héllo", "a/b", "-a", "a-", &"x".repeat(254)] {
-            let e = validate(KindId::Pod, &meta(bad, None)).unwrap_err();
+            let e = validate(KindId::Pod, &meta(bad, None), &mut KnownKeys::default()).unwrap_err();
             assert!(e.starts_with("metadata.name: Invalid value"), "{bad}: {e}");
         }
-        assert!(validate(KindId::Service, &meta("1abc", None)).is_err());
-        assert!(validate(KindId::Pod, &meta("1abc", None)).is_ok());
-        let e = validate(KindId::Pod, &meta("ok", Some("BAD_NS"))).unwrap_err();
+        assert!(validate(
+            KindId::Service,
+            &meta("1abc", None),
+            &mut KnownKeys::default()
+        )
+        .is_err());
+        assert!(validate(KindId::Pod, &meta("1abc", None), &mut KnownKeys::default()).is_ok());
+        let e = validate(
+            KindId::Pod,
+            &meta("ok", Some("BAD_NS")),
+            &mut KnownKeys::default(),
+        )
+        .unwrap_err();
         assert!(e.starts_with("metadata.namespace"), "{e}");
     }
 
     #[test]
     fn labels_and_annotation_keys_are_qualified_names() {
-        let with = |labels: &[(&str, &str)], annotations: &[(&str, &str)]| {
+        // One memo for every call: good keys are remembered, bad ones never are.
+        let mut known = KnownKeys::default();
+        let mut with = |labels: &[(&str, &str)], annotations: &[(&str, &str)]| {
             let mut m = meta("ok", None);
             let map = |kv: &[(&str, &str)]| {
                 Some(
@@ -185,7 +239,7 @@ mod tests {
             };
             m.labels = map(labels);
             m.annotations = map(annotations);
-            validate(KindId::Pod, &m)
+            validate(KindId::Pod, &m, &mut known)
         };
         let long = "x".repeat(64);
         let good = [("a", ""), ("leaderworkerset.sigs.k8s.io/group-index", "0")];
@@ -210,5 +264,25 @@ mod tests {
             e.starts_with("metadata.annotations: Invalid value: \"a b\""),
             "{e}"
         );
+        // Remembered keys still pass, and their values are still checked.
+        assert!(with(&good, &[]).is_ok());
+        let e = with(&[("a", "-x")], &[]).unwrap_err();
+        assert!(e.contains("a valid label must be"), "{e}");
+    }
+
+    #[test]
+    fn known_keys_are_bounded_and_never_remember_a_bad_key() {
+        let mut known = KnownKeys::default();
+        for i in 0..KNOWN_KEYS_MAX + 10 {
+            assert!(known.qualified_name(&format!("example.com/k{i}")).is_ok());
+        }
+        assert_eq!(known.len, KNOWN_KEYS_MAX);
+        assert!(known.qualified_name("example.com/k0").is_ok());
+        assert!(known
+            .qualified_name(&format!("example.com/k{KNOWN_KEYS_MAX}"))
+            .is_ok());
+        for _ in 0..2 {
+            assert!(known.qualified_name("a b").is_err());
+        }
     }
 }
