@@ -289,21 +289,9 @@ async fn replica_states<C: Client>(
 /// Whether `got` is `fmt.Sprintf("%s-%d", set, index)`, without building the name (this runs for
 /// every group on every reconcile).
 fn is_group_name(got: &str, set: &str, index: usize) -> bool {
-    let Some(digits) = got.strip_prefix(set).and_then(|r| r.strip_prefix('-')) else {
-        return false;
-    };
-    let mut rest = index;
-    let mut expected = [0u8; 20];
-    let mut start = expected.len();
-    loop {
-        start -= 1;
-        expected[start] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    digits.as_bytes() == &expected[start..]
+    got.strip_prefix(set)
+        .and_then(|r| r.strip_prefix('-'))
+        .is_some_and(|digits| digits == itoa::Buffer::new().format(index))
 }
 
 /// `constructLeaderStatefulSetApplyConfiguration` (V3 lwsc:538-600; FX adds the subdomain

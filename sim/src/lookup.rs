@@ -45,6 +45,14 @@ impl<K: Hash + Eq, V> LookupMap<K, V> {
         self.0.entry(key)
     }
 
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn insert(&mut self, key: K, value: V) -> Option<V> {
         self.0.insert(key, value)
     }

@@ -114,7 +114,7 @@ const WORDS_MAX: usize = 256;
 const FNV64_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV64_PRIME: u64 = 0x0000_0100_0000_01b3;
 
-/// FNV-1a 64 as a `fmt::Write` sink.
+/// FNV-1a 64, fed bytes in order.
 struct Fnv(u64);
 
 impl Fnv {
@@ -123,29 +123,10 @@ impl Fnv {
             self.0 = (self.0 ^ u64::from(b)).wrapping_mul(FNV64_PRIME);
         }
     }
-}
 
-impl Fnv {
     /// The bytes `{n}` formats to.
-    fn decimal(&mut self, mut n: u64) {
-        let mut digits = [0u8; 20];
-        let mut start = digits.len();
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.bytes(&digits[start..]);
-    }
-}
-
-impl std::fmt::Write for Fnv {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.bytes(s.as_bytes());
-        Ok(())
+    fn decimal(&mut self, n: u64) {
+        self.bytes(itoa::Buffer::new().format(n).as_bytes());
     }
 }
 

@@ -417,7 +417,7 @@ fn the_api_server_applies_each_release_crd_around_the_webhooks() {
 }
 
 #[test]
-fn disaggregatedset_reconciles_are_counted_apart_from_the_pod_controller_s() {
+fn disaggregatedset_reconciles_are_counted_apart_from_the_pod_controllers() {
     let mut w = world("v0.10.0", 1);
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -115,7 +115,6 @@ pub const KNOWN_KEYS_MAX: usize = 1024;
 #[derive(Default)]
 pub struct KnownKeys {
     keys: LookupMap<String, ()>,
-    len: usize,
 }
 
 impl KnownKeys {
@@ -125,9 +124,8 @@ impl KnownKeys {
             return Ok(());
         }
         qualified_name(key)?;
-        if self.len < KNOWN_KEYS_MAX {
+        if self.keys.len() < KNOWN_KEYS_MAX {
             self.keys.insert(key.to_string(), ());
-            self.len += 1;
         }
         Ok(())
     }
@@ -276,7 +274,7 @@ mod tests {
         for i in 0..KNOWN_KEYS_MAX + 10 {
             assert!(known.qualified_name(&format!("example.com/k{i}")).is_ok());
         }
-        assert_eq!(known.len, KNOWN_KEYS_MAX);
+        assert_eq!(known.keys.len(), KNOWN_KEYS_MAX);
         assert!(known.qualified_name("example.com/k0").is_ok());
         assert!(known
             .qualified_name(&format!("example.com/k{KNOWN_KEYS_MAX}"))
