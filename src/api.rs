@@ -148,17 +148,23 @@ pub struct NetworkConfig {
 pub struct LeaderWorkerSetStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
-    #[serde(default)]
+    // `int32` with `omitempty` upstream (api/leaderworkerset/v1/leaderworkerset_types.go,
+    // v0.3.0 to v0.10.0): the API server stores no zero count.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub ready_replicas: i32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub updated_replicas: i32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub replicas: i32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hpa_pod_selector: Option<String>,
     /// v0.10.0 (leaderworkerset_types.go): the generation the status was computed for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+}
+
+fn is_zero(n: &i32) -> bool {
+    *n == 0
 }
 
 impl LeaderWorkerSet {

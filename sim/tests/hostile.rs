@@ -348,6 +348,36 @@ steps:
     assert!(err.contains("the simulator's limit"), "{err}");
 }
 
+/// Session 25's audit: a patch a step expects refused (a million groups) raised the limits the
+/// file's later steps are held to, so a harmless `size: 1` patch of the same LWS failed to load,
+/// blamed on a `spec.replicas` it does not set. A refused write changes nothing; a patch past
+/// the pod limit by its own size is named by that field.
+#[test]
+fn an_expected_refused_patch_does_not_raise_the_limits_of_later_steps() {
+    let lws = r#"{apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, metadata: {name: upd}, spec: {replicas: 1, leaderWorkerTemplate: {size: 1, workerTemplate: {spec: {containers: [{name: w, image: x}]}}}}}"#;
+    let body = format!(
+        "name: refused-then-patched\ncontroller: {{reconciler: v0.10.0}}\nsteps:\n  - apply: {lws}\n  - patch: {{kind: LeaderWorkerSet, name: upd, merge: {{spec: {{replicas: 1000001}}}}}}\n    expectError: {{code: 422}}\n  - patch: {{kind: LeaderWorkerSet, name: upd, merge: {{spec: {{leaderWorkerTemplate: {{size: 1}}}}}}}}\n  - wait: 1m\n"
+    );
+    let path = scratch("refused-then-patched", &body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}{err}", text(&out.stdout));
+
+    let big = lws.replace("replicas: 1,", "replicas: 5000,");
+    let body = format!(
+        "name: size-past-limit\ncontroller: {{reconciler: v0.10.0}}\nsteps:\n  - apply: {big}\n  - patch: {{kind: LeaderWorkerSet, name: upd, merge: {{spec: {{leaderWorkerTemplate: {{size: 100}}}}}}}}\n"
+    );
+    let path = scratch("size-past-limit", &body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{}{err}", text(&out.stdout));
+    assert!(err.contains("size-past-limit.yaml:"), "{err}");
+    assert!(
+        err.contains("steps[1].patch.merge.spec.leaderWorkerTemplate.size: 5000 groups (the most this scenario gives it) of 100 pods"),
+        "{err}"
+    );
+}
+
 /// Session 16's hostile-input audit: an output path that is an input (`--trace s.yaml`)
 /// truncated the scenario before it loaded; two outputs on one file overwrote each other.
 #[test]

@@ -426,3 +426,31 @@ fn the_progress_hook_follows_the_run_and_changes_nothing() {
         .iter()
         .all(|p| p.steps == s.steps.len() && p.step <= p.steps));
 }
+
+/// Upstream's status counters are `int32` with `omitempty`: the API server stores no zero
+/// count, so before any group is ready `status.readyReplicas` is absent. A pattern's `0` still
+/// matches (a Go client reads the absent field as 0), `null` asks for the absence, and a
+/// count that is there must match as written.
+#[test]
+fn a_zero_status_count_is_absent_and_a_zero_pattern_matches_it() {
+    let m = check_messages(
+        "  - waitFor: {kind: LeaderWorkerSet, name: vllm, match: {status: {replicas: 4}}}
+    timeout: 1m
+  - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 0}}}
+  - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: null}}}
+  - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: {$exists: true}}}}
+  - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 1}}}
+",
+    );
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert!(
+        m[0].ends_with(".status.readyReplicas: expected a value, the field is absent"),
+        "{}",
+        m[0]
+    );
+    assert!(
+        m[1].ends_with(".status.readyReplicas: expected 1, the field is absent"),
+        "{}",
+        m[1]
+    );
+}

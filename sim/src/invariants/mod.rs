@@ -236,7 +236,7 @@ impl Checker {
     /// The primary LWS's `replicas - maxUnavailable`: the floor without disruptions.
     pub fn floor(&self) -> i32 {
         self.primary()
-            .map_or(0, |w| w.model.replicas - w.model.max_unavailable)
+            .map_or(0, |w| (w.model.replicas - w.model.max_unavailable).max(0))
     }
 
     /// Every LWS not being deleted has all its groups available, and there is at least one

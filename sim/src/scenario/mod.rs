@@ -1361,6 +1361,18 @@ fn field_rule(v: &Value) -> Option<bool> {
     }
 }
 
+/// A zero value (`0`, `false`, `""`) in a pattern also matches an absent field: the API server
+/// stores no `omitempty` field at its zero value (an LWS's `status.readyReplicas: 0` is not
+/// there), and a Go client reads an absent field as zero. `null` asks for absence alone.
+fn go_zero(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::Bool(b) => !b,
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
 /// The key a pattern list is matched by, as Kubernetes merges such lists: `type` when every
 /// item is an object with one (conditions), else `name` (containers, env, ports). Such a list
 /// matches when each of its items matches the object's item with the same key, in any order,
@@ -1415,6 +1427,7 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
                     Some(format!("{at}: expected no field, found {}", shown(x)))
                 }
                 (Some(_), _) => None,
+                (None, None) if go_zero(v) => None,
                 (None, None) => Some(format!("{at}: expected {}, the field is absent", shown(v))),
                 (None, Some(x)) => match negated(v) {
                     Some(n) if subset_match(n, x) => Some(format!(
@@ -1487,7 +1500,10 @@ pub fn subset_match(pattern: &Value, obj: &Value) -> bool {
             Some(present) => present == o.get(k).is_some_and(|x| !x.is_null()),
             None => match negated(v) {
                 Some(n) => o.get(k).is_some_and(|x| !subset_match(n, x)),
-                None => o.get(k).is_some_and(|x| subset_match(v, x)),
+                None => match o.get(k).filter(|x| !x.is_null()) {
+                    Some(x) => subset_match(v, x),
+                    None => go_zero(v),
+                },
             },
         }),
         (Value::Array(p), Value::Array(o)) => match list_key(p) {

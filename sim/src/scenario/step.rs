@@ -386,8 +386,14 @@ fn scale(ctx: &str, p: &spec::ScaleSpec) -> Result<Step, LoadError> {
 }
 
 pub(super) fn kind_of(file: &str, kind: &str) -> Result<KindId, LoadError> {
+    kind_among(file, kind, &[])
+}
+
+/// `kind_of`, where the step also takes the kinds `also` (listed in the error).
+fn kind_among(file: &str, kind: &str, also: &[&str]) -> Result<KindId, LoadError> {
     KindId::parse(kind).ok_or_else(|| {
-        let all: Vec<&str> = KindId::ALL.iter().map(|k| k.as_str()).collect();
+        let mut all: Vec<&str> = KindId::ALL.iter().map(|k| k.as_str()).collect();
+        all.extend_from_slice(also);
         err(
             file,
             format!("unknown kind {kind:?}; valid kinds: {}", all.join(", ")),
@@ -449,6 +455,11 @@ fn check_field_of(v: &Value, at: &str) -> Result<(), String> {
             "{at}: unknown field {k:?}; known: kind, name, pointer"
         ));
     }
+    if let Some((k, _)) = m.iter().find(|(_, v)| !v.is_string()) {
+        return Err(format!(
+            "{at}.{k}: must be a string (a `$fieldOf` does not nest)"
+        ));
+    }
     let field = |k: &str| m.get(k).and_then(Value::as_str);
     let kind = field("kind").unwrap_or("");
     if KindId::parse(kind).is_none() {
@@ -479,7 +490,7 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
     let (kind, namespace) = if r.kind == "Event" {
         (MatchKind::Event, ns(&r.namespace))
     } else {
-        let k = kind_of(ctx, &r.kind)?;
+        let k = kind_among(ctx, &r.kind, &["Event"])?;
         (MatchKind::Api(k), ns_of_kind(k, &r.namespace))
     };
     if r.name.is_empty() {

@@ -71,10 +71,8 @@ impl Population {
             .flat_map(|(_, m)| m.iter())
             .for_each(|m| p.add(m));
         for s in steps {
-            let s = match s {
-                Step::Rejected { step, .. } => step.as_ref(),
-                s => s,
-            };
+            // A write the step expects refused changes nothing: it neither creates an LWS nor
+            // raises the limits later steps are held to.
             match s {
                 Step::Apply { objects, .. } => objects.iter().for_each(|m| p.add(m)),
                 Step::Scale {
@@ -343,7 +341,15 @@ fn check_lws_patch(
         return Err((at.clone(), format!("{at}: {r} is out of range: a LeaderWorkerSet has 0..={LWS_REPLICAS_MAX} groups (the simulator's limit)")));
     }
     if r.saturating_mul(s) > LWS_PODS_MAX {
-        return Err((at.clone(), format!("{at}: {r} groups of {s} pods is more than {LWS_PODS_MAX} pods (the simulator's limit)")));
+        // Name the field this patch sets; the other number is the most the scenario gives it.
+        let (at, groups) = match replicas {
+            Some(_) => (at, "groups"),
+            None => (
+                format!("{field}.spec.leaderWorkerTemplate.size"),
+                "groups (the most this scenario gives it)",
+            ),
+        };
+        return Err((at.clone(), format!("{at}: {r} {groups} of {s} pods is more than {LWS_PODS_MAX} pods (the simulator's limit)")));
     }
     Ok(())
 }
