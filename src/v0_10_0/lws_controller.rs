@@ -67,12 +67,18 @@ pub async fn reconcile<C: Client>(
     let updated = get_updated_revision(c, leader_sts.as_deref(), &lws, &revision).await?;
     let lws_updated = updated.is_some();
     if let Some(u) = updated {
-        revision = rev::create_revision(c, u).await?;
-        let msg = format!(
-            "Creating revision with key {} for updated LWS",
-            get_revision_key(&revision.metadata)
-        );
-        c.event(&*lws, "Normal", "CreatingRevision", &msg);
+        revision = match existing_updated_revision(c, ctx, &lws, &u).await? {
+            Some(r) => r,
+            None => {
+                let created = rev::create_revision(c, u).await?;
+                let msg = format!(
+                    "Creating revision with key {} for updated LWS",
+                    get_revision_key(&created.metadata)
+                );
+                c.event(&*lws, "Normal", "CreatingRevision", &msg);
+                created
+            }
+        };
     }
     let key = get_revision_key(&revision.metadata).to_string();
     let (partition, replicas) =
@@ -470,6 +476,24 @@ pub(super) async fn get_updated_revision<C: Client>(
         return Ok(Some(current));
     }
     Ok(None)
+}
+
+/// Not upstream: under `revision-at-creation=reuse`, the revision already stored under the key
+/// of `updated` (the current templates), if any. Upstream creates `updated` whenever
+/// `getUpdatedRevision` returns it, and a reconcile whose StatefulSet cache has not yet seen
+/// the controller's own apply of the new key reads the old key, takes the templates for an
+/// update again, and stores a second revision of the new key with the next number (Z07 after
+/// an update).
+pub(super) async fn existing_updated_revision<C: Client>(
+    c: &C,
+    ctx: &Ctx<'_>,
+    lws: &LeaderWorkerSet,
+    updated: &ControllerRevision,
+) -> Result<Option<Arc<ControllerRevision>>> {
+    if !ctx.flags.revision_reuse_at_creation {
+        return Ok(None);
+    }
+    rev::get_revision(c, lws, get_revision_key(&updated.metadata)).await
 }
 
 /// `SSAWithStatefulset`: force-apply the leader StatefulSet as field manager `lws`.

@@ -28,8 +28,8 @@ use serde_json::{json, Value};
 
 use super::lws_controller::{
     calculate_rolling_update_replicas, construct_leader_statefulset_apply_configuration,
-    exclusive_condition_types, get_or_create_revision_if_non_exist, get_updated_revision,
-    rolling_update_parameters, set_condition,
+    exclusive_condition_types, existing_updated_revision, get_or_create_revision_if_non_exist,
+    get_updated_revision, rolling_update_parameters, set_condition,
 };
 use super::pod_controller::construct_worker_statefulset_apply_configuration;
 use super::revision::{
@@ -3665,6 +3665,41 @@ fn z07_reuse_creates_a_revision_when_the_templates_changed() {
     );
     assert_eq!(new.revision, Some(2));
     assert_eq!(api.names().len(), 2);
+}
+
+/// Z07 after an update (not an upstream test): a reconcile that reads the leader StatefulSet
+/// from before the controller's own apply takes the new templates for an update again. The
+/// revision `getUpdatedRevision` returns then has a key already stored; upstream creates it
+/// again (`existing_updated_revision` finds nothing to reuse), the fix reuses the stored one.
+#[test]
+fn z07_after_an_update_the_stored_revision_of_the_new_key_is_reused_only_with_the_fix() {
+    let api = FakeApi::default();
+    revision_with_no_sts(&api, &z07_lws(2), false);
+    let stored = revision_with_no_sts(&api, &z07_lws(3), false);
+    let updated_lws = z07_lws(3);
+    let updated = block_on(new_revision(&api, &updated_lws, "")).expect("a revision");
+    assert_eq!(
+        get_revision_key(&updated.metadata),
+        get_revision_key(&stored.metadata)
+    );
+    for (reuse, want) in [(false, None), (true, Some(k8s::name(&stored.metadata)))] {
+        let flags = Flags {
+            revision_reuse_at_creation: reuse,
+            ..Flags::v0_10_0()
+        };
+        let ctx = Ctx {
+            flags: &flags,
+            now: Time(Timestamp::UNIX_EPOCH),
+        };
+        let found = block_on(existing_updated_revision(
+            &api,
+            &ctx,
+            &updated_lws,
+            &updated,
+        ))
+        .expect("a lookup");
+        assert_eq!(found.as_deref().map(|r| k8s::name(&r.metadata)), want);
+    }
 }
 
 /// Z11 (not an upstream test): an LWS created again (another UID) whose first reconcile finds
