@@ -377,7 +377,7 @@ fn recreated_asks_for_another_uid_than_the_deleted_one() {
     let e = scenario("  - check: {kind: Pod, name: vllm-1, recreated: true}\n").unwrap_err();
     assert!(
         e.contains(
-            "steps[0].check.recreated: no earlier `delete` or `deletePod` step deletes Pod vllm-1"
+            "steps[0].check.recreated: no earlier `delete`, `deletePod` or `crashContainer` step deletes Pod vllm-1"
         ),
         "{e}"
     );
@@ -453,4 +453,41 @@ fn a_zero_status_count_is_absent_and_a_zero_pattern_matches_it() {
         "{}",
         m[1]
     );
+}
+
+/// After a `crashContainer` (RecreateGroupOnPodRestart recreates the group), `recreated: true`
+/// compares with the UIDs the namespace's pods had at the crash, so a later `check` can ask
+/// that a pod is new (upstream's e2e compares every pod's UID before and after), and a pod of
+/// a group the crash did not touch is not.
+#[test]
+fn recreated_after_a_container_crash_compares_with_the_uids_at_the_crash() {
+    let text = "name: steps
+cluster:
+  nodes: {count: 8, podsPerNode: 4}
+  podStartup: 20s..60s
+controller:
+  reconciler: v0.10.0
+manifests: [manifests/vllm-lws-recreate.yaml]
+steps:
+  - waitFor: available
+    timeout: 10m
+  - crashContainer: {pod: vllm-1-1}
+  - wait: 3m
+  - check: {kind: Pod, name: vllm-1, recreated: true}
+  - check: {kind: Pod, name: vllm-1-2, recreated: true}
+  - check: {kind: StatefulSet, name: vllm-1, recreated: true}
+  - check: {kind: Pod, name: vllm-2, recreated: true}
+invariants: []
+";
+    let s = Scenario::parse(&path(), text).unwrap_or_else(|e| panic!("{e}"));
+    let r = scenario::run(&s, None, None).unwrap_or_else(|e| panic!("{}", e.0));
+    let m: Vec<&str> = r
+        .violations
+        .iter()
+        .filter(|v| v.invariant == invariants::CHECK)
+        .map(|v| v.message.as_str())
+        .collect();
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(m[0].contains("steps[6]: Pod vllm-2"), "{}", m[0]);
+    assert!(m[0].contains(".metadata.uid"), "{}", m[0]);
 }

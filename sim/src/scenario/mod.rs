@@ -585,8 +585,9 @@ pub struct Runner {
     step_at: Option<String>,
     /// The rejection the running step's `expectError` asks for, and whether it came.
     expecting: Option<ExpectedError>,
-    /// The UID each object had when a `delete` or `deletePod` step last deleted it (what
-    /// `recreated: true` compares with).
+    /// The UID each object had when a `delete` or `deletePod` step last deleted it, or (its
+    /// namespace's pods and StatefulSets) when a `crashContainer` step last crashed a container
+    /// there: what `recreated: true` compares with.
     deleted_uids: BTreeMap<(KindId, String, String), String>,
     /// The step (`file:line: steps[i]`) that last armed each countdown fault.
     armed: BTreeMap<Trigger, String>,
@@ -1204,6 +1205,10 @@ impl Runner {
     }
 
     fn crash_container(&mut self, namespace: &str, pod: &str, now: u64) -> Result<(), Halt> {
+        // A crash may recreate the whole group (RecreateGroupOnPodRestart): what was there
+        // before it is what `recreated: true` asks to be replaced.
+        self.remember_uids_in::<Pod>(namespace);
+        self.remember_uids_in::<StatefulSet>(namespace);
         let target = ObjectRef::new(namespace, pod);
         let crash = FaultEffect::ContainerCrashing {
             pod: target.clone(),
@@ -1231,6 +1236,21 @@ impl Runner {
         }
     }
 
+    /// `remember_uid` for every object of kind `K` in `namespace`.
+    fn remember_uids_in<K: crate::api::Kind>(&mut self, namespace: &str) {
+        let all = self
+            .world
+            .api
+            .list::<K>(Some(namespace), &crate::api::Selector::everything());
+        for o in all {
+            let meta = o.meta();
+            let name = meta.name.clone().unwrap_or_default();
+            let uid = meta.uid.clone().unwrap_or_default();
+            self.deleted_uids
+                .insert((K::ID, namespace.to_string(), name), uid);
+        }
+    }
+
     /// `m` as it is checked now: with `recreated`, the UID a step deleted filled in (no step
     /// deleted the object: an error, reported as the step's failure).
     /// `recreated: true` as a UID to differ from: the one the object had when a step last
@@ -1249,7 +1269,7 @@ impl Runner {
         }
         if !waiting {
             return Err(format!(
-                "{kind} {name}: `recreated` but no earlier step deleted it"
+                "{kind} {name}: `recreated` but no earlier step deleted it (or crashed a container in its namespace)"
             ));
         }
         let now = m.kind.find(&self.world.api, &m.namespace, name);

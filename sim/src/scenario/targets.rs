@@ -545,10 +545,20 @@ fn check_nodes(n: &NodesSpec) -> Result<(), (Option<usize>, String)> {
     Ok(())
 }
 
-/// The (kind, namespace, name) a `delete` or `deletePod` step deletes.
+/// A name standing for every object of its kind and namespace in `note_deleted`'s set (no
+/// object is named `*`).
+const ANY_NAME: &str = "*";
+
+/// The (kind, namespace, name) a `delete` or `deletePod` step deletes; a `crashContainer` step
+/// may replace any pod or StatefulSet of its namespace (a group recreated after it).
 fn note_deleted(s: &StepSpec, deleted: &mut BTreeSet<(String, String, String)>) {
     let ns = |n: &Option<String>| n.clone().unwrap_or_else(|| "default".into());
     match s {
+        StepSpec::CrashContainer(p) => {
+            for kind in ["Pod", "StatefulSet"] {
+                deleted.insert((kind.into(), ns(&p.namespace), ANY_NAME.into()));
+            }
+        }
         StepSpec::Delete(o) => {
             deleted.insert((o.kind.clone(), ns(&o.namespace), o.name.clone()));
         }
@@ -570,10 +580,11 @@ fn recreated_without_delete(
         return None;
     };
     let ns = o.namespace.clone().unwrap_or_else(|| "default".into());
-    let known = deleted.contains(&(o.kind.clone(), ns, o.name.clone()));
+    let known = deleted.contains(&(o.kind.clone(), ns.clone(), o.name.clone()))
+        || deleted.contains(&(o.kind.clone(), ns, ANY_NAME.into()));
     (o.recreated && !known).then(|| {
         format!(
-            "check.recreated: no earlier `delete` or `deletePod` step deletes {} {} (a `waitFor` can wait for it to be replaced)",
+            "check.recreated: no earlier `delete`, `deletePod` or `crashContainer` step deletes {} {} (a `waitFor` can wait for it to be replaced)",
             o.kind, o.name
         )
     })
