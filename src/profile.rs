@@ -133,6 +133,12 @@ pub struct Flags {
     /// reads it: the shared port names a revision by its hash alone, so a duplicate is refused
     /// there (AlreadyExists).
     pub revision_reuse_at_creation: bool,
+    /// B23 (PR #963, d014d0f, after v0.10.0; at main 060ab4d): a worker StatefulSet rebuilt
+    /// for a leader on an old revision takes its size, subgroup policy, subdomain policy and
+    /// volume claim templates from the revision-applied spec, not only the worker template.
+    /// v0.10.0 reads them from the live LWS: an old group rebuilt mid-rollout that changes the
+    /// size gets the old template with the new size. Only the v0.10.0 port reads it.
+    pub worker_sts_spec_from_revision: bool,
     /// Not upstream: a proposed fix for Z11 (docs/findings/Z11.md). An LWS created again
     /// before the garbage collector removed its predecessor's leader StatefulSet finds that
     /// StatefulSet, controlled by the predecessor, with the predecessor's revision key; v0.10.0
@@ -390,6 +396,14 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.revision_reuse_at_creation = i == 1,
     },
     FlagSpec {
+        name: "worker-sts-spec",
+        values: &["live", "revision"],
+        upstream: "B23, PR #963 (d014d0f, after v0.10.0)",
+        at_v0_10_0: &["live", "revision"],
+        get: |f| usize::from(f.worker_sts_spec_from_revision),
+        set: |f, i| f.worker_sts_spec_from_revision = i == 1,
+    },
+    FlagSpec {
         name: "adopted-leader-sts",
         values: &["take-over", "wait"],
         upstream: "proposed fix for Z11 (not upstream)",
@@ -491,6 +505,7 @@ impl Flags {
             network_config: false,
             deleting_lws_returns: false,
             revision_reuse_at_creation: false,
+            worker_sts_spec_from_revision: false,
             foreign_leader_sts_waits: false,
             worker_finalizer: false,
             scale_up_keeps_surge: false,

@@ -308,6 +308,8 @@ async fn pending_pods_in_group<C: Client>(c: &C, pod: &Pod, size: i32) -> Result
 /// `constructWorkerStatefulSetApplyConfiguration`: the worker template of the leader's
 /// revision; size, annotations, subgroup policy and subdomain from the live LWS.
 /// `worker-update-strategy=OnDelete` is the workaround proposed in lws #225 (not upstream).
+/// `worker-sts-spec=revision` is PR #963 (d014d0f, after the tag): every spec-derived value
+/// from the revision-applied spec; metadata stays the live LWS's.
 pub fn construct_worker_statefulset_apply_configuration(
     leader: &Pod,
     lws: &LeaderWorkerSet,
@@ -315,7 +317,12 @@ pub fn construct_worker_statefulset_apply_configuration(
     flags: &Flags,
 ) -> Result<StatefulSet> {
     let current = rev::apply_revision(lws, revision)?;
-    let mut template = current.spec.leader_worker_template.worker_template;
+    let spec_of = if flags.worker_sts_spec_from_revision {
+        &current
+    } else {
+        lws
+    };
+    let mut template = current.spec.leader_worker_template.worker_template.clone();
     let leader_name = k8s::name(&leader.metadata).to_string();
     let label = |k: &str| k8s::label(&leader.metadata, k).unwrap_or("").to_string();
     let selector: BTreeMap<String, String> = [
@@ -338,13 +345,13 @@ pub fn construct_worker_statefulset_apply_configuration(
         .get_or_insert_with(BTreeMap::new)
         .extend(labels.clone());
     let annotations = tmeta.annotations.get_or_insert_with(BTreeMap::new);
-    annotations.extend(worker_pod_annotations(leader, lws));
+    annotations.extend(worker_pod_annotations(leader, lws, spec_of));
     restart_guard::guard_worker_template(tmeta, flags, lws); // not upstream: the Z05 fix
-    let service_name = match subdomain_policy(lws) {
+    let service_name = match subdomain_policy(spec_of) {
         None | Some("Shared") => lws.name().to_string(),
         Some(_) => leader_name.clone(),
     };
-    let pvcs = utils::get_pvc_apply_configuration(lws);
+    let pvcs = utils::get_pvc_apply_configuration(spec_of);
     Ok(StatefulSet {
         metadata: ObjectMeta {
             name: Some(leader_name),
@@ -355,7 +362,7 @@ pub fn construct_worker_statefulset_apply_configuration(
         },
         spec: StatefulSetSpec {
             service_name: Some(service_name),
-            replicas: Some(lws.size() - 1),
+            replicas: Some(spec_of.size() - 1),
             pod_management_policy: Some("Parallel".into()),
             template,
             ordinals: Some(StatefulSetOrdinals { start: Some(1) }),
@@ -370,7 +377,7 @@ pub fn construct_worker_statefulset_apply_configuration(
                 }
             }),
             volume_claim_templates: (!pvcs.is_empty()).then_some(pvcs),
-            persistent_volume_claim_retention_policy: lws
+            persistent_volume_claim_retention_policy: spec_of
                 .spec
                 .leader_worker_template
                 .persistent_volume_claim_retention_policy
@@ -382,10 +389,15 @@ pub fn construct_worker_statefulset_apply_configuration(
 }
 
 /// The worker pod template's annotations: size, leader name, exclusive topology, subgroup
-/// policy, TPU.
-fn worker_pod_annotations(leader: &Pod, lws: &LeaderWorkerSet) -> BTreeMap<String, String> {
+/// policy, TPU. Size and subgroup policy come from `spec_of`, the exclusive-topology
+/// annotations from the live `lws`.
+fn worker_pod_annotations(
+    leader: &Pod,
+    lws: &LeaderWorkerSet,
+    spec_of: &LeaderWorkerSet,
+) -> BTreeMap<String, String> {
     let mut a = BTreeMap::new();
-    a.insert(keys::SIZE.to_string(), lws.size().to_string());
+    a.insert(keys::SIZE.to_string(), spec_of.size().to_string());
     a.insert(
         keys::LEADER_POD_NAME.to_string(),
         k8s::name(&leader.metadata).to_string(),
@@ -394,7 +406,7 @@ fn worker_pod_annotations(leader: &Pod, lws: &LeaderWorkerSet) -> BTreeMap<Strin
     if let Some(t) = lws_annotation(keys::EXCLUSIVE_TOPOLOGY) {
         a.insert(keys::EXCLUSIVE_TOPOLOGY.to_string(), t.to_string());
     }
-    if let Some(p) = &lws.spec.leader_worker_template.sub_group_policy {
+    if let Some(p) = &spec_of.spec.leader_worker_template.sub_group_policy {
         if let Some(t) = &p.sub_group_policy_type {
             a.insert(keys::SUBGROUP_POLICY_TYPE.to_string(), t.clone());
         }

@@ -1383,6 +1383,44 @@ fn worker_statefulset_apply_config_propagates_object_meta() {
     );
 }
 
+/// B23 (not an upstream test at the tag; d014d0f, PR #963, after it): a leader on the old
+/// revision (size 4) while the live LWS says size 2. v0.10.0 builds the worker StatefulSet with
+/// the live size; `worker-sts-spec=revision` with the revision's.
+#[test]
+fn b23_an_old_group_is_rebuilt_with_the_live_size_at_the_tag_and_the_revisions_with_the_fix() {
+    let old = Lws::basic("test-sample", NS)
+        .replica(1)
+        .worker_template_spec(worker_pod_spec())
+        .size(4)
+        .obj();
+    let revision = new_revision_of(&old);
+    let mut live = old.clone();
+    live.spec.leader_worker_template.size = Some(2);
+    let leader = leader_pod(&revision_key(&revision));
+    for (from_revision, replicas, size) in [(false, 1, "2"), (true, 3, "4")] {
+        let flags = Flags {
+            worker_sts_spec_from_revision: from_revision,
+            ..Flags::v0_10_0()
+        };
+        let sts =
+            construct_worker_statefulset_apply_configuration(&leader, &live, &revision, &flags)
+                .expect("constructWorkerStatefulSetApplyConfiguration");
+        assert_eq!(sts.spec.replicas, Some(replicas));
+        let annotations = sts
+            .spec
+            .template
+            .metadata
+            .as_ref()
+            .and_then(|m| m.annotations.as_ref());
+        assert_eq!(
+            annotations
+                .and_then(|a| a.get(keys::SIZE))
+                .map(String::as_str),
+            Some(size)
+        );
+    }
+}
+
 // Not ported from pkg/controllers/pod_controller_test.go@v0.10.0:
 // - TestHandleRestartPolicyUsesCurrentWorkerOwnership (:487): `handleRestartPolicy` is async
 //   and reads and deletes through a client seeded with objects; FakeApi holds revisions only.
