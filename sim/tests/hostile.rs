@@ -378,6 +378,26 @@ fn an_expected_refused_patch_does_not_raise_the_limits_of_later_steps() {
     );
 }
 
+/// Session 25's audit: a `scale` step that expects its negative replicas refused (upstream's
+/// webhook tests) was refused when the file loaded, as if the scale were meant to run.
+#[test]
+fn an_expected_refused_scale_is_judged_by_the_api_server_not_the_loader() {
+    let body = "name: scale-negative\ncontroller: {reconciler: v0.10.0}\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps:\n  - scale: {lws: vllm, replicas: -1}\n    expectError: {code: 422}\n  - wait: 1m\n";
+    let path = scratch("scale-negative", body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Not expected refused, the same step is bad input naming the field.
+    let body = body.replace("    expectError: {code: 422}\n", "");
+    let path = scratch("scale-negative-unexpected", &body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("steps[0].scale.replicas: -1 is out of range"),
+        "{err}"
+    );
+}
+
 /// Session 16's hostile-input audit: an output path that is an input (`--trace s.yaml`)
 /// truncated the scenario before it loaded; two outputs on one file overwrote each other.
 #[test]

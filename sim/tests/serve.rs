@@ -315,6 +315,16 @@ fn bad_requests_get_a_status() {
         "NotFound",
         s.http("GET", &format!("{pods}/nope"), "", ""),
     );
+    // A path nothing serves (`kubectl debug`'s ephemeralcontainers): details are there, empty,
+    // as kube-apiserver sends them; kubectl dereferences them without a nil check.
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{pods}/vllm-0/ephemeralcontainers"),
+        "application/strategic-merge-patch+json",
+        "{}",
+    );
+    assert_eq!(code, 404, "{body}");
+    assert!(body.contains("\"details\":{}"), "{body}");
     status(
         400,
         "BadRequest",

@@ -430,7 +430,8 @@ fn the_progress_hook_follows_the_run_and_changes_nothing() {
 /// Upstream's status counters are `int32` with `omitempty`: the API server stores no zero
 /// count, so before any group is ready `status.readyReplicas` is absent. A pattern's `0` still
 /// matches (a Go client reads the absent field as 0), `null` asks for the absence, and a
-/// count that is there must match as written.
+/// count that is there must match as written. A map of such patterns holds where the map
+/// itself is absent (the LWS has no annotations).
 #[test]
 fn a_zero_status_count_is_absent_and_a_zero_pattern_matches_it() {
     let m = check_messages(
@@ -438,6 +439,7 @@ fn a_zero_status_count_is_absent_and_a_zero_pattern_matches_it() {
     timeout: 1m
   - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 0}}}
   - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: null}}}
+  - check: {kind: LeaderWorkerSet, name: vllm, match: {metadata: {annotations: {note: null}}}}
   - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: {$exists: true}}}}
   - check: {kind: LeaderWorkerSet, name: vllm, match: {status: {readyReplicas: 1}}}
 ",

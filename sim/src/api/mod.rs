@@ -656,6 +656,7 @@ impl ApiServer {
         if let Err(e) = self.admit(&mut obj, None, Operation::Create) {
             return self.fail(actor, "create", K::ID, &key, e);
         }
+        drop_empty_meta(obj.meta_mut());
         Ok(self.commit(actor, "create", None, obj))
     }
 
@@ -1260,6 +1261,7 @@ impl ApiServer {
         } else if let Err(m) = defaults::validate_status(&new, &old) {
             return self.fail(actor, verb, K::ID, &key, invalid(K::ID, &key.1, &m));
         }
+        drop_empty_meta(new.meta_mut());
         if K::tracks_generation() && K::spec_differs(&old, &new) {
             *new.meta_mut().generation.get_or_insert(0) += 1;
         }
@@ -1427,6 +1429,25 @@ impl ApiServer {
             detail,
         };
         t.push(entry);
+    }
+}
+
+/// An empty list or map in the metadata is stored as absent: etcd holds objects as protobuf,
+/// where an empty repeated field and a missing one are the same, and `ObjectMeta`'s JSON tags
+/// are `omitempty` (apimachinery `pkg/apis/meta/v1/types.go`). A garbage collector that strips
+/// the last owner reference leaves no `ownerReferences: []`.
+fn drop_empty_meta(meta: &mut ObjectMeta) {
+    if meta.owner_references.as_ref().is_some_and(Vec::is_empty) {
+        meta.owner_references = None;
+    }
+    if meta.finalizers.as_ref().is_some_and(Vec::is_empty) {
+        meta.finalizers = None;
+    }
+    if meta.labels.as_ref().is_some_and(BTreeMap::is_empty) {
+        meta.labels = None;
+    }
+    if meta.annotations.as_ref().is_some_and(BTreeMap::is_empty) {
+        meta.annotations = None;
     }
 }
 

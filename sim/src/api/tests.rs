@@ -811,3 +811,33 @@ fn a_statefulset_status_write_is_validated() {
         (2, Some(2), Some(1))
     );
 }
+
+/// Empty metadata lists and maps are stored as absent (protobuf in etcd; `omitempty` in
+/// apimachinery's `ObjectMeta`): the garbage collector's orphaning strips the last owner
+/// reference and no `ownerReferences: []` is left, and such an update is no write at all.
+#[test]
+fn empty_metadata_lists_and_maps_are_stored_absent() {
+    let mut api = api();
+    let mut p = pod("p");
+    p.metadata.owner_references = Some(vec![]);
+    p.metadata.finalizers = Some(vec![]);
+    p.metadata.labels = Some(Default::default());
+    p.metadata.annotations = Some(Default::default());
+    let created = api.create("t", p).unwrap();
+    let m = &created.metadata;
+    assert_eq!(
+        (
+            &m.owner_references,
+            &m.finalizers,
+            &m.labels,
+            &m.annotations
+        ),
+        (&None, &None, &None, &None)
+    );
+    let mut again = (*created).clone();
+    again.metadata.owner_references = Some(vec![]);
+    let updated = api.update("t", again).unwrap();
+    assert_eq!(rv(&*updated), rv(&*created), "no write");
+    let json = serde_json::to_value(&*updated).unwrap();
+    assert!(json["metadata"].get("ownerReferences").is_none(), "{json}");
+}

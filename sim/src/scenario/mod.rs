@@ -1393,6 +1393,18 @@ fn go_zero(v: &Value) -> bool {
     }
 }
 
+/// Whether an absent field satisfies pattern `v`: a zero value (`go_zero`), or a map (not an
+/// operator) each of whose keys asks for absence (`null`, `{$exists: false}`) or is itself
+/// satisfied by absence: `annotations: {note: null}` holds where there are no annotations.
+fn absent_ok(v: &Value) -> bool {
+    match v {
+        Value::Object(m) if !m.keys().any(|k| k.starts_with('$')) => m
+            .values()
+            .all(|x| field_rule(x) == Some(false) || absent_ok(x)),
+        _ => go_zero(v),
+    }
+}
+
 /// The key a pattern list is matched by, as Kubernetes merges such lists: `type` when every
 /// item is an object with one (conditions), else `name` (containers, env, ports). Such a list
 /// matches when each of its items matches the object's item with the same key, in any order,
@@ -1447,7 +1459,7 @@ pub fn first_mismatch(pattern: &Value, obj: &Value, path: &str) -> Option<String
                     Some(format!("{at}: expected no field, found {}", shown(x)))
                 }
                 (Some(_), _) => None,
-                (None, None) if go_zero(v) => None,
+                (None, None) if absent_ok(v) => None,
                 (None, None) => Some(format!("{at}: expected {}, the field is absent", shown(v))),
                 (None, Some(x)) => match negated(v) {
                     Some(n) if subset_match(n, x) => Some(format!(
@@ -1522,7 +1534,7 @@ pub fn subset_match(pattern: &Value, obj: &Value) -> bool {
                 Some(n) => o.get(k).is_some_and(|x| !subset_match(n, x)),
                 None => match o.get(k).filter(|x| !x.is_null()) {
                     Some(x) => subset_match(v, x),
-                    None => go_zero(v),
+                    None => absent_ok(v),
                 },
             },
         }),

@@ -230,6 +230,10 @@ fn check_step(
                 (None, None) => return Ok(()),
             };
             check_name(&f(field), name).map_err(|m| (f(field), m))?;
+            if counts == Counts::AtRunTime {
+                // A scale the step expects refused (`replicas: -1`): the API server judges it.
+                return Ok(());
+            }
             let r = i64::from(s.replicas);
             if !(0..=LWS_REPLICAS_MAX).contains(&r) {
                 return Err((f("replicas"), format!("{}: {r} is out of range: a scale step sets 0..={LWS_REPLICAS_MAX} replicas (the simulator's limit)", f("replicas"))));

@@ -71,19 +71,20 @@ pub fn bad_request(message: impl AsRef<str>) -> Reply {
     failure(400, "BadRequest", message)
 }
 
+/// apimachinery's `NewMethodNotSupported`, whose Status carries (empty) details.
 pub fn method_not_allowed(method: &str) -> Reply {
-    failure(
-        405,
-        "MethodNotAllowed",
-        format!("{method} is not supported on this path"),
-    )
+    let message = format!("{method} is not supported on this path");
+    let v = status_value(405, "MethodNotAllowed", &message, Some(json!({})));
+    Reply::json(405, &v)
 }
 
+/// apimachinery's `NewGenericServerResponse(404, ...)` for a path nothing serves: its Status
+/// carries `details: {}` (kubectl reads the field without a nil check, e.g. `kubectl debug`).
 pub fn not_found_path() -> Reply {
-    failure(
+    let message = "the server could not find the requested resource";
+    Reply::json(
         404,
-        "NotFound",
-        "the server could not find the requested resource",
+        &status_value(404, "NotFound", message, Some(json!({}))),
     )
 }
 
