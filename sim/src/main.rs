@@ -628,6 +628,7 @@ fn distinct_outputs(
     let mut seen: Vec<(&str, &Path)> = Vec::new();
     for &(flag, path) in outs {
         let Some(path) = path else { continue };
+        scenario::check_output(flag, path)?;
         if let Some((other, _)) = seen.iter().find(|(_, q)| scenario::same_file(q, path)) {
             return Err(format!(
                 "{flag} {}: the same file as {other}",
@@ -660,7 +661,10 @@ fn scenario_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter_map(|f| {
                     if f.is_dir() {
-                        Some(f.join("scenario.yaml")).filter(|s| s.is_file())
+                        // Anything named scenario.yaml is a case to check: one that is not a
+                        // readable file (a FIFO, a directory, a dangling link) is refused when
+                        // it loads, never skipped.
+                        Some(f.join("scenario.yaml")).filter(|s| s.symlink_metadata().is_ok())
                     } else {
                         Some(f).filter(|f| f.extension().is_some_and(|x| x == "yaml" || x == "yml"))
                     }
@@ -1223,9 +1227,21 @@ fn read_summaries(dirs: &[PathBuf]) -> Result<Vec<(String, Summary)>, String> {
         .collect()
 }
 
-/// Copy the files of directory `from` into `to` (created), subdirectories too.
+/// Copy the files of directory `from` into `to` (created), subdirectories too. A case
+/// directory holds plain files a campaign wrote: anything else in it (a symbolic link, a FIFO,
+/// a device, a file over `FILE_BYTES_MAX`) is refused, naming it, never followed or read.
 fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    let kind = from
+        .symlink_metadata()
+        .map_err(|e| io(from, e))?
+        .file_type();
+    if !kind.is_dir() {
+        return Err(format!(
+            "{}: not a directory a campaign wrote (a symbolic link or a special file)",
+            from.display()
+        ));
+    }
     std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
     let mut entries: Vec<PathBuf> = std::fs::read_dir(from)
         .map_err(|e| io(from, e))?
@@ -1234,8 +1250,20 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     entries.sort();
     for src in entries {
         let dst = to.join(src.file_name().unwrap_or_default());
-        if src.is_dir() {
+        let meta = src.symlink_metadata().map_err(|e| io(&src, e))?;
+        if meta.is_dir() {
             copy_dir(&src, &dst)?;
+        } else if !meta.file_type().is_file() {
+            return Err(format!(
+                "{}: not a file a campaign wrote (a symbolic link or a special file)",
+                src.display()
+            ));
+        } else if meta.len() > lws_sim::scenario::limits::FILE_BYTES_MAX {
+            return Err(format!(
+                "{}: larger than the limit of {} bytes (16 MiB) for a file in a case directory",
+                src.display(),
+                lws_sim::scenario::limits::FILE_BYTES_MAX
+            ));
         } else {
             std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
         }

@@ -236,6 +236,28 @@ fn refusals(dir: &Path, shards: &[PathBuf]) {
     let (code, _, err) = merge(&[s(0), s(1)], &shards[1]);
     assert_eq!(code, 2);
     assert!(err.contains("--out"), "{err}");
+    // Session 25's audit: a case directory holding a symbolic link had its target copied
+    // (`/etc/passwd`), and a FIFO there hung the merge. Anything but plain files is refused,
+    // naming it, and nothing is followed.
+    let link = shards[0].join("case-0/passwd");
+    std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
+    let (code, _, err) = merge(&[s(0), s(1), s(2)], &dir.join("with-link"));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("case-0/passwd: not a file a campaign wrote"),
+        "{err}"
+    );
+    std::fs::remove_file(&link).unwrap();
+    // `check` of a campaign directory whose case has a scenario.yaml that is no file: exit 2
+    // naming it, where the case used to be left out without a word.
+    let fifo_case = dir.join("fifo-campaign/case-9");
+    std::fs::create_dir_all(&fifo_case).unwrap();
+    let fifo = fifo_case.join("scenario.yaml");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let (code, _, err) = cli(&["check", dir.join("fifo-campaign").to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("case-9/scenario.yaml"), "{err}");
 }
 
 #[test]

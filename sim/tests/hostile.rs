@@ -195,6 +195,22 @@ fn fifos_and_devices_are_refused_at_once() {
         Duration::from_secs(20),
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    // An output that is a FIFO (opening it to write would wait for a reader forever) or a
+    // directory: refused before the run, naming the flag.
+    let good = repo().join("scenarios/rollout.yaml");
+    let good = good.to_str().unwrap();
+    let fifo = fifo.to_str().unwrap();
+    let dir_out = dir.to_str().unwrap();
+    for args in [
+        vec!["run", good, "--trace", fifo],
+        vec!["run", good, "--timeline", dir_out],
+        vec!["serve", good, "--record", fifo],
+    ] {
+        let out = lws_sim(&args, Duration::from_secs(20));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(args[3]), "{args:?} names the flag: {err}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -63,6 +63,30 @@ pub fn dir_of(p: &Path) -> &Path {
 
 /// Whether two paths name one file: compared canonically when they exist, else by their
 /// canonical directory and name (an output not written yet).
+/// An output file `flag` names may be created or truncated without waiting: not a directory,
+/// and not a named FIFO (opening one to write blocks until a reader comes: a run that never
+/// starts). What `/dev` and `/proc` name (`/dev/null`, `/dev/stdout` on a pipe) is the caller's.
+pub fn check_output(flag: &str, path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let t = meta.file_type();
+    let what = if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() && !path.starts_with("/dev") && !path.starts_with("/proc") {
+        "a FIFO (writing would wait for a reader)"
+    } else if t.is_socket() || t.is_block_device() {
+        "a socket or block device"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "{flag} {}: {what}; an output is a file to create or overwrite",
+        path.display()
+    ))
+}
+
 pub fn same_file(a: &Path, b: &Path) -> bool {
     fn identity(p: &Path) -> PathBuf {
         if let Ok(c) = p.canonicalize() {

@@ -31,7 +31,7 @@ use crate::invariants::{
 use crate::trace::Trace;
 use crate::world::{ClusterConfig, Event, World};
 pub use limits::SpecLines;
-pub use load::{dir_of, read_text, same_file, ManifestDir};
+pub use load::{check_output, dir_of, read_text, same_file, ManifestDir};
 pub use manifest::{LoadError, Manifest};
 use spec::{Expectation, InvariantSelection, ScenarioSpec, StepSpec};
 pub use step::{NodeSel, ObjectMatch, Step, WaitTarget};

@@ -182,6 +182,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
 fn load(o: &Options) -> Result<(Runner, String, u64, u32), String> {
     let s = Scenario::load(&o.scenario).map_err(|e| e.to_string())?;
     if let Some(out) = &o.record {
+        crate::scenario::check_output("--record", out)?;
         if let Some(input) = s.reads(out) {
             return Err(format!(
                 "--record {}: the session reads this file ({}); writing it would destroy it",
