@@ -677,14 +677,26 @@ impl Runner {
 
     /// Step the world to `deadline`, checking the invariants after every event.
     pub fn advance_to(&mut self, deadline: u64) -> Result<(), Halt> {
+        self.advance_to_within(deadline, u64::MAX).map(|_| ())
+    }
+
+    /// `advance_to`, but at most `max_steps` steps: `Ok(false)` when it stopped short of
+    /// `deadline` (the clock at the last step), so a caller serving clients can answer them
+    /// between slices of a long catch-up.
+    pub fn advance_to_within(&mut self, deadline: u64, max_steps: u64) -> Result<bool, Halt> {
         // Writes made by a step itself are observed before anything else happens.
         self.checker.observe(&self.world.api);
+        let mut steps = 0;
         while self.world.step(deadline) {
             self.checker.observe(&self.world.api);
             self.limits()?;
+            steps += 1;
+            if steps >= max_steps {
+                return Ok(false);
+            }
         }
         self.world.run_until(deadline);
-        self.limits()
+        self.limits().map(|()| true)
     }
 
     /// Step until `done` holds or `timeout_ms` passes.

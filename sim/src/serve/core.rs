@@ -2,7 +2,7 @@
 //! that arrive over a channel between steps of virtual time. Nothing here waits on a client.
 
 use std::collections::BTreeMap;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -26,6 +26,10 @@ use super::watch::{Watcher, WATCH_BUFFER};
 /// etcd compaction period (kube-apiserver `--etcd-compaction-interval`, default 5m): at every
 /// multiple of it, resourceVersions older than the previous multiple's are compacted.
 pub const COMPACTION_MS: u64 = 5 * 60_000;
+
+/// Steps the world takes between two looks at the request queue while it catches up with the
+/// clock: milliseconds of work in a small world, a fraction of a second at thousands of groups.
+pub const SLICE_STEPS: u64 = 500;
 
 /// A reader on every kind's watch log, positioned after the entries up to `rv`.
 fn hold_history(api: &ApiServer, rv: u64) -> Vec<Cursor> {
@@ -208,11 +212,26 @@ impl Core {
         }
     }
 
-    /// Serve until the channel closes or a shutdown request arrives.
+    /// Serve until the channel closes or a shutdown request arrives. While the world is behind
+    /// the clock it advances in slices of `SLICE_STEPS` steps, answering the requests that came
+    /// meanwhile between slices, so a long catch-up (a scale to thousands of groups) never
+    /// leaves clients, `/healthz` or `/lws-sim/shutdown` without an answer.
     pub fn run(mut self, rx: Receiver<Msg>) {
         let tick = Duration::from_millis(10);
         while !self.shutdown {
-            match rx.recv_timeout(tick) {
+            let behind = self
+                .clock
+                .target_ms()
+                .is_some_and(|t| t > self.runner.world.now_ms && self.stopped.is_none());
+            let msg = if behind {
+                rx.try_recv().map_err(|e| match e {
+                    TryRecvError::Empty => RecvTimeoutError::Timeout,
+                    TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
+                })
+            } else {
+                rx.recv_timeout(tick)
+            };
+            match msg {
                 Ok(Msg::Api(req, reply)) => {
                     let r =
                         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle(req)));
@@ -237,7 +256,7 @@ impl Core {
             }
             if let Some(t) = self.clock.target_ms() {
                 if t > self.runner.world.now_ms {
-                    self.advance(t);
+                    self.advance_within(t, SLICE_STEPS);
                 }
             }
             self.pump();
@@ -246,15 +265,24 @@ impl Core {
 
     /// Step the world to `t` (checking invariants), compacting at every period boundary.
     pub fn advance(&mut self, t: u64) {
+        self.advance_within(t, u64::MAX);
+    }
+
+    /// `advance`, at most `max_steps` steps (it may stop short of `t`).
+    fn advance_within(&mut self, t: u64, max_steps: u64) {
         if self.stopped.is_some() {
             return;
         }
         while self.stopped.is_none() {
             let until = t.min(self.next_compaction_ms);
-            if let Err(e) = self.runner.advance_to(until) {
-                self.stopped = Some(e.message());
-                self.clock.set_speed(None, self.runner.world.now_ms);
-                return;
+            match self.runner.advance_to_within(until, max_steps) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(e) => {
+                    self.stopped = Some(e.message());
+                    self.clock.set_speed(None, self.runner.world.now_ms);
+                    return;
+                }
             }
             if until < self.next_compaction_ms {
                 break;

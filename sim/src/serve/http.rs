@@ -23,7 +23,9 @@ use axum::Router;
 use super::core::{ApiRequest, Msg};
 use super::query::{failure, parse_query, Reply};
 
-const BODY_LIMIT: usize = 16 << 20;
+/// kube-apiserver's `MaxRequestBodyBytes` (3 MiB, `--max-request-bytes`' default there): a
+/// larger body is 413 before it is decoded.
+const BODY_LIMIT: usize = 3 << 20;
 
 /// kube-apiserver's `ReadHeaderTimeout` ("just shy of requestTimeoutUpperBound").
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
