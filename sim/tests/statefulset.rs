@@ -565,3 +565,51 @@ fn two_billion_replicas_are_invalid_not_an_allocation() {
     let pods = w.api.list::<Pod>(Some("default"), &Selector::everything());
     assert_eq!(pods.len(), 2);
 }
+
+/// `updateStorage` (stateful_set_utils.go @0004b149): each pod gets a volume per claim
+/// template, on the claim `<template>-<set>-<ordinal>`, in place of a template volume of the
+/// same name; the template's other volumes follow.
+#[test]
+fn pods_get_a_volume_per_claim_template() {
+    use k8s_openapi::api::core::v1::{EmptyDirVolumeSource, PersistentVolumeClaim, Volume};
+    let mut w = world(29);
+    let mut s = sts("db", 2, "v1");
+    let claim = |name: &str| PersistentVolumeClaim {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    s.spec.volume_claim_templates = Some(vec![claim("data"), claim("logs")]);
+    let scratch = |name: &str| Volume {
+        name: name.into(),
+        empty_dir: Some(EmptyDirVolumeSource::default()),
+        ..Default::default()
+    };
+    s.spec.template.spec.as_mut().unwrap().volumes = Some(vec![scratch("logs"), scratch("tmp")]);
+    w.api.create("test", s).unwrap();
+    w.run_until(60_000);
+    let pod = w.api.try_get::<Pod>("default", "db-1").expect("pod db-1");
+    let volumes = pod.spec.as_ref().unwrap().volumes.clone().unwrap();
+    let seen: Vec<(String, Option<String>, bool)> = volumes
+        .iter()
+        .map(|v| {
+            (
+                v.name.clone(),
+                v.persistent_volume_claim
+                    .as_ref()
+                    .map(|c| c.claim_name.clone()),
+                v.empty_dir.is_some(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("data".into(), Some("data-db-1".into()), false),
+            ("logs".into(), Some("logs-db-1".into()), false),
+            ("tmp".into(), None, true),
+        ]
+    );
+}

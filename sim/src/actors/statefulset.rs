@@ -11,7 +11,9 @@ use std::sync::Arc;
 use k8s_openapi::api::apps::v1::{
     ControllerRevision, RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetStatus,
 };
-use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{
+    PersistentVolumeClaimVolumeSource, Pod, PodSpec, PodTemplateSpec, Volume,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use lws::k8s;
@@ -798,6 +800,7 @@ fn new_pod(set: &StatefulSet, ordinal: i32, rev: &Revision) -> Pod {
     let mut spec = template.spec.clone().unwrap_or_default();
     spec.hostname = Some(name.clone());
     spec.subdomain = set.spec.service_name.clone();
+    update_storage(set, &mut spec, &name);
     Pod {
         metadata: ObjectMeta {
             name: Some(name),
@@ -815,6 +818,43 @@ fn new_pod(set: &StatefulSet, ordinal: i32, rev: &Revision) -> Pod {
         spec: Some(spec),
         status: None,
     }
+}
+
+/// `updateStorage` (pkg/controller/statefulset/stateful_set_utils.go @0004b149): a volume per
+/// volume claim template, named after it, on the claim `<template>-<pod>`
+/// (`getPersistentVolumeClaimName`: `<template>-<set>-<ordinal>`), in place of a template
+/// volume of that name; the template's other volumes after them. Upstream ranges over a Go map
+/// (random order); here the claims come in name order. The claims themselves are not created
+/// (docs/fidelity.md).
+fn update_storage(set: &StatefulSet, spec: &mut PodSpec, pod_name: &str) {
+    let Some(templates) = set.spec.volume_claim_templates.as_ref() else {
+        return;
+    };
+    let claims: BTreeSet<&str> = templates
+        .iter()
+        .filter_map(|t| t.metadata.name.as_deref())
+        .collect();
+    if claims.is_empty() {
+        return;
+    }
+    let mut volumes: Vec<Volume> = claims
+        .iter()
+        .map(|c| Volume {
+            name: c.to_string(),
+            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                claim_name: format!("{c}-{pod_name}"),
+                read_only: None,
+            }),
+            ..Default::default()
+        })
+        .collect();
+    let others = spec.volumes.take().unwrap_or_default();
+    volumes.extend(
+        others
+            .into_iter()
+            .filter(|v| !claims.contains(v.name.as_str())),
+    );
+    spec.volumes = Some(volumes);
 }
 
 /// `podutil.IsPodAvailable` on the controller's clock.
