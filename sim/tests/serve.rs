@@ -175,6 +175,13 @@ fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
         assert!(out.contains(want), "no {want:?} in:\n{out}");
     }
     s.step("30s");
+    // Node writes (`kubectl cordon`, `uncordon`, `label`) are recorded as patches of the node.
+    assert!(s.ok(&["cordon", "node-1"]).contains("cordoned"));
+    s.step("5s");
+    assert!(s.ok(&["uncordon", "node-1"]).contains("uncordoned"));
+    assert!(s
+        .ok(&["label", "node", "node-2", "tier=gold"])
+        .contains("labeled"));
     assert!(s
         .ok(&["scale", "lws", "vllm", "--replicas", "6"])
         .contains("scaled"));
@@ -209,9 +216,19 @@ fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
     drop(s);
 
     let rec = std::fs::read_to_string(&record).unwrap();
-    for want in ["scale:", "deletePod:", "wait: 30000ms", "v0.6.1", "check:"] {
+    for want in [
+        "scale:",
+        "deletePod:",
+        "wait: 30000ms",
+        "v0.6.1",
+        "check:",
+        "kind: Node",
+        "unschedulable: true",
+        "tier: gold",
+    ] {
         assert!(rec.contains(want), "no {want:?} in the recording:\n{rec}");
     }
+    assert!(!rec.contains("unrecorded"), "{rec}");
     let replay = |_: ()| {
         Command::new(BIN)
             .arg("run")

@@ -828,7 +828,10 @@ impl Core {
         if let Some(r) = self.recorder.as_mut() {
             f(r, now);
             if let Err(e) = r.flush() {
+                // Recording ends at the first write the file cannot take (too large, or not
+                // writable): the file keeps what it held, and the error is said once.
                 eprintln!("lws-sim serve: --record: {e}");
+                self.recorder = None;
             }
         }
     }
@@ -933,6 +936,10 @@ impl Core {
                 return api_error(&e, &t.res, &name);
             }
         }
+        // A node's write is recorded as the change it made.
+        let node_before = (K::ID == KindId::Node)
+            .then(|| api.try_get::<K>(&ns, &name).map(|o| to_value(&*o)))
+            .flatten();
         let r = if status {
             api.update_status(actor, obj)
         } else {
@@ -945,6 +952,8 @@ impl Core {
                     self.record(|r, now| {
                         r.unrecordable(now, format!("{verb} {} {ns}/{name} status", K::ID))
                     });
+                } else if let Some(before) = &node_before {
+                    self.record(|r, now| r.node(now, &name, before, &v));
                 } else {
                     self.record(|r, now| r.object(now, verb, K::ID, &v));
                 }

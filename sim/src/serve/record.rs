@@ -121,6 +121,7 @@ impl Recorder {
             KindId::Service,
             KindId::Pod,
             KindId::PodDisruptionBudget,
+            KindId::DisaggregatedSet,
         ];
         let name = obj
             .pointer("/metadata/name")
@@ -144,6 +145,23 @@ impl Recorder {
             inline["spec"] = spec.clone();
         }
         self.push(at_ms, json!({"apply": inline}));
+    }
+
+    /// A write of one of the scenario's nodes (`kubectl cordon`, `uncordon`, `drain`, `label`,
+    /// `taint`): a merge patch (RFC 7386) from `old` to `new` of what a client may change
+    /// (labels, annotations, spec).
+    pub fn node(&mut self, at_ms: u64, name: &str, old: &Value, new: &Value) {
+        let part = |v: &Value| {
+            json!({
+                "metadata": {
+                    "labels": v["metadata"]["labels"],
+                    "annotations": v["metadata"]["annotations"],
+                },
+                "spec": v["spec"],
+            })
+        };
+        let merge = merge_diff(&part(old), &part(new)).unwrap_or_else(|| json!({}));
+        self.patch(at_ms, KindId::Node, "", name, &merge);
     }
 
     pub fn patch(&mut self, at_ms: u64, kind: KindId, ns: &str, name: &str, merge: &Value) {
@@ -237,6 +255,37 @@ impl Recorder {
             steps.extend(self.steps.iter().cloned());
         }
         let text = serde_saphyr::to_string(&doc).map_err(|e| e.to_string())?;
+        let max = crate::scenario::limits::FILE_BYTES_MAX;
+        if text.len() as u64 > max {
+            return Err(format!(
+                "{}: the recording would pass {max} bytes (16 MiB), the most `lws-sim run` reads; recording stopped, the file holds the session up to the write before",
+                self.file.display()
+            ));
+        }
         std::fs::write(&self.file, text).map_err(|e| format!("{}: {e}", self.file.display()))
+    }
+}
+
+/// The JSON merge patch (RFC 7386) that turns `old` into `new`; `None` when they are equal.
+/// A key `new` lacks (or holds as null) is `null` in the patch, as RFC 7386 deletes it.
+fn merge_diff(old: &Value, new: &Value) -> Option<Value> {
+    match (old, new) {
+        (Value::Object(o), Value::Object(n)) => {
+            let mut patch = serde_json::Map::new();
+            for (k, nv) in n.iter().filter(|(_, v)| !v.is_null()) {
+                let ov = o.get(k).unwrap_or(&Value::Null);
+                if let Some(d) = merge_diff(ov, nv) {
+                    patch.insert(k.clone(), d);
+                }
+            }
+            for (k, _) in o.iter().filter(|(_, v)| !v.is_null()) {
+                if n.get(k).is_none_or(Value::is_null) {
+                    patch.insert(k.clone(), Value::Null);
+                }
+            }
+            (!patch.is_empty()).then_some(Value::Object(patch))
+        }
+        _ if old == new => None,
+        _ => Some(new.clone()),
     }
 }
