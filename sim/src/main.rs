@@ -411,12 +411,13 @@ impl Drop for ClearOnDrop {
 }
 
 /// An output file, created before any work so a bad path is exit 2 at once.
-fn create(path: &Option<PathBuf>) -> Result<Option<(PathBuf, File)>, String> {
+/// Create the output file `flag` names, if any (an error names the flag).
+fn create(flag: &str, path: &Option<PathBuf>) -> Result<Option<(PathBuf, File)>, String> {
     path.as_ref()
         .map(|p| {
             File::create(p)
                 .map(|f| (p.clone(), f))
-                .map_err(|e| format!("{}: {e}", p.display()))
+                .map_err(|e| format!("{flag} {}: {e}", p.display()))
         })
         .transpose()
 }
@@ -518,9 +519,9 @@ struct Outputs {
 impl Outputs {
     fn open(a: &RunArgs) -> Result<Outputs, String> {
         Ok(Outputs {
-            trace: create(&a.trace)?,
-            timeline: create(&a.timeline)?,
-            perfetto: create(&a.perfetto)?,
+            trace: create("--trace", &a.trace)?,
+            timeline: create("--timeline", &a.timeline)?,
+            perfetto: create("--perfetto", &a.perfetto)?,
         })
     }
 
@@ -1169,7 +1170,7 @@ fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
         _ => Ok(()),
     });
     if let Err(e) = ready {
-        return input_error(format!("{}: {e}", a.out.display()));
+        return input_error(format!("--out {}: {e}", a.out.display()));
     }
     let jobs = capped_jobs(a.jobs);
     eprintln!(
@@ -1437,6 +1438,10 @@ fn cmd_explore(a: ExploreArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return input_error(e),
     };
+    // The output directory is made before the exploration, so a bad `--out` is said at once.
+    if let Err(e) = std::fs::create_dir_all(&out) {
+        return input_error(format!("--out {}: {e}", out.display()));
+    }
     let jobs = capped_jobs(a.jobs);
     let started = Instant::now();
     let ex = match run_exploration(&a, &s, jobs) {

@@ -201,15 +201,27 @@ fn fifos_and_devices_are_refused_at_once() {
     let good = good.to_str().unwrap();
     let fifo = fifo.to_str().unwrap();
     let dir_out = dir.to_str().unwrap();
+    // An output that cannot be created names its flag; `explore --out` says so before it
+    // explores.
     for args in [
         vec!["run", good, "--trace", fifo],
         vec!["run", good, "--timeline", dir_out],
         vec!["serve", good, "--record", fifo],
+        vec!["run", good, "--perfetto", "/proc/nonexistent/x.json"],
+        vec![
+            "explore",
+            good,
+            "--out",
+            "/proc/nonexistent/x",
+            "--reconciler",
+            "all-fixed",
+        ],
     ] {
         let out = lws_sim(&args, Duration::from_secs(20));
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(args[3]), "{args:?} names the flag: {err}");
+        let named = format!("{} {}", args[2], args[3]);
+        assert!(err.contains(&named), "{args:?} names the flag: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
