@@ -106,10 +106,12 @@ fn vanished(input: &Value, output: &Value, path: &mut Vec<String>, out: &mut Vec
     }
 }
 
-/// Scalars the decoder turned into strings: a number or boolean where Kubernetes wants a
-/// string (a name, an image, a label or annotation value, an env value), which a real API
-/// server refuses ("cannot unmarshal number into Go struct field ... of type string"). A
-/// resource quantity is the exception: `cpu: 4` is a quantity as `cpu: "4"` is.
+/// Scalars the decoder turned into another type: a number or boolean where Kubernetes wants a
+/// string (a name, an image, a label or annotation value, an env value), or a quoted string
+/// where it wants a number or boolean (`replicas: "2"`), which a real API server refuses
+/// ("cannot unmarshal number into Go struct field ... of type string", and the converse). A
+/// resource quantity is the exception: `cpu: 4` is a quantity as `cpu: "4"` is. Returns the
+/// path and what was expected and found.
 fn retyped(
     input: &Value,
     output: &Value,
@@ -132,12 +134,19 @@ fn retyped(
         }
         (Value::Number(_) | Value::Bool(_), Value::String(_)) if !is_quantity(path) => {
             let got = if input.is_number() {
-                "a number"
+                "expected a string, got a number (quote it)"
             } else {
-                "a boolean"
+                "expected a string, got a boolean (quote it)"
             };
             Some((path.clone(), got))
         }
+        (Value::String(_), Value::Number(_)) => {
+            Some((path.clone(), "expected a number, got a string (unquote it)"))
+        }
+        (Value::String(_), Value::Bool(_)) => Some((
+            path.clone(),
+            "expected a boolean, got a string (unquote it)",
+        )),
         _ => None,
     }
 }
@@ -267,7 +276,7 @@ fn decode<K: DeserializeOwned + Serialize>(
         return Err(LoadError {
             file: file.into(),
             line: Some(line_of_path(doc, start, &p)),
-            message: format!("{}: expected a string, got {got} (quote it)", dotted(&p)),
+            message: format!("{}: {got}", dotted(&p)),
         });
     }
     // The contract's limits (README, "Limits"), on values that decoded.
