@@ -406,6 +406,26 @@ fn kind_among(file: &str, kind: &str, also: &[&str]) -> Result<KindId, LoadError
 /// The `$` operators of a `match` (`$exists`, `$not`, `$fieldOf`), checked at load: each alone
 /// in its map and well formed. A misspelt one (`$exits`) was a literal key that never matched,
 /// or under `$not` always did: a verdict decided by a typo.
+/// Where `v` holds a key of a `match` operator (`$fieldOf`, `$exists`, `$not`, `$contains`),
+/// as a path under `path`: such a map in a write is a mistake for a `match`.
+fn match_operator_at(v: &Value, path: &str) -> Option<String> {
+    const OPERATORS: [&str; 4] = ["$fieldOf", "$exists", "$not", "$contains"];
+    match v {
+        Value::Object(m) => m.iter().find_map(|(k, x)| {
+            let at = format!("{path}.{k}");
+            if OPERATORS.contains(&k.as_str()) {
+                return Some(at);
+            }
+            match_operator_at(x, &at)
+        }),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| match_operator_at(x, &format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
 fn check_operators(v: &Value, path: &str) -> Result<(), String> {
     match v {
         Value::Object(m) => {
@@ -625,6 +645,10 @@ fn patch(ctx: &str, p: &ObjectRef) -> Result<Step, LoadError> {
         .merge
         .clone()
         .ok_or_else(|| err(ctx, "patch: `merge` is required"))?;
+    if let Some(at) = match_operator_at(&merge, "patch.merge") {
+        let m = format!("{at}: a `match` operator; a patch writes literal values (the API server would refuse it as an object where it wants a value)");
+        return Err(err(ctx, m));
+    }
     let kind = kind_of(ctx, &p.kind)?;
     let status = match p.subresource.as_deref() {
         None => false,
