@@ -410,8 +410,8 @@ impl Drop for ClearOnDrop {
     }
 }
 
-/// An output file, created before any work so a bad path is exit 2 at once.
-/// Create the output file `flag` names, if any (an error names the flag).
+/// The output file `flag` names, if any, created before any work so a bad path is exit 2 at
+/// once (the error names the flag).
 fn create(flag: &str, path: &Option<PathBuf>) -> Result<Option<(PathBuf, File)>, String> {
     path.as_ref()
         .map(|p| {

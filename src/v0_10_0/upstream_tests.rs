@@ -3644,16 +3644,21 @@ fn containers_requesting_tpus_tables() {
 /// One reconcile's `getOrCreateRevisionIfNonExist` with no leader StatefulSet in the cache,
 /// under `revision-at-creation=<reuse>` (finding Z07, not an upstream test).
 fn revision_with_no_sts(api: &FakeApi, lws: &LeaderWorkerSet, reuse: bool) -> ControllerRevision {
-    let flags = Flags {
-        revision_reuse_at_creation: reuse,
-        ..Flags::v0_10_0()
-    };
+    let flags = reuse_flags(reuse);
     let ctx = Ctx {
         flags: &flags,
         now: Time(Timestamp::UNIX_EPOCH),
     };
     let r = block_on(get_or_create_revision_if_non_exist(api, &ctx, None, lws));
     (*r.expect("a revision")).clone()
+}
+
+/// v0.10.0 with `revision-at-creation=reuse` when `reuse` (Z07's proposed fix).
+fn reuse_flags(reuse: bool) -> Flags {
+    Flags {
+        revision_reuse_at_creation: reuse,
+        ..Flags::v0_10_0()
+    }
 }
 
 fn z07_lws(size: i32) -> LeaderWorkerSet {
@@ -3721,10 +3726,7 @@ fn z07_after_an_update_the_stored_revision_of_the_new_key_is_reused_only_with_th
         get_revision_key(&stored.metadata)
     );
     for (reuse, want) in [(false, None), (true, Some(k8s::name(&stored.metadata)))] {
-        let flags = Flags {
-            revision_reuse_at_creation: reuse,
-            ..Flags::v0_10_0()
-        };
+        let flags = reuse_flags(reuse);
         let ctx = Ctx {
             flags: &flags,
             now: Time(Timestamp::UNIX_EPOCH),

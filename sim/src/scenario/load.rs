@@ -61,8 +61,6 @@ pub fn dir_of(p: &Path) -> &Path {
         .unwrap_or(Path::new("."))
 }
 
-/// Whether two paths name one file: compared canonically when they exist, else by their
-/// canonical directory and name (an output not written yet).
 /// An output file `flag` names may be created or truncated without waiting: not a directory,
 /// and not a named FIFO (opening one to write blocks until a reader comes: a run that never
 /// starts). What `/dev` and `/proc` name (`/dev/null`, `/dev/stdout` on a pipe) is the caller's.
@@ -87,6 +85,8 @@ pub fn check_output(flag: &str, path: &Path) -> Result<(), String> {
     ))
 }
 
+/// Whether two paths name one file: compared canonically when they exist, else by their
+/// canonical directory and name (an output not written yet).
 pub fn same_file(a: &Path, b: &Path) -> bool {
     fn identity(p: &Path) -> PathBuf {
         if let Ok(c) = p.canonicalize() {

@@ -403,17 +403,16 @@ fn kind_among(file: &str, kind: &str, also: &[&str]) -> Result<KindId, LoadError
 
 /// The `{kind, name, namespace, match}` of a `waitFor` or `check` step, or without `name`
 /// its `{kind, selector, count, match}`.
-/// The `$` operators of a `match` (`$exists`, `$not`, `$fieldOf`), checked at load: each alone
-/// in its map and well formed. A misspelt one (`$exits`) was a literal key that never matched,
-/// or under `$not` always did: a verdict decided by a typo.
-/// Where `v` holds a key of a `match` operator (`$fieldOf`, `$exists`, `$not`, `$contains`),
-/// as a path under `path`: such a map in a write is a mistake for a `match`.
+/// The operators a `match` takes.
+const MATCH_OPERATORS: [&str; 4] = ["$exists", "$not", "$fieldOf", "$contains"];
+
+/// Where `v` holds a key of a `match` operator, as a path under `path`: such a map in a write
+/// is a mistake for a `match`.
 fn match_operator_at(v: &Value, path: &str) -> Option<String> {
-    const OPERATORS: [&str; 4] = ["$fieldOf", "$exists", "$not", "$contains"];
     match v {
         Value::Object(m) => m.iter().find_map(|(k, x)| {
             let at = format!("{path}.{k}");
-            if OPERATORS.contains(&k.as_str()) {
+            if MATCH_OPERATORS.contains(&k.as_str()) {
                 return Some(at);
             }
             match_operator_at(x, &at)
@@ -426,6 +425,9 @@ fn match_operator_at(v: &Value, path: &str) -> Option<String> {
     }
 }
 
+/// The `$` operators of a `match` (`$exists`, `$not`, `$fieldOf`), checked at load: each alone
+/// in its map and well formed. A misspelt one (`$exits`) was a literal key that never matched,
+/// or under `$not` always did: a verdict decided by a typo.
 fn check_operators(v: &Value, path: &str) -> Result<(), String> {
     match v {
         Value::Object(m) => {
@@ -447,7 +449,8 @@ fn check_operators(v: &Value, path: &str) -> Result<(), String> {
                     "$contains" => return Err(format!("{at}: must be a string")),
                     other => {
                         return Err(format!(
-                            "{at}: unknown operator {other:?}; known: $exists, $not, $fieldOf, $contains"
+                            "{at}: unknown operator {other:?}; known: {}",
+                            MATCH_OPERATORS.join(", ")
                         ))
                     }
                 }
