@@ -150,12 +150,39 @@ fn validate_schema(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
 }
 
 /// The admission of a create (`old` None) or update: schema, `generalValidate`, and on update
-/// `ValidateUpdate`'s subgroup and subdomain rules. Errors are joined as an aggregate.
+/// `ValidateUpdate`'s subgroup and subdomain rules. Errors are joined as an aggregate; a panic
+/// of the webhook reads as the message controller-runtime answers with.
 pub fn validate_lws(lws: &LeaderWorkerSet, old: Option<&LeaderWorkerSet>) -> Result<(), String> {
     // The API server validates against the schema before it calls validating webhooks.
     check_schema(lws)?;
-    validate_webhook(lws, old)
+    validate_webhook(lws, old).map_err(|r| r.to_string())
 }
+
+/// Why the validating webhook refused an object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The aggregate of `field.ErrorList`: `admission.Denied`, 403.
+    Invalid(String),
+    /// The Go code panicked (a runtime error, its text as Go prints it). controller-runtime
+    /// v0.24.1 recovers a webhook's panic and answers `Errored(500, "panic: %v [recovered]")`
+    /// (`pkg/webhook/admission/webhook.go:156-170`; `RecoverPanic` defaults to true).
+    Panicked(&'static str),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Invalid(m) => f.write_str(m),
+            Refusal::Panicked(e) => write!(f, "panic: {e} [recovered]"),
+        }
+    }
+}
+
+/// Go's runtime error for an integer division by zero.
+pub const DIVIDE_BY_ZERO: &str = "runtime error: integer divide by zero";
+/// Go's runtime error for a nil pointer dereference.
+pub const NIL_DEREFERENCE: &str =
+    "runtime error: invalid memory address or nil pointer dereference";
 
 /// The CRD schema's enums and bounds alone: what the API server refuses itself (422), before
 /// any validating webhook is called.
@@ -170,13 +197,13 @@ pub fn check_schema(lws: &LeaderWorkerSet) -> Result<(), String> {
 pub fn validate_webhook(
     lws: &LeaderWorkerSet,
     old: Option<&LeaderWorkerSet>,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let mut errs = Vec::new();
-    general_validate(lws, &mut errs);
+    general_validate(lws, &mut errs).map_err(Refusal::Panicked)?;
     if let Some(old) = old {
         validate_update(old, lws, &mut errs);
     }
-    aggregate(errs)
+    aggregate(errs).map_err(Refusal::Invalid)
 }
 
 /// `field.ErrorList.ToAggregate()`'s text: one error as is, several in brackets.
@@ -227,7 +254,8 @@ fn fmt_opt(v: Option<i32>) -> String {
 }
 
 /// `generalValidate`.
-fn general_validate(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
+/// `generalValidate`; `Err` is the Go runtime error it panics with.
+fn general_validate(lws: &LeaderWorkerSet, errs: &mut Vec<String>) -> Result<(), &'static str> {
     validate_dns1035_name(lws.name(), errs);
     let replicas = lws.replicas();
     let size = lws.size();
@@ -288,13 +316,14 @@ fn general_validate(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
         ));
     }
     if lws.spec.leader_worker_template.sub_group_policy.is_some() {
-        validate_update_sub_group_policy(lws, errs);
+        validate_update_sub_group_policy(lws, errs)?;
     } else if let Some(v) = k8s::annotation(&lws.metadata, keys::SUBGROUP_EXCLUSIVE_TOPOLOGY) {
         errs.push(format!(
             "metadata.annotations[{}]: Invalid value: {v:?}: cannot have subgroup-exclusive-topology without subGroupSize set",
             keys::SUBGROUP_EXCLUSIVE_TOPOLOGY
         ));
     }
+    Ok(())
 }
 
 fn show(v: &IntOrString) -> String {
@@ -362,22 +391,33 @@ fn percent_value(s: &str) -> Option<u64> {
     Some(digits.parse().unwrap_or(0)) // Go's Atoi error gives 0 here
 }
 
-/// `validateUpdateSubGroupPolicy`.
-fn validate_update_sub_group_policy(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
+/// `validateUpdateSubGroupPolicy` (lwswh:242-261@v0.10.0). The CRD sets no minimum and does not
+/// require `subGroupSize`: an absent one is dereferenced (lwswh:245) and a zero one divides
+/// (lwswh:249), and the webhook panics: `Err` is the Go runtime error.
+fn validate_update_sub_group_policy(
+    lws: &LeaderWorkerSet,
+    errs: &mut Vec<String>,
+) -> Result<(), &'static str> {
     let path = "spec.leaderWorkerTemplate.SubGroupPolicy.subGroupSize";
     let size = lws.size();
     let policy = lws.spec.leader_worker_template.sub_group_policy.as_ref();
     let Some(sgs) = policy.and_then(|p| p.sub_group_size) else {
-        errs.push(format!("{path}: Required value"));
-        return;
+        return Err(NIL_DEREFERENCE);
     };
     if sgs < 1 {
         errs.push(format!(
             "{path}: Invalid value: {sgs}: subGroupSize must be equal or greater than 1"
         ));
-        return; // upstream would divide by zero below
     }
-    if size % sgs != 0 && (size - 1) % sgs != 0 {
+    if sgs == 0 {
+        return Err(DIVIDE_BY_ZERO);
+    }
+    // Go's int32 arithmetic wraps (and `MinInt32 % -1` is 0); Rust's would panic.
+    let (rem, rem_less_one) = (
+        size.wrapping_rem(sgs),
+        size.wrapping_sub(1).wrapping_rem(sgs),
+    );
+    if rem != 0 && rem_less_one != 0 {
         errs.push(format!(
             "{path}: Invalid value: {sgs}: size or size - 1 must be divisible by subGroupSize"
         ));
@@ -389,9 +429,10 @@ fn validate_update_sub_group_policy(lws: &LeaderWorkerSet, errs: &mut Vec<String
     }
     let excluded =
         policy.and_then(|p| p.sub_group_policy_type.as_deref()) == Some("LeaderExcluded");
-    if excluded && (size - 1) % sgs != 0 {
+    if excluded && rem_less_one != 0 {
         errs.push(format!("{path}: Invalid value: {sgs}: size-1 must be divisible by subGroupSize when using LeaderExcluded"));
     }
+    Ok(())
 }
 
 /// The pod webhook's `Default` (on pod create): group index, subdomain, group key and

@@ -254,6 +254,11 @@ pub fn register_node(api: &mut ApiServer, name: &str, slot: u32, cfg: &ClusterCo
     }
 }
 
+/// The cpu a node reports (not scheduled on).
+const NODE_CPU: &str = "64";
+/// The memory a node reports (not scheduled on).
+const NODE_MEMORY: &str = "512Gi";
+
 /// A Ready node with `pods_per_node` slots and `labels`.
 fn new_node(
     name: &str,
@@ -263,6 +268,14 @@ fn new_node(
 ) -> Node {
     labels.insert(crate::cluster::HOSTNAME_LABEL.into(), name.to_string());
     let pods = Quantity(cfg.pods_per_node.to_string());
+    // cpu and memory are not scheduled on (capacity is a pod count); they are reported so that
+    // `kubectl describe node` has a denominator for its request percentages.
+    let resources: BTreeMap<String, Quantity> = [
+        ("cpu".to_string(), Quantity(NODE_CPU.into())),
+        ("memory".to_string(), Quantity(NODE_MEMORY.into())),
+        ("pods".to_string(), pods),
+    ]
+    .into();
     Node {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
@@ -271,12 +284,13 @@ fn new_node(
         },
         spec: Some(NodeSpec::default()),
         status: Some(NodeStatus {
-            allocatable: Some([("pods".to_string(), pods.clone())].into()),
-            capacity: Some([("pods".to_string(), pods)].into()),
+            allocatable: Some(resources.clone()),
+            capacity: Some(resources),
             conditions: Some(vec![NodeCondition {
                 type_: "Ready".into(),
                 status: "True".into(),
                 last_transition_time: Some(to_time(now_ms)),
+                last_heartbeat_time: Some(to_time(now_ms)),
                 ..Default::default()
             }]),
             ..Default::default()

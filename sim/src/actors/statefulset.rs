@@ -14,11 +14,12 @@ use k8s_openapi::api::apps::v1::{
 use k8s_openapi::api::core::v1::{
     PersistentVolumeClaimVolumeSource, Pod, PodSpec, PodTemplateSpec, Volume,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use lws::k8s;
 use serde_json::{json, Value};
 
+use crate::api::selector::Selector;
 use crate::api::{
     ApiServer, DeleteOptions, EventType, Key, Reason, Shared, STATEFULSET_REPLICAS_MAX,
 };
@@ -151,8 +152,9 @@ impl StatefulSetController {
         let Some(set) = self.sets.get(&key.0, &key.1).cloned() else {
             return Ok(());
         };
+        let adopted = self.adopt_orphans(api, &set)?;
         let (current_rev, update_rev) = self.revisions(api, &set)?;
-        let mut s = self.set_sync(set, current_rev, update_rev, now_ms);
+        let mut s = self.set_sync(set, current_rev, update_rev, &adopted, now_ms);
         let mut status = compute_status(
             &s.set,
             s.slots
@@ -187,6 +189,7 @@ impl StatefulSetController {
         set: Shared<StatefulSet>,
         current_rev: Revision,
         update_rev: Revision,
+        adopted: &[Shared<Pod>],
         now_ms: u64,
     ) -> SetSync {
         let spec = &set.spec;
@@ -202,15 +205,17 @@ impl StatefulSetController {
         let set_uid = k8s::uid(&set.metadata).to_string();
         let name = k8s::name(&set.metadata).to_string();
 
-        // Pods that belong to this set: controller ref UID (the cache's owner index) and a
-        // `<set>-<ordinal>` name. Upstream lists the namespace and claims
-        // (`getPodsForStatefulSet`); orphan adoption is not modelled (docs/fidelity.md).
+        // Pods that belong to this set: controller ref UID (the cache's owner index, and the
+        // pods this sync adopted, which the cache sees only when their watch events arrive)
+        // and a `<set>-<ordinal>` name. Upstream lists the namespace and claims
+        // (`getPodsForStatefulSet`); a pod whose labels stop matching is not released
+        // (docs/fidelity.md).
         // The API server's validation keeps `replicas` at most `STATEFULSET_REPLICAS_MAX`; the
         // bound here only makes sure nothing allocates by an unvalidated number.
         let slot_count = replicas.clamp(0, STATEFULSET_REPLICAS_MAX) as usize;
         let mut slots: Vec<Option<Shared<Pod>>> = vec![None; slot_count];
         let mut condemned: Vec<(i32, Shared<Pod>)> = Vec::new();
-        for pod in self.pods.owned_by(&set_uid) {
+        for pod in self.pods.owned_by(&set_uid).into_iter().chain(adopted) {
             let owned = k8s::controller_of(&pod.metadata).is_some_and(|o| o.uid == set_uid);
             let Some((parent, ord)) = k8s::parent_and_ordinal(k8s::name(&pod.metadata)) else {
                 continue;
@@ -439,6 +444,73 @@ impl StatefulSetController {
             Err(e) if e.is(Reason::NotFound) => Ok(false),
             Err(_) => Err(()),
         }
+    }
+
+    /// The adoption half of `getPodsForStatefulSet`'s `ClaimPods` (kubernetes
+    /// `pkg/controller/statefulset/stateful_set.go`, `pkg/controller/controller_ref_manager.go`):
+    /// a pod of the namespace without a controller, named `<set>-<ordinal>` and matching the
+    /// selector, is taken by a patch of its owner references (with its UID as a precondition),
+    /// once a fresh read of the set shows it is the same set and not being deleted
+    /// (`RecheckDeletionTimestamp`). A pod gone meanwhile is skipped; another error fails the
+    /// sync. This is how a StatefulSet re-created after `kubectl delete --cascade=orphan`
+    /// takes its pods back.
+    fn adopt_orphans(
+        &mut self,
+        api: &mut ApiServer,
+        set: &StatefulSet,
+    ) -> Result<Vec<Shared<Pod>>, ()> {
+        let meta = &set.metadata;
+        if meta.deletion_timestamp.is_some() {
+            return Ok(Vec::new());
+        }
+        let (ns, name, uid) = (k8s::namespace(meta), k8s::name(meta), k8s::uid(meta));
+        let Ok(selector) = Selector::from_label_selector(Some(&set.spec.selector)) else {
+            return Ok(Vec::new());
+        };
+        let candidates: Vec<Shared<Pod>> = self
+            .pods
+            .orphans_in(ns)
+            .into_iter()
+            .filter(|p| {
+                let member = k8s::parent_and_ordinal(k8s::name(&p.metadata))
+                    .is_some_and(|(parent, _)| parent == name);
+                member
+                    && !k8s::is_terminating(&p.metadata)
+                    && selector.matches(p.metadata.labels.as_ref())
+            })
+            .cloned()
+            .collect();
+        if candidates.is_empty() {
+            return Ok(Vec::new());
+        }
+        let fresh = api.try_get::<StatefulSet>(ns, name);
+        let same = fresh.as_ref().is_some_and(|f| {
+            k8s::uid(&f.metadata) == uid && f.metadata.deletion_timestamp.is_none()
+        });
+        if !same {
+            return Err(());
+        }
+        let mut adopted = Vec::new();
+        for pod in candidates {
+            let mut refs = pod.metadata.owner_references.clone().unwrap_or_default();
+            refs.push(OwnerReference {
+                api_version: "apps/v1".into(),
+                kind: "StatefulSet".into(),
+                name: name.to_string(),
+                uid: uid.to_string(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            });
+            let patch =
+                json!({"metadata": {"ownerReferences": refs, "uid": k8s::uid(&pod.metadata)}});
+            let pod_name = k8s::name(&pod.metadata);
+            match api.merge_patch::<Pod>(ACTOR, ns, pod_name, &patch) {
+                Ok(p) => adopted.push(p),
+                Err(e) if e.is(Reason::NotFound) => {}
+                Err(_) => return Err(()),
+            }
+        }
+        Ok(adopted)
     }
 
     fn delete_pod(&mut self, api: &mut ApiServer, pod: &Pod) -> Result<(), ()> {

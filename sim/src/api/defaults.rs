@@ -45,6 +45,16 @@ fn default_statefulset(sts: &mut StatefulSet, old: Option<&StatefulSet>, gates: 
     spec.pod_management_policy
         .get_or_insert_with(|| "OrderedReady".to_string());
     spec.revision_history_limit.get_or_insert(10);
+    if gates.statefulset_auto_delete_pvc {
+        let policy = spec
+            .persistent_volume_claim_retention_policy
+            .get_or_insert_with(Default::default);
+        for when in [&mut policy.when_deleted, &mut policy.when_scaled] {
+            if when.as_deref().is_none_or(str::is_empty) {
+                *when = Some("Retain".to_string());
+            }
+        }
+    }
     let strategy = spec
         .update_strategy
         .get_or_insert_with(StatefulSetUpdateStrategy::default);

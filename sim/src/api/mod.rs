@@ -235,6 +235,9 @@ pub enum Rejection {
     /// The webhook could not be called and its `failurePolicy` is `Fail`: 500 InternalError,
     /// "failed calling webhook" (apiserver `webhook/errors.ErrCallingWebhook`).
     Unreachable(String),
+    /// The webhook panicked and controller-runtime answered `Errored(500, ...)` with this
+    /// message: 500, the API server prefixing it as a refusal.
+    Panicked(String),
 }
 
 impl From<String> for Rejection {
@@ -250,6 +253,9 @@ pub struct Hooks<K> {
     /// webhook is called.
     schema: Vec<SchemaFn<K>>,
     validating: Vec<(String, ValidateFn<K>)>,
+    /// The simulator's own admission checks (its input limits): run after the webhooks on
+    /// every write of the object, `/scale` included, which the webhooks are not called for.
+    limits: Vec<(String, ValidateFn<K>)>,
 }
 
 impl<K> Default for Hooks<K> {
@@ -258,8 +264,19 @@ impl<K> Default for Hooks<K> {
             mutating: Vec::new(),
             schema: Vec::new(),
             validating: Vec::new(),
+            limits: Vec::new(),
         }
     }
+}
+
+/// Which endpoint a write came through, for the admission chain: the webhooks LWS registers
+/// match the main resource only (`config/webhook/manifests.yaml@v0.10.0`, `resources:
+/// [leaderworkersets]`, as at v0.4.1), so a `/scale` write (`kubectl scale`, an HPA) reaches
+/// the object without them; the API server's own validation and the CRD schema still hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Endpoint {
+    Main,
+    Scale,
 }
 
 /// A successful apply: who applied what, and the object it left.
@@ -330,6 +347,9 @@ pub struct FeatureGates {
     /// longer block the rollout (kubernetes PR #137666, stateful_set_control.go
     /// `updateStatefulSetAfterInvariantEstablished`).
     pub statefulset_replaces_unavailable_first: bool,
+    /// `StatefulSetAutoDeletePVC`: beta (on) from 1.27, GA in 1.32; with it the API server
+    /// defaults `persistentVolumeClaimRetentionPolicy` to Retain / Retain.
+    pub statefulset_auto_delete_pvc: bool,
 }
 
 impl FeatureGates {
@@ -337,6 +357,7 @@ impl FeatureGates {
         FeatureGates {
             max_unavailable_statefulset: minor >= 35,
             statefulset_replaces_unavailable_first: minor >= 37,
+            statefulset_auto_delete_pvc: minor >= 27,
         }
     }
 }
@@ -524,6 +545,19 @@ impl ApiServer {
             .push((name.to_string(), Box::new(f)));
     }
 
+    /// An admission check of the simulator's own (`lws-sim-limits`), run after the webhooks on
+    /// every write of the kind, `/scale` writes included.
+    pub fn add_limit_hook<K: Kind>(
+        &mut self,
+        name: &str,
+        f: impl Fn(&K, Option<&K>) -> Result<(), Rejection> + 'static,
+    ) {
+        K::store_mut(self)
+            .hooks
+            .limits
+            .push((name.to_string(), Box::new(f)));
+    }
+
     /// Make the next call matching the filter fail with `error`.
     pub fn inject_error(&mut self, e: InjectedError) {
         self.injected.push(e);
@@ -653,7 +687,7 @@ impl ApiServer {
         meta.generation = K::tracks_generation().then_some(1);
         obj.clear_status();
         defaults::on_create(&mut obj, self.gates);
-        if let Err(e) = self.admit(&mut obj, None, Operation::Create) {
+        if let Err(e) = self.admit(&mut obj, None, Operation::Create, Endpoint::Main) {
             return self.fail(actor, "create", K::ID, &key, e);
         }
         drop_empty_meta(obj.meta_mut());
@@ -741,6 +775,29 @@ impl ApiServer {
         patch: &Value,
     ) -> ApiResult<Shared<K>> {
         self.patch_at(actor, "patch", namespace, name, patch, false)
+    }
+
+    /// A write of `spec.replicas` through the `/scale` subresource (`kubectl scale`, an HPA):
+    /// a merge patch the admission webhooks are not called for, with the given
+    /// resourceVersion as a precondition (a PUT of a `Scale`).
+    pub fn scale<K: Kind>(
+        &mut self,
+        actor: &str,
+        namespace: &str,
+        name: &str,
+        replicas: i64,
+        resource_version: Option<&str>,
+    ) -> ApiResult<Shared<K>> {
+        let mut patch = serde_json::json!({"spec": {"replicas": replicas}});
+        if let Some(rv) = resource_version {
+            patch["metadata"] = serde_json::json!({ "resourceVersion": rv });
+        }
+        let verb = if resource_version.is_some() {
+            "update-scale"
+        } else {
+            "patch-scale"
+        };
+        self.patch_at(actor, verb, namespace, name, &patch, false)
     }
 
     pub fn merge_patch_status<K: Kind>(
@@ -1255,7 +1312,12 @@ impl ApiServer {
             if let Err(m) = meta_ok {
                 return self.fail(actor, verb, K::ID, &key, invalid(K::ID, &key.1, &m));
             }
-            if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update) {
+            let endpoint = if matches!(verb, "patch-scale" | "update-scale") {
+                Endpoint::Scale
+            } else {
+                Endpoint::Main
+            };
+            if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update, endpoint) {
                 return self.fail(actor, verb, K::ID, &key, e);
             }
         } else if let Err(m) = defaults::validate_status(&new, &old) {
@@ -1278,9 +1340,16 @@ impl ApiServer {
         Ok(self.commit(actor, verb, Some(old), new))
     }
 
-    fn admit<K: Kind>(&mut self, obj: &mut K, old: Option<&K>, op: Operation) -> ApiResult<()> {
+    fn admit<K: Kind>(
+        &mut self,
+        obj: &mut K,
+        old: Option<&K>,
+        op: Operation,
+        endpoint: Endpoint,
+    ) -> ApiResult<()> {
         let store = K::store(self);
-        for (name, hook) in &store.hooks.mutating {
+        let webhooks = endpoint == Endpoint::Main;
+        for (name, hook) in store.hooks.mutating.iter().filter(|_| webhooks) {
             hook(obj, op).map_err(|r| admission_denied(name, r))?;
         }
         defaults::validate(obj, old, self.gates)
@@ -1288,7 +1357,10 @@ impl ApiServer {
         for check in &store.hooks.schema {
             check(obj).map_err(|m| ApiError::new(Reason::Invalid, m))?;
         }
-        for (name, hook) in &store.hooks.validating {
+        for (name, hook) in store.hooks.validating.iter().filter(|_| webhooks) {
+            hook(obj, old).map_err(|r| admission_denied(name, r))?;
+        }
+        for (name, hook) in &store.hooks.limits {
             hook(obj, old).map_err(|r| admission_denied(name, r))?;
         }
         Ok(())
@@ -1609,6 +1681,10 @@ fn admission_denied(hook: &str, r: Rejection) -> ApiError {
         Rejection::Unreachable(msg) => ApiError::new(
             Reason::InternalError,
             format!("Internal error occurred: failed calling webhook {hook:?}: {msg}"),
+        ),
+        Rejection::Panicked(msg) => ApiError::new(
+            Reason::InternalError,
+            format!("admission webhook {hook:?} denied the request: {msg}"),
         ),
     }
 }

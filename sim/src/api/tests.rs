@@ -841,3 +841,66 @@ fn empty_metadata_lists_and_maps_are_stored_absent() {
     let json = serde_json::to_value(&*updated).unwrap();
     assert!(json["metadata"].get("ownerReferences").is_none(), "{json}");
 }
+
+#[test]
+fn a_scale_skips_the_webhooks_but_not_the_schema_or_the_limit_checks() {
+    let mut a = api();
+    a.add_mutating_hook::<LeaderWorkerSet>("default", |l, _| {
+        l.metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(
+                "defaulted-at".into(),
+                l.spec.replicas.unwrap_or(0).to_string(),
+            );
+        Ok(())
+    });
+    a.add_schema_check::<LeaderWorkerSet>(|l| match l.spec.replicas {
+        Some(r) if r > 8 => Err(format!("spec.replicas: Invalid value: {r}")),
+        _ => Ok(()),
+    });
+    a.add_validating_hook::<LeaderWorkerSet>("validate", |l, _| match l.spec.replicas {
+        Some(r) if r != 1 => Err(Rejection::Denied(format!("replicas {r}"))),
+        _ => Ok(()),
+    });
+    a.add_limit_hook::<LeaderWorkerSet>("limits", |l, _| match l.spec.replicas {
+        Some(r) if r > 5 => Err(Rejection::Denied(format!("{r} is past the limit"))),
+        _ => Ok(()),
+    });
+    let mut one = lws("a");
+    one.spec.replicas = Some(1);
+    a.create("t", one).unwrap();
+    let patch = json!({"spec": {"replicas": 3}});
+    let e = a
+        .merge_patch::<LeaderWorkerSet>("t", "default", "a", &patch)
+        .unwrap_err();
+    assert!(e.message.contains("\"validate\" denied"), "{e}");
+    let scaled = a
+        .scale::<LeaderWorkerSet>("t", "default", "a", 3, None)
+        .unwrap();
+    assert_eq!(scaled.spec.replicas, Some(3));
+    let label = scaled
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get("defaulted-at"));
+    assert_eq!(
+        label.map(String::as_str),
+        Some("1"),
+        "the mutating webhook ran"
+    );
+    let e = a
+        .scale::<LeaderWorkerSet>("t", "default", "a", 6, None)
+        .unwrap_err();
+    assert!(
+        e.message
+            .contains("\"limits\" denied the request: 6 is past"),
+        "{e}"
+    );
+    let e = a
+        .scale::<LeaderWorkerSet>("t", "default", "a", 9, None)
+        .unwrap_err();
+    assert_eq!(e.code, 422, "{e}");
+    let stale = a.scale::<LeaderWorkerSet>("t", "default", "a", 2, Some("1"));
+    assert_eq!(stale.unwrap_err().code, 409);
+}

@@ -173,7 +173,10 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
     let s = serving.clone();
     api.add_validating_hook::<LeaderWorkerSet>("vleaderworkerset.kb.io", move |l, old| {
         webhook_down(&s)?;
-        Ok(webhook::validate_webhook(l, old)?)
+        webhook::validate_webhook(l, old).map_err(|r| match r {
+            webhook::Refusal::Invalid(m) => Rejection::Denied(m),
+            webhook::Refusal::Panicked(_) => Rejection::Panicked(r.to_string()),
+        })
     });
     let s = serving.clone();
     api.add_mutating_hook::<Pod>("mpod.kb.io", move |p, op| {

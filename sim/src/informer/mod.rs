@@ -69,14 +69,20 @@ fn key_ref<K: Kind>(o: &K) -> (&str, &str) {
     crate::api::meta_key(o.meta())
 }
 
-fn owner_of<K: Kind>(o: &K) -> Option<&str> {
-    o.meta()
+/// The owner index's key of an object: its controller's UID, or `ORPHANS` when it has none.
+fn owner_of<K: Kind>(o: &K) -> &str {
+    let controller = o
+        .meta()
         .owner_references
         .iter()
         .flatten()
         .find(|r| r.controller == Some(true))
-        .map(|r| r.uid.as_str())
+        .map(|r| r.uid.as_str());
+    controller.unwrap_or(ORPHANS)
 }
+
+/// The owner index's key for objects without a controller (no UID is empty).
+const ORPHANS: &str = "";
 
 impl<K: Kind> Informer<K> {
     /// Start with a consistent list of everything the server holds now.
@@ -100,12 +106,11 @@ impl<K: Kind> Informer<K> {
     }
 
     fn unindex_owner(&mut self, key: &dyn KeyRef, o: &K) {
-        if let Some(uid) = owner_of(o) {
-            if let Some(s) = self.by_owner.get_mut(uid) {
-                s.remove(key);
-                if s.is_empty() {
-                    self.by_owner.remove(uid);
-                }
+        let uid = owner_of(o);
+        if let Some(s) = self.by_owner.get_mut(uid) {
+            s.remove(key);
+            if s.is_empty() {
+                self.by_owner.remove(uid);
             }
         }
     }
@@ -146,12 +151,10 @@ impl<K: Kind> Informer<K> {
                 .get_mut()
                 .on_change(&key, slot, None, o.meta().labels.as_ref());
         }
-        if let Some(uid) = owner_of(&*o) {
-            self.by_owner
-                .entry(uid.to_string())
-                .or_default()
-                .insert((key.0.to_string(), key.1.to_string()), slot);
-        }
+        self.by_owner
+            .entry(owner_of(&*o).to_string())
+            .or_default()
+            .insert((key.0.to_string(), key.1.to_string()), slot);
         old
     }
 
@@ -375,9 +378,25 @@ impl<K: Kind> Informer<K> {
 
     /// Objects whose controller owner has this UID, in key order.
     pub fn owned_by(&self, uid: &str) -> Vec<&Shared<K>> {
+        if uid == ORPHANS {
+            return Vec::new();
+        }
         self.by_owner
             .get(uid)
             .map(|keys| keys.values().map(|&slot| self.cache.at(slot)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Objects of `namespace` without a controller, in key order: what a controller may adopt.
+    pub fn orphans_in(&self, namespace: &str) -> Vec<&Shared<K>> {
+        self.by_owner
+            .get(ORPHANS)
+            .map(|keys| {
+                keys.iter()
+                    .filter(|((ns, _), _)| ns == namespace)
+                    .map(|(_, &slot)| self.cache.at(slot))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 

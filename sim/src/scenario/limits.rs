@@ -308,16 +308,17 @@ pub fn check_lws_counts(r: i64, s: i64) -> Result<(), (String, String)> {
 /// (`install_limits`).
 pub const LIMITS_HOOK: &str = "lws-sim-limits";
 
-/// Refuse, after the real webhooks, any LeaderWorkerSet write past the limits: what a scenario
+/// Refuse, after the real webhooks, any LeaderWorkerSet write past the limits (a `/scale`
+/// write too, which the webhooks never see): what a scenario
 /// file is held to when it loads, `serve`'s clients are held to at run time (403, an
 /// admission check's refusal).
 pub fn install_limits(api: &mut crate::api::ApiServer) {
-    api.add_validating_hook::<lws::api::LeaderWorkerSet>(LIMITS_HOOK, |l, _| {
+    api.add_limit_hook::<lws::api::LeaderWorkerSet>(LIMITS_HOOK, |l, _| {
         let replicas = l.spec.replicas.unwrap_or(1);
         let size = l.spec.leader_worker_template.size.unwrap_or(1);
         check_lws_counts(i64::from(replicas), i64::from(size)).map_err(|(_, m)| m.into())
     });
-    api.add_validating_hook::<lws::disagg::api::DisaggregatedSet>(LIMITS_HOOK, |d, _| {
+    api.add_limit_hook::<lws::disagg::api::DisaggregatedSet>(LIMITS_HOOK, |d, _| {
         let v = serde_json::to_value(d).expect("objects encode");
         ds_size(&v).map_err(|(_, m)| m.into())
     });

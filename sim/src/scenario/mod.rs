@@ -949,7 +949,7 @@ impl Runner {
         self.advance_to(now)
     }
 
-    /// `kubectl scale lws`.
+    /// `kubectl scale lws`: a write of the `/scale` subresource, which the webhooks never see.
     fn scale(
         &mut self,
         kind: KindId,
@@ -958,10 +958,10 @@ impl Runner {
         replicas: i32,
     ) -> Result<(), Halt> {
         let now = self.world.now_ms;
-        let patch = serde_json::json!({"spec": {"replicas": replicas}});
         let api = &mut self.world.api;
+        let replicas = i64::from(replicas);
         let r = with_kind!(kind, K => api
-            .merge_patch::<K>("kubectl", namespace, name, &patch)
+            .scale::<K>("kubectl", namespace, name, replicas, None)
             .map(|_| ()));
         self.kubectl_result(r, || format!("scale {kind}/{name} failed"))?;
         self.advance_to(now)

@@ -32,6 +32,9 @@ struct Population {
     /// DisaggregatedSets: their LWS names carry a revision hash, so any pod named after the set
     /// (`<set>-...`) can exist.
     sets: BTreeSet<(String, String)>,
+    /// StatefulSets a manifest or an `apply` step creates: (namespace, name) -> (first
+    /// ordinal, most replicas over every version and scale); their pods are `<set>-<ordinal>`.
+    stateful_sets: BTreeMap<(String, String), (i64, i64)>,
     replacements: usize,
 }
 
@@ -55,7 +58,22 @@ impl Population {
             Manifest::DisaggregatedSet(d) => {
                 self.sets.insert((ns_of(&d.metadata.namespace), m.name()));
             }
+            Manifest::StatefulSet(set) => {
+                let key = (ns_of(&set.metadata.namespace), m.name());
+                let start = set.spec.ordinals.as_ref().and_then(|o| o.start);
+                let start = i64::from(start.unwrap_or(0));
+                let replicas = set.spec.replicas.unwrap_or(1);
+                let e = self.stateful_sets.entry(key).or_insert((start, 0));
+                *e = (start, e.1.max(i64::from(replicas)));
+            }
             _ => {}
+        }
+    }
+
+    /// A StatefulSet scaled: its pods up to the new count can exist if the set does.
+    fn grow_set(&mut self, key: (String, String), replicas: i64) {
+        if let Some(e) = self.stateful_sets.get_mut(&key) {
+            e.1 = e.1.max(replicas);
         }
     }
 
@@ -81,6 +99,12 @@ impl Population {
                     name,
                     replicas,
                 } => p.grow((namespace.clone(), name.clone()), i64::from(*replicas), 0),
+                Step::Scale {
+                    kind: crate::api::KindId::StatefulSet,
+                    namespace,
+                    name,
+                    replicas,
+                } => p.grow_set((namespace.clone(), name.clone()), i64::from(*replicas)),
                 Step::Patch {
                     kind,
                     namespace,
@@ -150,6 +174,16 @@ impl Population {
             return true;
         }
         let index = |s: &str| s.parse::<i64>().ok().filter(|n| n.to_string() == s);
+        let of_a_set = self.stateful_sets.iter().any(|((ns, name), &(start, r))| {
+            let ordinal = pod
+                .strip_prefix(name.as_str())
+                .and_then(|rest| rest.strip_prefix('-'))
+                .and_then(index);
+            ns == namespace && ordinal.is_some_and(|o| o >= start && o < start.saturating_add(r))
+        });
+        if of_a_set {
+            return true;
+        }
         self.lws.iter().any(|((ns, name), &(r, size))| {
             let Some(rest) = pod
                 .strip_prefix(name.as_str())
@@ -182,13 +216,23 @@ impl Population {
             })
             .collect();
         out.extend(
+            self.stateful_sets
+                .iter()
+                .filter(|((ns, _), _)| ns == namespace)
+                .map(|((_, n), (start, r))| {
+                    format!("{n}-<o> with {start} <= o < {}", start.saturating_add(*r))
+                }),
+        );
+        out.extend(
             self.pods
                 .iter()
                 .filter(|(ns, _)| ns == namespace)
                 .map(|(_, n)| n.clone()),
         );
         if out.is_empty() {
-            return format!("none: no LeaderWorkerSet or Pod manifest in namespace {namespace:?}");
+            return format!(
+                "none: no LeaderWorkerSet, StatefulSet or Pod manifest in namespace {namespace:?}"
+            );
         }
         out.join("; ")
     }

@@ -1165,8 +1165,8 @@ impl Core {
         }
     }
 
-    /// `/scale` PUT or PATCH: a merge patch of `spec.replicas` on the object, as the
-    /// scenario's `scale` step does.
+    /// `/scale` PUT or PATCH: a write of `spec.replicas` the webhooks are not called for, as
+    /// the scenario's `scale` step makes.
     fn scale<K: Kind>(&mut self, t: &Target, body: Value, is_patch: bool, actor: &str) -> Reply {
         let name = t.name.clone().expect("named");
         let ns = t.namespace.clone().unwrap_or_default();
@@ -1186,11 +1186,7 @@ impl Core {
             Ok(x) => x,
             Err(r) => return r,
         };
-        let mut patch = json!({"spec": {"replicas": replicas}});
-        if let Some(rv) = rv {
-            patch["metadata"] = json!({"resourceVersion": rv});
-        }
-        match api.merge_patch::<K>(actor, &ns, &name, &patch) {
+        match api.scale::<K>(actor, &ns, &name, replicas, rv.as_deref()) {
             Ok(o) => {
                 let after = to_value(&*o);
                 let v = crate::api::scale::scale_of(K::ID, &after);
