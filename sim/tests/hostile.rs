@@ -589,3 +589,37 @@ fn a_manifest_applied_by_many_steps_is_decoded_once() {
         .windows(2)
         .all(|w| std::sync::Arc::ptr_eq(&w[0], &w[1])));
 }
+
+/// An output that is a hard link to the scenario was written over it: the check compared
+/// paths, and a hard link is the same file under another name.
+#[test]
+fn an_output_hard_linked_to_an_input_is_refused() {
+    let body = "name: hl\ncontroller: {reconciler: v0.4.1}\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps: [{wait: 1s}]\n";
+    let path = scratch("hard-link-output", body);
+    let before = std::fs::read_to_string(&path).unwrap();
+    let link = path.with_file_name("trace.jsonl");
+    let _ = std::fs::remove_file(&link);
+    std::fs::hard_link(&path, &link).unwrap();
+    let p = path.to_str().unwrap();
+    let out = lws_sim(
+        &["run", p, "--trace", link.to_str().unwrap()],
+        Duration::from_secs(60),
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("writing it would destroy it"), "{err}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+}
+
+/// A byte that is not UTF-8 was reported without a line ("cannot read: not UTF-8 text").
+#[test]
+fn a_file_that_is_not_utf8_is_refused_naming_the_line() {
+    let path = scratch("not-utf8", "name: u\ncontroller: {reconciler: v0.4.1}\n");
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes.extend_from_slice(b"steps:\n  - wait: 1s # \xff\n");
+    std::fs::write(&path, bytes).unwrap();
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not-utf8.yaml:4: not UTF-8 text"), "{err}");
+}

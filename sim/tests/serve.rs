@@ -1646,6 +1646,8 @@ fn a_list_s_resource_version_match_is_validated_and_answered() {
         410,
         "too old resource version",
     );
+    // Any resourceVersion given is parsed, with or without a match (it was ignored without).
+    expect(get("resourceVersion=abc"), 400, "invalid resourceVersion");
 }
 
 #[test]

@@ -37,7 +37,15 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
     if bytes.len() as u64 > FILE_BYTES_MAX {
         return Err(too_big());
     }
-    String::from_utf8(bytes).map_err(|_| err(&name, "cannot read: not UTF-8 text"))
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+        LoadError {
+            file: name.clone(),
+            line: Some(line),
+            message: "not UTF-8 text (YAML files are UTF-8)".into(),
+        }
+    })
 }
 
 fn read_manifest_file(path: &Path) -> Result<Vec<Manifest>, LoadError> {
@@ -85,9 +93,14 @@ pub fn check_output(flag: &str, path: &Path) -> Result<(), String> {
     ))
 }
 
-/// Whether two paths name one file: compared canonically when they exist, else by their
-/// canonical directory and name (an output not written yet).
+/// Whether two paths name one file: by device and inode when both exist (a hard link is the
+/// same file under another name), else by their canonical directory and name (an output not
+/// written yet).
 pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        return (ma.dev(), ma.ino()) == (mb.dev(), mb.ino());
+    }
     fn identity(p: &Path) -> PathBuf {
         if let Ok(c) = p.canonicalize() {
             return c;

@@ -106,6 +106,62 @@ fn vanished(input: &Value, output: &Value, path: &mut Vec<String>, out: &mut Vec
     }
 }
 
+/// The first key set to `null` that the type does not know. A null vanishes from the decoded
+/// object whether its field is known or not, so each one is probed: set to `{}`, a known field
+/// either refuses it (a string, a list) or keeps it (an object, a map); an unknown one is
+/// ignored again. A real API server's strict field validation refuses an unknown key whatever
+/// its value.
+fn null_unknown<K: DeserializeOwned + Serialize>(value: &Value) -> Option<Vec<String>> {
+    let mut nulls = Vec::new();
+    null_paths(value, &mut Vec::new(), &mut nulls);
+    nulls.into_iter().find(|p| {
+        let mut probe = value.clone();
+        let pointer = format!(
+            "/{}",
+            p.iter()
+                .map(|s| s.replace('~', "~0").replace('/', "~1"))
+                .collect::<Vec<_>>()
+                .join("/")
+        );
+        if let Some(slot) = probe.pointer_mut(&pointer) {
+            *slot = Value::Object(Default::default());
+        }
+        let Ok(obj) = serde_json::from_value::<K>(probe) else {
+            return false;
+        };
+        let back = serde_json::to_value(&obj).expect("decoded objects encode");
+        back.pointer(&pointer).is_none()
+    })
+}
+
+/// The paths of the object keys whose value is `null`, outside `status`.
+fn null_paths(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        Value::Object(m) => {
+            for (k, w) in m {
+                if path.is_empty() && k == "status" {
+                    continue;
+                }
+                path.push(k.clone());
+                if w.is_null() {
+                    out.push(path.clone());
+                } else {
+                    null_paths(w, path, out);
+                }
+                path.pop();
+            }
+        }
+        Value::Array(a) => {
+            for (i, w) in a.iter().enumerate() {
+                path.push(i.to_string());
+                null_paths(w, path, out);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Scalars the decoder turned into another type: a number or boolean where Kubernetes wants a
 /// string (a name, an image, a label or annotation value, an env value), or a quoted string
 /// where it wants a number or boolean (`replicas: "2"`), which a real API server refuses
@@ -262,6 +318,9 @@ fn decode<K: DeserializeOwned + Serialize>(
     let back = serde_json::to_value(&obj).expect("decoded objects encode");
     let mut unknown = Vec::new();
     vanished(value, &back, &mut Vec::new(), &mut unknown);
+    if unknown.is_empty() {
+        unknown.extend(null_unknown::<K>(value));
+    }
     // Status and server-set metadata are dropped by design, not typos.
     unknown.retain(|p| p.first().is_some_and(|f| f != "status"));
     if let Some(p) = unknown.first() {

@@ -494,12 +494,26 @@ fn check_field_of(v: &Value, at: &str) -> Result<(), String> {
         return Err(format!("{at}.name: required"));
     }
     match field("pointer") {
-        Some(p) if p.is_empty() || p.starts_with('/') => Ok(()),
-        Some(p) => Err(format!(
+        Some(p) if !p.is_empty() && !p.starts_with('/') => Err(format!(
             "{at}.pointer: {p:?} is not a JSON pointer (RFC 6901: it starts with '/')"
         )),
+        Some(p) if bad_escape(p) => Err(format!(
+            "{at}.pointer: {p:?} is not a JSON pointer (RFC 6901: '~' is written '~0' and '/' in a name '~1')"
+        )),
+        Some(_) => Ok(()),
         None => Err(format!("{at}.pointer: required")),
     }
+}
+
+/// A `~` not followed by `0` or `1`, which RFC 6901 does not allow in a pointer.
+fn bad_escape(pointer: &str) -> bool {
+    let mut chars = pointer.chars();
+    while let Some(c) = chars.next() {
+        if c == '~' && !matches!(chars.next(), Some('0' | '1')) {
+            return true;
+        }
+    }
+    false
 }
 
 fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, LoadError> {
@@ -703,7 +717,7 @@ fn wait_for(ctx: &str, target: &Value, timeout: Option<spec::Duration>) -> Resul
         Value::String(t) if t == "rolloutComplete" => WaitTarget::RolloutComplete,
         Value::Object(o) => {
             let r: ObjectRef = serde_json::from_value(Value::Object(o.clone()))
-                .map_err(|e| err(ctx, format!("waitFor: {e}")))?;
+                .map_err(|e| err(ctx, format!("waitFor{}: {e}", culprit(o))))?;
             if r.holds.is_some() {
                 let m = "waitFor: `holds` belongs to `check` (a waitFor ends when its condition is first met)";
                 return Err(err(ctx, m));
@@ -720,6 +734,20 @@ fn wait_for(ctx: &str, target: &Value, timeout: Option<spec::Duration>) -> Resul
         }
     };
     Ok(Step::WaitFor { target, timeout_ms })
+}
+
+/// The `.field` of a `waitFor` object that does not decode on its own (a wrong type, a number
+/// out of range), to name it in the error; empty when no single field is to blame (a missing
+/// one, an unknown one).
+fn culprit(o: &serde_json::Map<String, Value>) -> String {
+    o.iter()
+        .find(|(k, v)| {
+            let alone = serde_json::json!({ k.as_str(): v });
+            serde_json::from_value::<ObjectRef>(alone)
+                .is_err_and(|e| !e.to_string().starts_with("missing field"))
+        })
+        .map(|(k, _)| format!(".{k}"))
+        .unwrap_or_default()
 }
 
 fn delete_pod(p: &DeletePodSpec) -> Step {

@@ -113,10 +113,14 @@ pub fn check_query(q: &BTreeMap<String, String>, content_type: &str) -> Result<(
 /// relists, as after a compaction), and `NotOlderThan` a version the server has not reached a
 /// 504, as the watch cache answers "Too large resource version".
 pub fn check_list_options(q: &BTreeMap<String, String>, current: u64) -> Result<(), Reply> {
+    let rv = q.get("resourceVersion").map_or("", String::as_str);
+    // apiserver's storage parses any given resourceVersion (`ParseResourceVersion`): 400.
+    if !rv.is_empty() && rv.parse::<u64>().is_err() {
+        return Err(bad_request(format!("invalid resourceVersion {rv:?}")));
+    }
     let Some(m) = q.get("resourceVersionMatch").filter(|m| !m.is_empty()) else {
         return Ok(());
     };
-    let rv = q.get("resourceVersion").map_or("", String::as_str);
     let invalid = |why: String| {
         failure(
             422,
