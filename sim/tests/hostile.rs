@@ -623,3 +623,23 @@ fn a_file_that_is_not_utf8_is_refused_naming_the_line() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("not-utf8.yaml:4: not UTF-8 text"), "{err}");
 }
+
+/// An `apply` refused, but not as its `expectError` says, stopped the run as bad input (exit
+/// 2), while a `patch` in the same case is a `check` violation (exit 1): now both are.
+#[test]
+fn an_apply_refused_otherwise_than_expected_is_a_check_violation() {
+    let body = r#"name: other-rejection
+controller: {reconciler: v0.10.0}
+steps:
+  - apply: {apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, metadata: {name: sg}, spec: {replicas: 1, leaderWorkerTemplate: {size: 4, subGroupPolicy: {subGroupSize: 5}, workerTemplate: {spec: {containers: [{name: w, image: x}]}}}}}
+    expectError: {code: 422}
+  - wait: 1s
+"#;
+    let path = scratch("other-rejection", body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("check violated"), "{all}");
+    assert!(all.contains("403"), "{all}");
+    assert!(all.contains("expected a rejection with"), "{all}");
+}

@@ -820,14 +820,25 @@ impl Runner {
             self.limits_refusal(e, &format!("apply {} {:?}", m.kind(), m.name()))?;
         }
         if let (Err(e), Some(x)) = (&r, self.expecting.as_mut()) {
+            x.met = true;
             if x.matches(e) {
-                x.met = true;
                 let what = format!("{} {}: rejected as expected: {e}", m.kind(), m.name());
                 self.world
                     .api
                     .trace_external("step", "expectError", "", "", what);
                 return Ok(());
             }
+            // Refused, if not as expected: a `check` violation, as for `patch` and `scale`.
+            let what = format!(
+                "apply {} {:?}: {e} (expected a rejection with {})",
+                m.kind(),
+                m.name(),
+                x.text()
+            );
+            let message = self.at_step(what);
+            self.checker
+                .external(&self.world.api, invariants::CHECK, message);
+            return Ok(());
         }
         r.map_err(|e| {
             let what = format!("{} {:?} was rejected: {e}", m.kind(), m.name());
