@@ -1737,3 +1737,34 @@ fn kubectl_auth_sees_an_allow_all_anonymous_server() {
     assert_eq!(code, 422, "{body}");
     assert!(body.contains("exactly one of"), "{body}");
 }
+
+/// `kubectl get lws` prints the release's CRD printer columns (v0.10.0: Ready, Desired,
+/// Up-to-date, Age; v0.4.1's CRD declares none), and `kubectl get all` leaves LWS out (the
+/// CRD declares no `all` category).
+#[test]
+fn kubectl_get_lws_prints_the_release_s_printer_columns() {
+    let s = Server::start("scenarios/rollout.yaml", &["--reconciler", "v0.10.0"]);
+    let out = s.ok(&["get", "lws"]);
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        ["NAME", "READY", "DESIRED", "UP-TO-DATE", "AGE"],
+        "{out}"
+    );
+    assert!(!s.ok(&["get", "all"]).contains("leaderworkerset"));
+    drop(s);
+    let s = Server::start("scenarios/rollout.yaml", &["--reconciler", "v0.4.1"]);
+    let out = s.ok(&["get", "lws"]);
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, ["NAME", "AGE"], "{out}");
+}

@@ -390,6 +390,9 @@ pub struct ApiServer {
     /// Whether the DisaggregatedSet CRDs are installed (v0.10.0's manifests); without them
     /// both kinds answer 404, as a cluster without the CRD does.
     pub disaggregated_set_crds: bool,
+    /// The release's LeaderWorkerSet CRD declares `additionalPrinterColumns` (v0.10.0: Ready,
+    /// Desired, Up-to-date, Age; earlier releases none): what `serve` prints for tables.
+    pub lws_printer_columns: bool,
     meta_log: WatchLog<MetaEvent>,
     injected: Vec<InjectedError>,
     /// Kubernetes Events, outside the resourceVersion sequence (`events.rs`).
@@ -423,6 +426,7 @@ impl ApiServer {
             disaggregatedsets: Store::default(),
             rolescalers: Store::default(),
             disaggregated_set_crds: false,
+            lws_printer_columns: false,
             meta_log: WatchLog::default(),
             compaction_seen_rv: None,
             known_keys: names::KnownKeys::default(),

@@ -163,6 +163,8 @@ fn webhook_down(s: &Rc<Cell<bool>>) -> Result<(), Rejection> {
 /// v0.10.0's webhooks (pkg/webhooks at the tag): the pod webhook is registered for CREATE only.
 fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
     use lws::v0_10_0::webhook;
+    // Its CRD's printer columns (config/crd/bases at v0.10.0), for `serve`'s tables.
+    api.lws_printer_columns = true;
     let s = serving.clone();
     api.add_mutating_hook::<LeaderWorkerSet>("mleaderworkerset.kb.io", move |l, _| {
         webhook_down(&s)?;

@@ -682,7 +682,8 @@ impl Core {
             }
         }
         if table::wants_table(&req.accept) {
-            let mut t = table::table(K::ID, &items, api.now_ms(), meta, true);
+            let columns = api.lws_printer_columns;
+            let mut t = table::table(K::ID, columns, &items, api.now_ms(), meta, true);
             if let Err(m) = table::include_objects(&mut t, &items, &req.query) {
                 return bad_request(m);
             }
@@ -727,6 +728,7 @@ impl Core {
             fields,
             bookmarks: super::query::flag(q, "allowWatchBookmarks"),
             table: table::wants_table(&req.accept),
+            lws_printer_columns: api.lws_printer_columns,
             cursor: api.resource_version(),
             last_bookmark_ms: api.now_ms(),
             headers_sent: false,
@@ -781,8 +783,14 @@ impl Core {
                     Reply::ok(&crate::api::scale::scale_of(K::ID, &v))
                 } else if table::wants_table(&req.accept) {
                     let meta = json!({"resourceVersion": v["metadata"]["resourceVersion"]});
-                    let mut t =
-                        table::table(K::ID, std::slice::from_ref(&v), api.now_ms(), meta, true);
+                    let mut t = table::table(
+                        K::ID,
+                        api.lws_printer_columns,
+                        std::slice::from_ref(&v),
+                        api.now_ms(),
+                        meta,
+                        true,
+                    );
                     match table::include_objects(&mut t, &[v], &req.query) {
                         Ok(()) => Reply::ok(&t),
                         Err(m) => bad_request(m),

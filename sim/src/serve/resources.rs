@@ -249,10 +249,7 @@ pub fn resource_list(group: &str, version: &str, crds: bool) -> Option<Value> {
         if !r.short_names.is_empty() {
             main["shortNames"] = json!(r.short_names);
         }
-        if matches!(
-            r.kind,
-            KindId::Pod | KindId::Service | KindId::StatefulSet | KindId::LeaderWorkerSet
-        ) {
+        if matches!(r.kind, KindId::Pod | KindId::Service | KindId::StatefulSet) {
             main["categories"] = json!(["all"]);
         }
         resources.push(main);

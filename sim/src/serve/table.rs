@@ -20,9 +20,18 @@ fn col(name: &str, ty: &str, priority: u8) -> Value {
     json!({"name": name, "type": ty, "format": format, "description": "", "priority": priority})
 }
 
-pub fn columns(kind: KindId) -> Vec<Value> {
+pub fn columns(kind: KindId, lws_printer_columns: bool) -> Vec<Value> {
     let mut c = vec![col("Name", "string", 0)];
     match kind {
+        // The CRD's additionalPrinterColumns at v0.10.0; before, it declares none (a CRD's
+        // default table: Name and Age).
+        KindId::LeaderWorkerSet if lws_printer_columns => {
+            c.push(col("Ready", "integer", 0));
+            c.push(col("Desired", "integer", 0));
+            c.push(col("Up-to-date", "integer", 0));
+            c.push(col("Age", "date", 0));
+        }
+        KindId::LeaderWorkerSet => c.push(col("Age", "date", 0)),
         KindId::Pod => {
             c.push(col("Ready", "string", 0));
             c.push(col("Status", "string", 0));
@@ -31,7 +40,7 @@ pub fn columns(kind: KindId) -> Vec<Value> {
             c.push(col("IP", "string", 1));
             c.push(col("Node", "string", 1));
         }
-        KindId::LeaderWorkerSet | KindId::StatefulSet => {
+        KindId::StatefulSet => {
             c.push(col("Ready", "string", 0));
             c.push(col("Age", "string", 0));
             c.push(col("Containers", "string", 1));
@@ -128,7 +137,7 @@ fn containers(obj: &Value, spec: &str) -> (String, String) {
     (names.join(","), images.join(","))
 }
 
-pub fn cells(kind: KindId, obj: &Value, now_ms: u64) -> Vec<Value> {
+pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) -> Vec<Value> {
     let name = s(obj, "/metadata/name");
     let age = age(obj, now_ms);
     match kind {
@@ -168,12 +177,18 @@ pub fn cells(kind: KindId, obj: &Value, now_ms: u64) -> Vec<Value> {
                 json!(or_none(s(obj, "/spec/nodeName"))),
             ]
         }
-        KindId::StatefulSet | KindId::LeaderWorkerSet => {
-            let template = match kind {
-                KindId::StatefulSet => "/spec/template/spec/containers",
-                _ => "/spec/leaderWorkerTemplate/workerTemplate/spec/containers",
-            };
-            let (c, i) = containers(obj, template);
+        KindId::LeaderWorkerSet if lws_printer_columns => {
+            let at = |p: &str| obj.pointer(p).cloned().unwrap_or(Value::Null);
+            vec![
+                json!(name),
+                at("/status/readyReplicas"),
+                at("/spec/replicas"),
+                at("/status/updatedReplicas"),
+                json!(age),
+            ]
+        }
+        KindId::StatefulSet => {
+            let (c, i) = containers(obj, "/spec/template/spec/containers");
             let ready = format!(
                 "{}/{}",
                 n(obj, "/status/readyReplicas"),
@@ -225,12 +240,19 @@ pub fn cells(kind: KindId, obj: &Value, now_ms: u64) -> Vec<Value> {
 
 /// A Table of `objects`; each row carries the object's metadata as `PartialObjectMetadata`
 /// (the default `includeObject=Metadata`).
-pub fn table(kind: KindId, objects: &[Value], now_ms: u64, meta: Value, headers: bool) -> Value {
+pub fn table(
+    kind: KindId,
+    lws_printer_columns: bool,
+    objects: &[Value],
+    now_ms: u64,
+    meta: Value,
+    headers: bool,
+) -> Value {
     let rows: Vec<Value> = objects
         .iter()
         .map(|o| {
             json!({
-                "cells": cells(kind, o, now_ms),
+                "cells": cells(kind, lws_printer_columns, o, now_ms),
                 "object": {
                     "kind": "PartialObjectMetadata",
                     "apiVersion": "meta.k8s.io/v1",
@@ -239,7 +261,11 @@ pub fn table(kind: KindId, objects: &[Value], now_ms: u64, meta: Value, headers:
             })
         })
         .collect();
-    let cols = if headers { columns(kind) } else { Vec::new() };
+    let cols = if headers {
+        columns(kind, lws_printer_columns)
+    } else {
+        Vec::new()
+    };
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",

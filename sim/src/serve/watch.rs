@@ -32,6 +32,8 @@ pub struct Watcher {
     pub fields: Vec<FieldReq>,
     pub bookmarks: bool,
     pub table: bool,
+    /// The release's LWS printer columns (`ApiServer::lws_printer_columns`), for a table.
+    pub lws_printer_columns: bool,
     pub cursor: u64,
     pub last_bookmark_ms: u64,
     pub headers_sent: bool,
@@ -192,6 +194,7 @@ impl Watcher {
                 .unwrap_or(Value::Null);
             let t = table::table(
                 self.kind,
+                self.lws_printer_columns,
                 &[obj],
                 now_ms,
                 json!({"resourceVersion": rv}),
