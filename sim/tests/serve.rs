@@ -1768,3 +1768,18 @@ fn kubectl_get_lws_prints_the_release_s_printer_columns() {
         .collect();
     assert_eq!(header, ["NAME", "AGE"], "{out}");
 }
+
+/// `kubectl logs` and `exec` got "the server could not find the requested resource", which
+/// reads as a missing pod: the 404 now says no kubelet serves them.
+#[test]
+fn kubectl_logs_and_exec_say_there_is_no_kubelet() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    for args in [&["logs", "vllm-0"][..], &["exec", "vllm-0", "--", "ls"][..]] {
+        let (ok, text) = s.kubectl(args);
+        assert!(!ok, "{args:?}: {text}");
+        assert!(
+            text.contains("has no kubelet to serve logs, exec"),
+            "{text}"
+        );
+    }
+}

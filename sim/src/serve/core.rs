@@ -16,7 +16,8 @@ use crate::scenario::Runner;
 use super::clock::Clock;
 use super::ops::{self, api_error, to_value};
 use super::query::{
-    bad_request, failure, field_selector, label_selector, method_not_allowed, not_found_path, Reply,
+    bad_request, failure, field_selector, label_selector, method_not_allowed, not_found_path,
+    status_value, Reply,
 };
 use super::record::Recorder;
 use super::resources::{self, Resource};
@@ -86,6 +87,9 @@ struct Target {
     sub: Option<String>,
 }
 
+/// Pod subresources a kubelet serves, which `serve` answers with a message saying so.
+const KUBELET_SUBRESOURCES: [&str; 4] = ["log", "exec", "attach", "portforward"];
+
 enum Route {
     Version,
     Api,
@@ -107,6 +111,9 @@ enum Route {
     /// `/healthz`, `/livez`, `/readyz` (and their `/NAME` checks).
     Health,
     NotFound,
+    /// A pod subresource only a kubelet serves (`log`, `exec`, `attach`, `portforward`):
+    /// the pod's name and the subresource.
+    NoKubelet(String, &'static str),
 }
 
 fn route(path: &str) -> Route {
@@ -173,6 +180,12 @@ fn route(path: &str) -> Route {
         }
         [n, "eviction"] if res.kind == KindId::Pod => {
             (Some(n.to_string()), Some("eviction".to_string()))
+        }
+        [n, s] if res.kind == KindId::Pod => {
+            return match KUBELET_SUBRESOURCES.iter().find(|k| **k == *s) {
+                Some(k) => Route::NoKubelet(n.to_string(), k),
+                None => Route::NotFound,
+            };
         }
         _ => return Route::NotFound,
     };
@@ -367,6 +380,11 @@ impl Core {
                 .map(|v| Reply::ok(&v))
                 .unwrap_or_else(not_found_path),
             Route::NotFound => not_found_path(),
+            Route::NoKubelet(pod, sub) => {
+                let message = format!("pods \"{pod}\" {sub}: lws-sim serve simulates containers and has no kubelet to serve logs, exec, attach or port-forward");
+                let details = json!({"name": pod, "kind": "pods"});
+                Reply::json(404, &status_value(404, "NotFound", &message, Some(details)))
+            }
             Route::Resource(t) => self.resource(t, &req),
             Route::Events(ns, name) if req.method == "GET" => super::events::get(
                 &self.runner.world.api,
