@@ -1745,12 +1745,7 @@ fn kubectl_auth_sees_an_allow_all_anonymous_server() {
 fn kubectl_get_lws_prints_the_release_s_printer_columns() {
     let s = Server::start("scenarios/rollout.yaml", &["--reconciler", "v0.10.0"]);
     let out = s.ok(&["get", "lws"]);
-    let header: Vec<&str> = out
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
+    let header = header_of(&out);
     assert_eq!(
         header,
         ["NAME", "READY", "DESIRED", "UP-TO-DATE", "AGE"],
@@ -1760,12 +1755,7 @@ fn kubectl_get_lws_prints_the_release_s_printer_columns() {
     drop(s);
     let s = Server::start("scenarios/rollout.yaml", &["--reconciler", "v0.4.1"]);
     let out = s.ok(&["get", "lws"]);
-    let header: Vec<&str> = out
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split_whitespace()
-        .collect();
+    let header = header_of(&out);
     assert_eq!(header, ["NAME", "AGE"], "{out}");
 }
 
@@ -1782,4 +1772,13 @@ fn kubectl_logs_and_exec_say_there_is_no_kubelet() {
             "{text}"
         );
     }
+}
+
+/// The column names of kubectl's table output.
+fn header_of(out: &str) -> Vec<&str> {
+    out.lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect()
 }

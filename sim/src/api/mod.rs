@@ -783,7 +783,8 @@ impl ApiServer {
 
     /// A write of `spec.replicas` through the `/scale` subresource (`kubectl scale`, an HPA):
     /// a merge patch the admission webhooks are not called for, with the given
-    /// resourceVersion as a precondition (a PUT of a `Scale`).
+    /// resourceVersion as a precondition (a PUT of a `Scale` that carries one; traced
+    /// `update-scale`, else `patch-scale`).
     pub fn scale<K: Kind>(
         &mut self,
         actor: &str,
