@@ -182,6 +182,42 @@ pub trait Client {
         name: &str,
         propagation: Option<Propagation>,
     ) -> Result<()>;
-    /// `record.EventRecorder.Eventf`: not an API write the reconcilers depend on.
+    /// `record.EventRecorder.Eventf` (client-go `tools/record`, the core/v1 recorder
+    /// controller-runtime's `GetEventRecorderFor` returns; v0.3.0 and v0.4.1): not an API
+    /// write the reconcilers depend on.
     fn event<K: Resource>(&self, object: &K, type_: &str, reason: &str, message: &str);
+    /// `events.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note)`
+    /// (client-go `tools/events`, the events.k8s.io/v1 recorder controller-runtime's
+    /// `GetEventRecorder` returns; v0.10.0). A client that keeps no events may let it fall
+    /// back to `event`, which drops `related` and `action`.
+    fn eventf<K: Resource>(
+        &self,
+        regarding: &K,
+        related: Option<Related<'_>>,
+        type_: &str,
+        reason: &str,
+        action: &str,
+        note: &str,
+    ) {
+        let _ = (related, action);
+        self.event(regarding, type_, reason, note);
+    }
+}
+
+/// The `related` object of an events.k8s.io/v1 event, as `reference.GetReference` reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct Related<'a> {
+    pub kind: &'static str,
+    pub api_version: &'static str,
+    pub meta: &'a ObjectMeta,
+}
+
+impl<'a> Related<'a> {
+    pub fn of<K: Resource>(object: &'a K) -> Self {
+        Related {
+            kind: K::KIND,
+            api_version: K::API_VERSION,
+            meta: object.meta(),
+        }
+    }
 }

@@ -307,14 +307,39 @@ fn vary(v: &str) -> Result<Param, String> {
     Param::parse(v)
 }
 
-/// Print a line to stdout; a closed pipe (`| head`) ends output quietly instead of panicking.
+/// The first failed write to stdout, if any: from then on nothing more is printed, the run
+/// goes on (its files are still written) and `finish` decides the exit status.
+static STDOUT_ERROR: std::sync::OnceLock<std::io::ErrorKind> = std::sync::OnceLock::new();
+
+/// Print a line to stdout; a failed write (a closed pipe, a full disk) stops the output, not the
+/// run, and never panics.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        let mut out = std::io::stdout().lock();
-        if writeln!(out, $($arg)*).is_err() {
-            std::process::exit(0);
+        if STDOUT_ERROR.get().is_none() {
+            let mut out = std::io::stdout().lock();
+            if let Err(e) = writeln!(out, $($arg)*) {
+                let _ = STDOUT_ERROR.set(e.kind());
+            }
         }
     }};
+}
+
+/// The exit status once the output is written: the command's own, except that output lost to
+/// anything but a closed pipe (`| head`, which only ends the output) turns a success into 2,
+/// with the reason on stderr. A verdict (1) or bad input (2) is never hidden behind 0.
+fn finish(code: ExitCode) -> ExitCode {
+    let flushed = std::io::stdout().lock().flush().err().map(|e| e.kind());
+    match STDOUT_ERROR.get().copied().or(flushed) {
+        Some(kind) if kind != std::io::ErrorKind::BrokenPipe => {
+            eprintln!("error: writing to stdout: {}", std::io::Error::from(kind));
+            if code == ExitCode::SUCCESS {
+                ExitCode::from(2)
+            } else {
+                code
+            }
+        }
+        _ => code,
+    }
 }
 
 /// A `--reconciler` value.
@@ -1577,7 +1602,7 @@ fn main() -> ExitCode {
         // Help and version print and exit 0; usage errors exit 2 (clap's codes).
         Err(e) => e.exit(),
     };
-    match cli.command {
+    let code = match cli.command {
         Command::Run(a) => cmd_run(a),
         Command::Check(a) => cmd_check(a),
         Command::Fuzz(FuzzCmd {
@@ -1591,9 +1616,11 @@ fn main() -> ExitCode {
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "lws-sim", &mut script);
-            // A closed pipe ends output quietly, as `say!` does.
-            let _ = std::io::stdout().lock().write_all(&script);
+            if let Err(e) = std::io::stdout().lock().write_all(&script) {
+                let _ = STDOUT_ERROR.set(e.kind());
+            }
             ExitCode::SUCCESS
         }
-    }
+    };
+    finish(code)
 }

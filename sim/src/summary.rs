@@ -143,8 +143,11 @@ impl Summary {
     }
 
     /// Cases run over all the shards.
+    /// The cases the campaign ran (every index of u64 at most: saturating, never wrapping).
     pub fn cases(&self) -> u64 {
-        self.ran.iter().map(|r| r.cases).sum()
+        self.ran
+            .iter()
+            .fold(0u64, |total, r| total.saturating_add(r.cases))
     }
 
     /// Each invariant broken and the cases that broke it, in index order.
@@ -223,6 +226,14 @@ impl Summary {
                 return Err(format!(
                     "ran[{i}].shard: {} is not a shard of 0..{} listed once",
                     r.shard, self.shards
+                ));
+            }
+            // Shard k of n runs the case indices i = k (mod n) of u64: at most this many.
+            let most = ((u64::MAX - r.shard) / self.shards).saturating_add(1);
+            if r.cases > most {
+                return Err(format!(
+                    "ran[{i}].cases: {} is more than shard {}/{} can run ({most})",
+                    r.cases, r.shard, self.shards
                 ));
             }
         }
@@ -603,6 +614,10 @@ mod tests {
             (edit(&|t| t.failures[1].case = 7), "failures[1].case: 7"),
             (edit(&|t| t.failures.swap(0, 1)), "failures[1].case: 3"),
             (edit(&|t| t.ran[0].shard = 2), "ran[0].shard: 2"),
+            (
+                edit(&|t| t.ran[0].cases = u64::MAX),
+                "ran[0].cases: 18446744073709551615",
+            ),
             (edit(&|t| t.shards = 0), "shards: 0"),
             (
                 edit(&|t| t.failures[0].violated = vec!["nope".into()]),

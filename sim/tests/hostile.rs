@@ -142,12 +142,36 @@ invariants: [availability]
 fn the_event_cap_is_a_liveness_verdict() {
     let s = Scenario::load(&repo().join("scenarios/rollout.yaml")).unwrap();
     let profile = Profile::parse("v0.4.1").unwrap();
-    let r = scenario::run_limited(&s, &profile, None, 1_000).unwrap();
+    let caps = scenario::Caps {
+        events: 1_000,
+        ..scenario::Caps::DEFAULT
+    };
+    let r = scenario::run_limited(&s, &profile, None, caps).unwrap();
     let v = r.violations.last().expect("a violation");
     assert_eq!(v.invariant.as_str(), "liveness");
     assert!(v.message.contains("more than 1000 events"), "{}", v.message);
     assert!(v.message.contains("while steps["), "{}", v.message);
     assert!(v.message.contains("(waitFor, "), "{}", v.message);
+}
+
+/// However many LWSs a file holds, each within its own limits, the world stops growing at the
+/// pod cap (`WORLD_PODS_MAX`; lowered here): a `liveness` verdict, not unbounded memory.
+#[test]
+fn the_world_pod_cap_is_a_liveness_verdict() {
+    let s = Scenario::load(&repo().join("scenarios/rollout.yaml")).unwrap();
+    let profile = Profile::parse("v0.4.1").unwrap();
+    let caps = scenario::Caps {
+        pods: 3,
+        ..scenario::Caps::DEFAULT
+    };
+    let r = scenario::run_limited(&s, &profile, None, caps).unwrap();
+    let v = r.violations.last().expect("a violation");
+    assert_eq!(v.invariant.as_str(), "liveness");
+    assert!(
+        v.message.contains("more than 3 pods in the world"),
+        "{}",
+        v.message
+    );
 }
 
 #[test]
@@ -642,4 +666,64 @@ steps:
     assert!(all.contains("check violated"), "{all}");
     assert!(all.contains("403"), "{all}");
     assert!(all.contains("expected a rejection with"), "{all}");
+}
+
+/// Output lost to a full disk is not a success: the verdict stays, and a pass becomes exit 2
+/// naming the failed write (it was exit 0 with nothing printed).
+#[test]
+fn output_lost_to_a_full_disk_is_not_a_success() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("Linux has /dev/full");
+    let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args(["check", "scenarios/rollout.yaml"])
+        .current_dir(repo())
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("error: writing to stdout"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// A closed pipe (`| head -c0`) ends the output, not the verdict: the exit status is the one
+/// a complete run gives (it was 0 whatever the run found).
+#[test]
+fn a_closed_pipe_keeps_the_verdict() {
+    let args = ["run", "scenarios/rollout.yaml", "--reconciler", "v0.3.0"];
+    let whole = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args(args)
+        .current_dir(repo())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), whole.status.code());
+}
+
+/// The replay line pastes as one command: a file name or reconciler spec a shell would split or
+/// expand is single-quoted.
+#[test]
+fn the_replay_command_is_quoted_for_a_shell() {
+    use lws_sim::scenario::shell_word;
+    assert_eq!(
+        shell_word("scenarios/rollout.yaml"),
+        "scenarios/rollout.yaml"
+    );
+    assert_eq!(shell_word("my scen;$(id).yaml"), "'my scen;$(id).yaml'");
+    assert_eq!(shell_word("it's"), r"'it'\''s'");
+    assert_eq!(shell_word("v0.4.1, partition=hd"), "'v0.4.1, partition=hd'");
+    assert_eq!(shell_word(""), "''");
 }

@@ -82,6 +82,26 @@ impl Server {
         (code, body)
     }
 
+    /// A GET with an `Accept` header: (status, body).
+    fn get_as(&self, path: &str, accept: &str) -> (u16, String) {
+        let mut s = TcpStream::connect(&self.addr).expect("connect");
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let req = format!(
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n",
+            self.addr
+        );
+        s.write_all(req.as_bytes()).unwrap();
+        let mut out = String::new();
+        let _ = s.read_to_string(&mut out);
+        let code = out
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let body = out.split_once("\r\n\r\n").map_or("", |b| b.1).to_string();
+        (code, body)
+    }
+
     fn step(&self, d: &str) {
         let (code, body) = self.http("POST", &format!("/lws-sim/step?for={d}"), "", "");
         assert_eq!(code, 200, "{body}");
@@ -686,6 +706,144 @@ fn kubectl_gets_and_describes_the_events_the_controllers_recorded() {
         "{}",
     );
     assert_eq!(code, 405, "{body}");
+}
+
+#[test]
+fn the_events_are_served_as_events_k8s_io_v1_too() {
+    // v0.10.0 (`latest`) records through the events.k8s.io/v1 recorder.
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    s.step("3m");
+    let resources = s.ok(&["api-resources", "--api-group", "events.k8s.io"]);
+    assert!(resources.contains("events.k8s.io/v1"), "{resources}");
+    let table = s.ok(&["get", "events.v1.events.k8s.io"]);
+    for want in [
+        "LAST SEEN",
+        "leaderworkerset/vllm",
+        "Created leader statefulset vllm",
+    ] {
+        assert!(table.contains(want), "no {want:?} in:\n{table}");
+    }
+    let notes = s.ok(&[
+        "get",
+        "events.v1.events.k8s.io",
+        "--field-selector",
+        "regarding.kind=LeaderWorkerSet,reason=GroupsProgressing",
+        "-o",
+        "jsonpath={range .items[*]}{.reportingController}/{.action}/{.note}{\"\\n\"}{end}",
+    ]);
+    assert!(
+        notes.contains("leaderworkerset/Create/Created leader statefulset vllm"),
+        "{notes}"
+    );
+    // The same event through core/v1 has the recorder's fields and no count.
+    let core = s.ok(&[
+        "get",
+        "events",
+        "--field-selector",
+        "reason=GroupsProgressing",
+        "-o",
+        "jsonpath={range .items[*]}{.reportingComponent}/{.action}/{.count}/{.message}{\"\\n\"}{end}",
+    ]);
+    assert!(
+        core.contains("leaderworkerset/Create//Created leader statefulset vllm"),
+        "{core}"
+    );
+    let (ok, text) = s.kubectl(&[
+        "get",
+        "events.v1.events.k8s.io",
+        "--field-selector",
+        "involvedObject.name=vllm",
+    ]);
+    assert!(!ok && text.contains("not a known field selector"), "{text}");
+}
+
+/// client-go's metadata client (controller-runtime's `OnlyMetadata`) asks for
+/// `PartialObjectMetadata`: a list, a get and a watch answer with metadata only.
+#[test]
+fn a_metadata_only_client_gets_partial_object_metadata() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    s.step("1m");
+    let pods = "/api/v1/namespaces/default/pods";
+    let list = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+    let (code, body) = s.get_as(pods, list);
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["kind"], "PartialObjectMetadataList");
+    assert_eq!(v["items"][0]["kind"], "PartialObjectMetadata");
+    assert!(v["items"][0].get("spec").is_none(), "{body}");
+    let one = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+    let (_, body) = s.get_as(&format!("{pods}/vllm-0"), one);
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["kind"], "PartialObjectMetadata");
+    assert_eq!(v["metadata"]["name"], "vllm-0");
+    let (_, body) = s.get_as(&format!("{pods}?watch=true&timeoutSeconds=1"), one);
+    // The watch is chunked: the first line that is an event.
+    let line = body.lines().find(|l| l.starts_with('{')).expect("an event");
+    let first: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(first["object"]["kind"], "PartialObjectMetadata", "{body}");
+}
+
+/// Watch-list options as apimachinery validates them, `sendInitialEvents=false` from now, and
+/// the `initial-events-end` bookmark only to a client that allows bookmarks; a resourceVersion
+/// the server has not reached is the 504 whose cause client-go's reflector looks for.
+#[test]
+fn watch_list_options_and_too_large_versions_are_answered_as_the_apiserver_does() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    s.step("1m");
+    let pods = "/api/v1/namespaces/default/pods";
+    let (code, body) = s.http(
+        "GET",
+        &format!("{pods}?watch=true&sendInitialEvents=true"),
+        "",
+        "",
+    );
+    assert_eq!(code, 422, "{body}");
+    assert!(
+        body.contains("sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"),
+        "{body}"
+    );
+    let (code, body) = s.http("GET", &format!("{pods}?sendInitialEvents=true"), "", "");
+    assert_eq!(code, 422, "{body}");
+    assert!(
+        body.contains("sendInitialEvents is forbidden for list"),
+        "{body}"
+    );
+    let wl = "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1";
+    let (_, body) = s.http("GET", &format!("{pods}?{wl}"), "", "");
+    assert!(
+        body.contains("\"ADDED\"") && !body.contains("initial-events-end"),
+        "{body}"
+    );
+    let (_, body) = s.http(
+        "GET",
+        &format!("{pods}?{wl}&allowWatchBookmarks=true"),
+        "",
+        "",
+    );
+    assert!(body.contains("initial-events-end"), "{body}");
+    let from_now =
+        "watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1";
+    let (_, body) = s.http("GET", &format!("{pods}?{from_now}"), "", "");
+    assert!(!body.contains("\"ADDED\""), "{body}");
+    for path in [
+        format!("{pods}?resourceVersion=99999999"),
+        format!("{pods}/vllm-0?resourceVersion=99999999"),
+    ] {
+        let (code, body) = s.http("GET", &path, "", "");
+        assert_eq!(code, 504, "{path}: {body}");
+        assert!(
+            body.contains("\"reason\":\"ResourceVersionTooLarge\""),
+            "{body}"
+        );
+        assert!(body.contains("\"retryAfterSeconds\":1"), "{body}");
+    }
+    let (code, body) = s.http(
+        "GET",
+        &format!("{pods}?limit=1&continue=default/vllm-0&resourceVersion=5"),
+        "",
+        "",
+    );
+    assert_eq!(code, 400, "{body}");
 }
 
 #[test]

@@ -224,7 +224,7 @@ async fn cleanup_removed_slices(
             .await
             .map_err(|e| wrap(e, format!("failed to delete LWS {}", lws.name())))?;
         let msg = format!("Deleted LWS {} for removed slice {slice_idx}", lws.name());
-        c.event(ds, "Normal", EVENT_REASON_LWS_DELETED, &msg);
+        c.eventf(ds, None, "Normal", EVENT_REASON_LWS_DELETED, "Delete", &msg);
     }
     service_manager::cleanup_removed_slices(c, ds, desired_slices).await
 }
@@ -340,7 +340,7 @@ async fn cleanup_drained_lws(
                 .await
                 .map_err(|e| wrap(e, format!("failed to delete LWS {}", lws.name())))?;
             let msg = format!("Deleted drained LWS {}", lws.name());
-            c.event(ds, "Normal", EVENT_REASON_LWS_DELETED, &msg);
+            c.eventf(ds, None, "Normal", EVENT_REASON_LWS_DELETED, "Delete", &msg);
         }
     }
     Ok(())
@@ -374,7 +374,14 @@ async fn recreate_legacy_slice0(
             "Deleted legacy slice-0 LWS {} to recreate it in slice-aware form",
             lws.name()
         );
-        c.event(ds, "Normal", EVENT_REASON_LWS_DELETED, &msg);
+        c.eventf(
+            ds,
+            None,
+            "Normal",
+            EVENT_REASON_LWS_DELETED,
+            "Migrate",
+            &msg,
+        );
     }
     Ok(())
 }

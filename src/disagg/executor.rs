@@ -113,7 +113,14 @@ async fn init_rolling_update(
     old_revisions: &[RevisionRoles],
 ) -> Result<Action> {
     let msg = format!("Started rolling update to revision {revision}");
-    c.event(ds, "Normal", EVENT_REASON_ROLLING_UPDATE_STARTED, &msg);
+    c.eventf(
+        ds,
+        None,
+        "Normal",
+        EVENT_REASON_ROLLING_UPDATE_STARTED,
+        "Update",
+        &msg,
+    );
     for old_grouped in old_revisions {
         for role_lws in old_grouped.roles.values() {
             let replicas = role_lws.spec.replicas.unwrap_or(1);
@@ -165,7 +172,14 @@ pub async fn reconcile_rolling_update(
             "Completed rolling update to revision {}",
             new_revision.revision
         );
-        c.event(ds, "Normal", EVENT_REASON_ROLLING_UPDATE_COMPLETED, &msg);
+        c.eventf(
+            ds,
+            None,
+            "Normal",
+            EVENT_REASON_ROLLING_UPDATE_COMPLETED,
+            "Update",
+            &msg,
+        );
         return Ok(Action::done());
     };
     scale_up_new(
@@ -417,7 +431,7 @@ async fn scale_up_new(
             "Scaling up {name} LWS {lws_name} from {} to {} replicas",
             current[i], target[i]
         );
-        c.event(ds, "Normal", EVENT_REASON_SCALING_UP, &msg);
+        c.eventf(ds, None, "Normal", EVENT_REASON_SCALING_UP, "Update", &msg);
     }
     Ok(())
 }
@@ -481,7 +495,14 @@ async fn scale_down_old(
                 .map_err(|e| wrap(e, format!("failed to scale {lws_name}")))?;
             let msg =
                 format!("Scaling down {name} LWS {lws_name} from {replicas} to {to} replicas");
-            c.event(ds, "Normal", EVENT_REASON_SCALING_DOWN, &msg);
+            c.eventf(
+                ds,
+                None,
+                "Normal",
+                EVENT_REASON_SCALING_DOWN,
+                "Update",
+                &msg,
+            );
             if triggers_coordinated.contains(name.as_str()) || !any_triggered {
                 budget[i] -= planned_drain[name.as_str()];
             }

@@ -11,7 +11,9 @@
 //! stays within target + maxSurge; all roles move together, and no old revision is left with
 //! one role drained to zero while another still runs (orphan prevention).
 //!
-//! Go's `int` is `i32` here; per-role slices (`[]int`) are `Vec<i32>` when returned, `&[i32]`
+//! Go's `int` is `i32` here, widened to `i64` wherever a sum or difference of a replica count
+//! and a role's maxSurge or maxUnavailable could pass `i32` (Go's 64-bit `int` does not wrap
+//! there: a maxSurge of 2^31 - 1 is valid); per-role slices (`[]int`) are `Vec<i32>` when returned, `&[i32]`
 //! when passed. Go's `*UpdateStep` (nil = nothing to do) is `Option<UpdateStep>`. Where Go
 //! returns a step aliasing an input slice, the Rust step owns a copy: no caller mutates either.
 
@@ -43,6 +45,15 @@ pub fn default_rolling_update_config(num_roles: usize) -> Vec<RollingUpdateConfi
     vec![default; num_roles]
 }
 
+fn wide(x: i32) -> i64 {
+    i64::from(x)
+}
+
+/// Back to `i32`: every caller narrows a value between 0 and a replica count.
+fn narrow(x: i64) -> i32 {
+    i32::try_from(x).unwrap_or(if x < 0 { i32::MIN } else { i32::MAX })
+}
+
 /// `batchSize` (planner.go:61-66): the surge when positive, else the unavailability, at least 1.
 fn batch_size(max_surge: i32, max_unavailable: i32) -> i32 {
     if max_surge > 0 {
@@ -60,8 +71,9 @@ fn compute_total_steps(initial_old: &[i32], target: &[i32], config: &[RollingUpd
     for i in 0..num_roles {
         let max_replicas = initial_old[i].max(target[i]).max(0);
         let role_batch_size = batch_size(config[i].max_surge, config[i].max_unavailable);
-        // Integer ceiling division.
-        let role_steps = (max_replicas + role_batch_size - 1) / role_batch_size;
+        // Integer ceiling division (at most `max_replicas`, so back within i32).
+        let steps = (wide(max_replicas) + wide(role_batch_size) - 1) / wide(role_batch_size);
+        let role_steps = narrow(steps);
         total_steps = total_steps.max(role_steps);
     }
     total_steps
@@ -202,7 +214,9 @@ fn can_scale_up(
         if target_new[i] == 0 {
             continue;
         }
-        if current_old[i] + next_new[i] > target_new[i] + config[i].max_surge {
+        if wide(current_old[i]) + wide(next_new[i])
+            > wide(target_new[i]) + wide(config[i].max_surge)
+        {
             return false;
         }
     }
@@ -220,7 +234,8 @@ fn compute_min_old(
     let mut min_old = vec![0; initial_old.len()];
     for i in 0..initial_old.len() {
         if initial_old[i] >= target_new[i] {
-            min_old[i] = (target_new[i] - config[i].max_unavailable - current_new[i]).max(0);
+            let min = wide(target_new[i]) - wide(config[i].max_unavailable) - wide(current_new[i]);
+            min_old[i] = narrow(min.max(0));
         }
     }
     min_old
@@ -297,8 +312,8 @@ fn can_drain_all_to_zero(
 ) -> bool {
     for i in 0..target.len() {
         if initial_old[i] >= target[i] {
-            let min_required = target[i] - config[i].max_unavailable;
-            if next_new[i] < min_required {
+            let min_required = wide(target[i]) - wide(config[i].max_unavailable);
+            if wide(next_new[i]) < min_required {
                 return false;
             }
         }
@@ -357,10 +372,12 @@ fn try_force_drain(
     let mut drained_old = vec![0; current_old.len()];
     let mut needs_drain = false;
     for i in 0..current_old.len() {
-        let max_old = target_new[i] + config[i].max_surge - next_new[i];
-        drained_old[i] = current_old[i].min(max_old).max(0);
+        let max_old = wide(target_new[i]) + wide(config[i].max_surge) - wide(next_new[i]);
+        drained_old[i] = narrow(wide(current_old[i]).min(max_old).max(0));
         if initial_old[i] >= target_new[i] {
-            let min_old_for_role = (target_new[i] - config[i].max_unavailable - next_new[i]).max(0);
+            let min_old_for_role = narrow(
+                (wide(target_new[i]) - wide(config[i].max_unavailable) - wide(next_new[i])).max(0),
+            );
             drained_old[i] = drained_old[i].max(min_old_for_role);
         }
         if drained_old[i] < current_old[i] {
@@ -467,6 +484,17 @@ mod tests {
     use super::*;
 
     /// `RollingUpdateConfig{MaxSurge: surge, MaxUnavailable: unavailable}`.
+    #[test]
+    fn a_surge_of_i32_max_rolls_out_as_go_s_64_bit_int_does() {
+        // Two roles of 2, maxSurge 2^31 - 1: Go's `2 + 2147483647 - 1` does not wrap, so the
+        // rollout is one step (it wrapped to 0 steps here, "completed" at once).
+        let config = vec![cfg(i32::MAX, 1), cfg(i32::MAX, 1)];
+        assert_eq!(compute_total_steps(&[2, 2], &[2, 2], &config), 1);
+        assert!(can_scale_up(&[2, 2], &[2, 2], &[2, 2], &config));
+        let drained = try_force_drain(&[2, 2], &[2, 2], &[2, 2], &[2, 2], &config);
+        assert!(drained.is_none(), "{drained:?}");
+    }
+
     fn cfg(max_surge: i32, max_unavailable: i32) -> RollingUpdateConfig {
         RollingUpdateConfig {
             max_surge,

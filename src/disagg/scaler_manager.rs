@@ -76,7 +76,14 @@ pub async fn reconcile(
                 }
             }
             let msg = format!("Deleted scaler {name} (role {role} is no longer External)");
-            c.event(ds, "Normal", EVENT_REASON_SCALER_DELETED, &msg);
+            c.eventf(
+                ds,
+                None,
+                "Normal",
+                EVENT_REASON_SCALER_DELETED,
+                "Delete",
+                &msg,
+            );
             continue;
         }
         existing.insert(role, s);
@@ -128,7 +135,14 @@ async fn create(
     match c.create(scaler).await {
         Ok(created) => {
             let msg = format!("Created scaler {name} for role {role}");
-            c.event(ds, "Normal", EVENT_REASON_SCALER_CREATED, &msg);
+            c.eventf(
+                ds,
+                None,
+                "Normal",
+                EVENT_REASON_SCALER_CREATED,
+                "Create",
+                &msg,
+            );
             return Ok(Some(created));
         }
         Err(e) if !e.is_already_exists() => {
@@ -145,7 +159,14 @@ async fn create(
         let msg = format!(
             "Scaler {name} exists but is not controlled by this DisaggregatedSet; not adopting"
         );
-        c.event(ds, "Warning", EVENT_REASON_SCALER_CONFLICT, &msg);
+        c.eventf(
+            ds,
+            None,
+            "Warning",
+            EVENT_REASON_SCALER_CONFLICT,
+            "Conflict",
+            &msg,
+        );
         return Ok(None);
     }
     Ok(Some(cur))

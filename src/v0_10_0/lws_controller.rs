@@ -16,7 +16,7 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::revision::{self as rev, get_revision_key};
 use super::utils::{self, non_zero_value, pod_running_and_ready, statefulset_ready};
 use crate::api::{keys, LeaderWorkerSet};
-use crate::client::{Action, Client, Error, Result};
+use crate::client::{Action, Client, Error, Related, Result};
 use crate::k8s;
 use crate::lws_controller::{controlled_by_another, Ctx};
 use crate::profile::PartitionFormula;
@@ -29,6 +29,11 @@ pub const PROGRESSING: &str = "Progressing";
 pub const UPDATE_IN_PROGRESS: &str = rollout::UPDATE_IN_PROGRESS;
 const GROUPS_PROGRESSING: &str = "GroupsProgressing";
 const GROUPS_UPDATING: &str = "GroupsUpdating";
+// The events' actions (`Create`, `Update`, `Delete`: pkg/controllers/leaderworkerset_controller.go
+// @v0.10.0, also used by the pod controller).
+pub(super) const CREATE: &str = "Create";
+pub(super) const UPDATE: &str = "Update";
+pub(super) const DELETE: &str = "Delete";
 
 /// `Reconcile`.
 pub async fn reconcile<C: Client>(
@@ -75,7 +80,8 @@ pub async fn reconcile<C: Client>(
                     "Creating revision with key {} for updated LWS",
                     get_revision_key(&created.metadata)
                 );
-                c.event(&*lws, "Normal", "CreatingRevision", &msg);
+                let related = Some(Related::of(&*created));
+                c.eventf(&*lws, related, "Normal", "CreatingRevision", CREATE, &msg);
                 created
             }
         };
@@ -84,18 +90,25 @@ pub async fn reconcile<C: Client>(
     let (partition, replicas) =
         rolling_update_parameters(c, ctx, &lws, leader_sts.as_deref(), &key, lws_updated).await?;
     if let Err(e) = ssa_with_statefulset(c, &lws, partition, replicas, &key).await {
-        let (reason, verb) = match leader_sts {
-            None => ("FailedCreate", "create"),
-            Some(_) => ("FailedUpdate", "update"),
+        let (reason, action, verb) = match leader_sts {
+            None => ("FailedCreate", CREATE, "create"),
+            Some(_) => ("FailedUpdate", UPDATE, "update"),
         };
         let msg = format!("Failed to {verb} leader statefulset {}: {e}", lws.name());
-        c.event(&*lws, "Warning", reason, &msg);
+        c.eventf(&*lws, None, "Warning", reason, action, &msg);
         return Err(e);
     }
-    record_partition_event(c, &lws, leader_sts.as_deref(), lws_updated, partition);
+    record_partition_event(
+        c,
+        &lws,
+        &revision,
+        leader_sts.as_deref(),
+        lws_updated,
+        partition,
+    );
     if let Err(e) = reconcile_headless_services(c, &lws).await {
         let msg = format!("Failed to create headless service for error: {e}");
-        c.event(&*lws, "Warning", "FailedCreate", &msg);
+        c.eventf(&*lws, None, "Warning", "FailedCreate", CREATE, &msg);
         return Err(e);
     }
     let update_done = match update_status(c, ctx, &lws, &key).await {
@@ -119,13 +132,15 @@ pub async fn reconcile<C: Client>(
 fn record_partition_event<C: Client>(
     c: &C,
     lws: &LeaderWorkerSet,
+    revision: &ControllerRevision,
     leader_sts: Option<&StatefulSet>,
     lws_updated: bool,
     partition: i32,
 ) {
+    let related = Some(Related::of(revision));
     let Some(sts) = leader_sts else {
         let msg = format!("Created leader statefulset {}", lws.name());
-        c.event(lws, "Normal", GROUPS_PROGRESSING, &msg);
+        c.eventf(lws, related, "Normal", GROUPS_PROGRESSING, CREATE, &msg);
         return;
     };
     let old = sts_partition(sts);
@@ -137,7 +152,7 @@ fn record_partition_event<C: Client>(
     } else {
         format!("Updating replicas {partition} to {} (inclusive)", old - 1)
     };
-    c.event(lws, "Normal", GROUPS_UPDATING, &msg);
+    c.eventf(lws, related, "Normal", GROUPS_UPDATING, UPDATE, &msg);
 }
 
 fn sts_partition(sts: &StatefulSet) -> i32 {
@@ -278,7 +293,7 @@ fn record_surge_release<C: Client>(c: &C, lws: &LeaderWorkerSet, want: i32, sts_
     } else {
         return;
     };
-    c.event(lws, "Normal", GROUPS_PROGRESSING, &msg);
+    c.eventf(lws, None, "Normal", GROUPS_PROGRESSING, DELETE, &msg);
 }
 
 /// `getReplicaStates`: for each index below the leader StatefulSet's replicas, whether its
@@ -453,7 +468,8 @@ pub(super) async fn get_or_create_revision_if_non_exist<C: Client>(
     } else {
         format!("Creating missing revision with key {key} for existing LeaderWorkerSet")
     };
-    c.event(lws, "Normal", "CreatingRevision", &msg);
+    let related = Some(Related::of(&*created));
+    c.eventf(lws, related, "Normal", "CreatingRevision", CREATE, &msg);
     Ok(created)
 }
 
@@ -754,7 +770,7 @@ async fn update_conditions<C: Client>(
             "{}, with {} groups ready of total {replicas} groups",
             first.message, n.ready
         );
-        c.event(&*lws, "Normal", &first.reason, &msg);
+        c.eventf(&*lws, None, "Normal", &first.reason, UPDATE, &msg);
     }
     Ok((update_status || update_condition, update_done))
 }

@@ -15,11 +15,11 @@ use k8s_openapi::api::apps::v1::{
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use super::lws_controller::subdomain_policy;
+use super::lws_controller::{subdomain_policy, CREATE, DELETE};
 use super::revision::{self as rev, get_revision_key};
 use super::utils;
 use crate::api::{keys, LeaderWorkerSet};
-use crate::client::{Action, Client, Error, Propagation, Result};
+use crate::client::{Action, Client, Error, Propagation, Related, Result};
 use crate::k8s;
 use crate::profile::Flags;
 use crate::restart_guard;
@@ -109,7 +109,14 @@ async fn reconcile_leader<C: Client>(
             k8s::name(&pod.metadata),
             keys::LEADER_POD_NAME
         );
-        c.event(lws, "Warning", "FailedCreate", &msg);
+        c.eventf(
+            lws,
+            Some(Related::of(pod)),
+            "Warning",
+            "FailedCreate",
+            CREATE,
+            &msg,
+        );
         return Ok(Action::done());
     }
     if subdomain_policy(lws) == Some("UniquePerReplica") {
@@ -154,7 +161,8 @@ async fn reconcile_leader<C: Client>(
                 "Created worker statefulset for leader pod {}",
                 k8s::name(&pod.metadata)
             );
-            c.event(lws, "Normal", "GroupsProgressing", &msg);
+            let related = Some(Related::of(pod));
+            c.eventf(lws, related, "Normal", "GroupsProgressing", CREATE, &msg);
             Ok(Action::done())
         }
         Err(e) if e.is_already_exists() => Ok(Action::done()),
@@ -163,7 +171,8 @@ async fn reconcile_leader<C: Client>(
                 "Failed to create worker statefulset for leader pod {}: {e}",
                 k8s::name(&pod.metadata)
             );
-            c.event(lws, "Warning", "FailedCreate", &msg);
+            let related = Some(Related::of(pod));
+            c.eventf(lws, related, "Warning", "FailedCreate", CREATE, &msg);
             Err(e)
         }
     }
@@ -226,7 +235,8 @@ async fn handle_restart_policy<C: Client>(
         "Worker pod {} failed, deleted leader pod {leader_name} to recreate group {group}",
         k8s::name(&pod.metadata)
     );
-    c.event(lws, "Normal", "RecreateGroup", &msg);
+    let related = Some(Related::of(&*leader));
+    c.eventf(lws, related, "Normal", "RecreateGroup", DELETE, &msg);
     Ok(true)
 }
 

@@ -2059,9 +2059,9 @@ fn exclusive_affinity_applied_table() {
 fn get_sub_group_index_table() {
     struct Case {
         name: &'static str,
-        pod_count: i32,
-        sub_group_size: i32,
-        worker_index: i32,
+        pod_count: i64,
+        sub_group_size: i64,
+        worker_index: i64,
         expected_sub_group_index: &'static str,
     }
     let cases = [

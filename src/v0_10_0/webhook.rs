@@ -169,6 +169,12 @@ pub enum Refusal {
     Panicked(&'static str),
 }
 
+impl From<String> for Refusal {
+    fn from(m: String) -> Self {
+        Refusal::Invalid(m)
+    }
+}
+
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -438,16 +444,15 @@ fn validate_update_sub_group_policy(
 /// The pod webhook's `Default` (on pod create): group index, subdomain, group key and
 /// exclusive affinities for leaders; worker index and subgroup labels for workers; then, for a
 /// pod requesting TPUs, the TPU environment variables, and the LWS ones. Errors reject the pod.
-pub fn default_pod(pod: &mut Pod) -> Result<(), String> {
+pub fn default_pod(pod: &mut Pod) -> Result<(), Refusal> {
     if k8s::label(&pod.metadata, keys::SET_NAME).is_none() {
         return Ok(());
     }
     let name = k8s::name(&pod.metadata).to_string();
     let size = k8s::annotation(&pod.metadata, keys::SIZE)
         .ok_or_else(|| format!("size annotation is unexpectedly missing for pod {name}"))?;
-    let pod_count: i32 = size
-        .parse()
-        .map_err(|_| format!("strconv.Atoi: parsing {size:?}: invalid syntax"))?;
+    // Go's `int` is 64 bits: `strconv.Atoi`.
+    let pod_count = tpu::atoi(size)?;
     if leader_pod(pod) {
         default_leader_labels(pod, &name)?;
     } else {
@@ -456,9 +461,12 @@ pub fn default_pod(pod: &mut Pod) -> Result<(), String> {
     // pod_webhook.go@v0.10.0:159-175: the scheduler provider (nil in a default install, not
     // modelled), then the TPU variables, then the LWS ones.
     if pod.spec.as_ref().is_some_and(tpu::pod_requests_tpus) {
-        tpu::add_tpu_variables(pod, i64::from(pod_count))?;
+        tpu::add_tpu_variables(pod, pod_count).map_err(|e| match e.as_str() {
+            tpu::DIVIDE_BY_ZERO => Refusal::Panicked(DIVIDE_BY_ZERO),
+            _ => Refusal::Invalid(e),
+        })?;
     }
-    add_lws_variables(pod)
+    Ok(add_lws_variables(pod)?)
 }
 
 fn default_leader_labels(pod: &mut Pod, name: &str) -> Result<(), String> {
@@ -504,10 +512,10 @@ fn default_leader_labels(pod: &mut Pod, name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn default_worker_labels(pod: &mut Pod, name: &str, pod_count: i32) -> Result<(), String> {
+fn default_worker_labels(pod: &mut Pod, name: &str, pod_count: i64) -> Result<(), Refusal> {
     let (_, worker_index) = get_parent_name_and_ordinal(name);
     if worker_index == -1 {
-        return Err(format!("parsing pod ordinal for pod {name}"));
+        return Err(format!("parsing pod ordinal for pod {name}").into());
     }
     let annotations = pod.metadata.annotations.clone().unwrap_or_default();
     let labels = pod.metadata.labels.get_or_insert_with(BTreeMap::new);
@@ -521,17 +529,16 @@ fn default_worker_labels(pod: &mut Pod, name: &str, pod_count: i32) -> Result<()
     {
         return Ok(());
     }
-    let sgs: i32 = sgs
-        .parse()
-        .map_err(|_| format!("strconv.Atoi: parsing {sgs:?}: invalid syntax"))?;
-    if sgs < 1 {
-        return Err(format!("subgroup size {sgs} must be at least 1")); // Go: divide by zero
+    let sgs = tpu::atoi(sgs)?;
+    if sgs == 0 {
+        // `getSubGroupIndex`'s `%` by zero: the handler panics (a negative size divides).
+        return Err(Refusal::Panicked(DIVIDE_BY_ZERO));
     }
     let leader = annotations
         .get(keys::LEADER_POD_NAME)
         .cloned()
         .unwrap_or_default();
-    let index = get_sub_group_index(pod_count, sgs, worker_index);
+    let index = get_sub_group_index(pod_count, sgs, i64::from(worker_index));
     let key = crate::hash::group_key(&leader, &index);
     labels.insert(keys::SUBGROUP_INDEX.into(), index);
     labels.insert(keys::SUBGROUP_KEY.into(), key.clone());
@@ -542,11 +549,16 @@ fn default_worker_labels(pod: &mut Pod, name: &str, pod_count: i32) -> Result<()
 }
 
 /// `getSubGroupIndex`: when only `size - 1` divides, the leader is an extra pod of subgroup 0.
-pub fn get_sub_group_index(pod_count: i32, sub_group_size: i32, worker_index: i32) -> String {
-    if (pod_count - 1) % sub_group_size == 0 && pod_count % sub_group_size != 0 {
-        return ((worker_index - 1) / sub_group_size).to_string();
+/// Go's 64-bit arithmetic, which wraps (a nonzero `sub_group_size`).
+pub fn get_sub_group_index(pod_count: i64, sub_group_size: i64, worker_index: i64) -> String {
+    let rem = |x: i64| x.wrapping_rem(sub_group_size);
+    if rem(pod_count.wrapping_sub(1)) == 0 && rem(pod_count) != 0 {
+        return worker_index
+            .wrapping_sub(1)
+            .wrapping_div(sub_group_size)
+            .to_string();
     }
-    (worker_index / sub_group_size).to_string()
+    worker_index.wrapping_div(sub_group_size).to_string()
 }
 
 /// `SetExclusiveAffinities`: required pod affinity to the group's own key and anti-affinity to
@@ -931,6 +943,44 @@ mod tests {
         assert_eq!(
             names,
             ["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX"]
+        );
+    }
+
+    #[test]
+    fn a_zero_subgroup_size_panics_and_a_negative_one_divides() {
+        let sg = keys::SUBGROUP_SIZE_V0_10;
+        let labels = [(keys::SET_NAME, "lws"), (keys::GROUP_INDEX, "0")];
+        // pod_webhook.go@v0.10.0:143-150, getSubGroupIndex: `%` by zero panics (500).
+        let mut w = pod(
+            "lws-0-1",
+            &labels,
+            &[(keys::SIZE, "4"), (sg, "0")],
+            "worker",
+        );
+        assert_eq!(default_pod(&mut w), Err(Refusal::Panicked(DIVIDE_BY_ZERO)));
+        // Go divides by a negative size: (4-1) % -2 != 0, so 1 / -2 = 0.
+        let mut w = pod(
+            "lws-0-1",
+            &labels,
+            &[(keys::SIZE, "4"), (sg, "-2")],
+            "worker",
+        );
+        default_pod(&mut w).unwrap();
+        assert_eq!(k8s::label(&w.metadata, keys::SUBGROUP_INDEX), Some("0"));
+        // `strconv.Atoi` is 64-bit: a size past i32 is a number, past i64 out of range.
+        let mut w = pod("lws-0-1", &labels, &[(keys::SIZE, "3000000000")], "worker");
+        default_pod(&mut w).unwrap();
+        let mut w = pod(
+            "lws-0-1",
+            &labels,
+            &[(keys::SIZE, "99999999999999999999")],
+            "worker",
+        );
+        assert_eq!(
+            default_pod(&mut w),
+            Err(Refusal::Invalid(
+                r#"strconv.Atoi: parsing "99999999999999999999": value out of range"#.into()
+            ))
         );
     }
 

@@ -8,6 +8,7 @@ use k8s_openapi::api::apps::v1::{
     RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::selector::Selector;
@@ -91,6 +92,9 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
     if let Some(sts) = any.downcast_ref::<StatefulSet>() {
         return validate_statefulset(sts, old.and_then(|o| o.downcast_ref()), gates);
     }
+    if let Some(pdb) = any.downcast_ref::<PodDisruptionBudget>() {
+        return validate_pdb(pdb);
+    }
     if let Some(pod) = any.downcast_ref::<Pod>() {
         validate_containers("spec", pod.spec.as_ref())?;
         let old: Option<&Pod> = old.and_then(|o| o.downcast_ref());
@@ -108,6 +112,49 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
         }
     }
     Ok(())
+}
+
+/// `ValidatePodDisruptionBudgetSpec`'s budget rules (kubernetes
+/// `pkg/apis/policy/validation/validation.go` and `pkg/apis/apps/validation/validation.go`
+/// `ValidatePositiveIntOrPercent`, `IsNotMoreThan100Percent`, v1.33): not both `minAvailable`
+/// and `maxUnavailable`; each a non-negative integer or a percentage `[0-9]+%` of at most 100%.
+/// A budget the simulator's eviction cannot read (`"abc"`) is refused, not taken as blocking.
+fn validate_pdb(pdb: &PodDisruptionBudget) -> Result<(), String> {
+    let Some(spec) = pdb.spec.as_ref() else {
+        return Ok(());
+    };
+    let mut errors = Vec::new();
+    if spec.min_available.is_some() && spec.max_unavailable.is_some() {
+        errors.push(
+            "spec: Invalid value: minAvailable and maxUnavailable cannot be both set".to_string(),
+        );
+    }
+    for (field, v) in [
+        ("spec.minAvailable", &spec.min_available),
+        ("spec.maxUnavailable", &spec.max_unavailable),
+    ] {
+        match v {
+            Some(IntOrString::Int(n)) if *n < 0 => errors.push(format!(
+                "{field}: Invalid value: {n}: must be greater than or equal to 0"
+            )),
+            Some(IntOrString::String(p)) => {
+                let digits = p.strip_suffix('%').unwrap_or("");
+                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                    errors.push(format!("{field}: Invalid value: {p:?}: a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')"));
+                } else if digits.parse::<u64>().map_or(true, |n| n > 100) {
+                    errors.push(format!(
+                        "{field}: Invalid value: {p:?}: must not be greater than 100%"
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0)),
+        _ => Err(format!("[{}]", errors.join(", "))),
+    }
 }
 
 /// A `/status` write's new status (the `ValidateStatusUpdate` of each kind's strategy): for a

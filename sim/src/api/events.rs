@@ -1,21 +1,43 @@
-//! Kubernetes Events the controllers record (`record.EventRecorder.Eventf`), kept as
-//! `core/v1` Event objects a scenario's `check` can match.
+//! Kubernetes Events the controllers record, kept as `core/v1` Event objects (the form the API
+//! server stores; `serve` also shows them as events.k8s.io/v1) a scenario's `check` can match.
 //!
-//! client-go's recorder (`tools/record/event.go`, `events_cache.go`, v0.32) names an event
-//! `<object>.<nanoseconds hex>` and folds an event identical to an earlier one (same object,
-//! type, reason, message and source) into it: `count` + 1 and a new `lastTimestamp`. Events
-//! live here, beside the API server's stores, with their own resourceVersion counter, as in a
-//! cluster that keeps events in a separate etcd (`--etcd-servers-overrides=/events#...`): they
-//! never move the resourceVersions, watch logs or trace the controllers depend on. Simplified
-//! (docs/fidelity.md): no similar-event aggregation ("combined from similar events"), no
-//! spam filter, no TTL.
+//! Two recorders, as upstream uses them:
+//!
+//! - the core/v1 recorder (client-go `tools/record/event.go`, `events_cache.go`), which
+//!   controller-runtime's `GetEventRecorderFor` returns (LWS v0.3.0 and v0.4.1): it names an
+//!   event `<object>.<nanoseconds hex>` and folds one identical to an earlier one (same source,
+//!   object, type, reason and message) into it: `count` + 1 and a new `lastTimestamp`;
+//! - the events.k8s.io/v1 recorder (client-go `tools/events/event_recorder.go` and
+//!   `event_broadcaster.go` @v0.36.3), which controller-runtime's `GetEventRecorder` returns
+//!   (v0.24.1 `pkg/internal/recorder/recorder.go`; LWS v0.10.0): an event carries an action,
+//!   an optional related object, `eventTime` and its reporting controller and instance. Each
+//!   controller process keeps a cache of the events it recorded, keyed by type, action, reason,
+//!   reporting controller and instance, the regarding object's reference (its
+//!   resourceVersion included) and the related one's, but not the note. The second isomorphic
+//!   event turns the first into a series (`series.count` 2, written at once); later ones only
+//!   count in the cache, written every 30 minutes (`refreshExistingEventSeries`) and when the
+//!   series has been quiet for 6 minutes (`finishSeries`, every 6 minutes, which also forgets
+//!   singletons older than that). The broadcaster starts with the process's first event
+//!   (controller-runtime starts it lazily); a process that dies loses its unwritten counts.
+//!
+//! Events live here, beside the API server's stores, with their own resourceVersion counter, as
+//! in a cluster that keeps events in a separate etcd (`--etcd-servers-overrides=/events#...`):
+//! they never move the resourceVersions, watch logs or trace the controllers depend on.
+//! Simplified (docs/fidelity.md): no similar-event aggregation ("combined from similar
+//! events"), no spam filter, no TTL; the events.k8s.io/v1 recorder's note is taken as written
+//! (upstream formats it with `fmt.Sprintf` and no arguments, which rewrites a `%` verb).
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use k8s_openapi::api::core::v1::{Event, EventSeries, EventSource, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 
-/// What a reconciler recorded: the object (kind and metadata) and the event's fields.
+/// `finishTime` and `refreshTime` (client-go `tools/events/event_broadcaster.go` @v0.36.3).
+const FINISH_MS: u64 = 6 * 60 * 1000;
+const REFRESH_MS: u64 = 30 * 60 * 1000;
+
+/// What a reconciler recorded: the object (kind and metadata), the event's fields, and the
+/// name of the recorder (`GetEventRecorderFor(name)` / `GetEventRecorder(name)`).
 #[derive(Clone, Debug)]
 pub struct Recorded {
     pub kind: &'static str,
@@ -24,6 +46,29 @@ pub struct Recorded {
     pub type_: String,
     pub reason: String,
     pub message: String,
+    pub controller: &'static str,
+    /// Set when recorded through the events.k8s.io/v1 recorder.
+    pub v1: Option<RecordedV1>,
+}
+
+/// The fields only the events.k8s.io/v1 recorder has.
+#[derive(Clone, Debug)]
+pub struct RecordedV1 {
+    pub action: String,
+    pub related: Option<ObjectReference>,
+}
+
+/// `reference.GetReference`: the object reference an event names.
+pub fn reference(kind: &str, api_version: &str, meta: &ObjectMeta) -> ObjectReference {
+    ObjectReference {
+        api_version: Some(api_version.to_string()),
+        kind: Some(kind.to_string()),
+        name: meta.name.clone(),
+        namespace: meta.namespace.clone(),
+        uid: meta.uid.clone(),
+        resource_version: meta.resource_version.clone(),
+        ..Default::default()
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -33,6 +78,49 @@ pub struct EventStore {
     events: BTreeMap<(String, String), Event>,
     /// Correlation key (object uid, type, reason, message) -> the event's key.
     seen: BTreeMap<(String, String, String, String), (String, String)>,
+    /// The events.k8s.io/v1 broadcaster of each live controller process, by its host name.
+    broadcasters: BTreeMap<String, Broadcaster>,
+    /// The earliest tick of any broadcaster (`u64::MAX`: none).
+    next_tick_ms: u64,
+}
+
+/// One process's events.k8s.io/v1 broadcaster: its cache of isomorphic events and when its
+/// two periodic flushes next run.
+#[derive(Clone, Debug)]
+struct Broadcaster {
+    cache: BTreeMap<IsoKey, Cached>,
+    next_finish_ms: u64,
+    next_refresh_ms: u64,
+}
+
+/// `eventKey`: type, action, reason, reporting controller and instance, regarding, related.
+type IsoKey = ([String; 5], [String; 7], [String; 7]);
+
+/// A cached event: where the API server keeps it, when it was made, and its series.
+#[derive(Clone, Debug)]
+struct Cached {
+    key: (String, String),
+    event_time_ms: u64,
+    /// (count, last observed), once an isomorphic event came.
+    series: Option<(i32, u64)>,
+}
+
+fn ref_key(r: Option<&ObjectReference>) -> [String; 7] {
+    let r = r.cloned().unwrap_or_default();
+    [
+        r.kind,
+        r.namespace,
+        r.name,
+        r.uid,
+        r.api_version,
+        r.resource_version,
+        r.field_path,
+    ]
+    .map(Option::unwrap_or_default)
+}
+
+fn micro(ms: u64) -> MicroTime {
+    MicroTime(crate::time::to_time(ms).0)
 }
 
 impl EventStore {
@@ -41,20 +129,190 @@ impl EventStore {
         self.rv
     }
 
-    /// Record `e` at `now_ms` from `component`.
-    pub fn record(&mut self, e: Recorded, component: &str, now_ms: u64) {
+    /// Record `e` at `now_ms`, from the controller process `host` (its pod name).
+    pub fn record(&mut self, e: Recorded, host: &str, now_ms: u64) {
+        if e.v1.is_some() {
+            self.advance(now_ms);
+            self.record_v1(e, host, now_ms);
+        } else {
+            self.record_core(e, now_ms);
+        }
+    }
+
+    fn record_core(&mut self, e: Recorded, now_ms: u64) {
         let time = crate::time::to_time(now_ms);
-        self.rv += 1;
-        let rv = self.rv.to_string();
         let uid = e.object.uid.clone().unwrap_or_default();
         let corr = (uid, e.type_.clone(), e.reason.clone(), e.message.clone());
-        if let Some(key) = self.seen.get(&corr) {
-            let ev = self.events.get_mut(key).expect("seen events are stored");
+        if let Some(key) = self.seen.get(&corr).cloned() {
+            let rv = self.bump();
+            let ev = self.events.get_mut(&key).expect("seen events are stored");
             ev.count = Some(ev.count.unwrap_or(1) + 1);
             ev.last_timestamp = Some(time);
             ev.metadata.resource_version = Some(rv);
             return;
         }
+        let mut ev = self.new_event(&e, now_ms);
+        ev.count = Some(1);
+        ev.first_timestamp = Some(time.clone());
+        ev.last_timestamp = Some(time);
+        ev.source = Some(EventSource {
+            component: Some(e.controller.to_string()),
+            host: None,
+        });
+        let key = self.store(ev);
+        self.seen.insert(corr, key);
+    }
+
+    /// `recordToSink`: a new event, the first repeat of one (a series, written at once), or a
+    /// later repeat (counted in the cache only).
+    fn record_v1(&mut self, e: Recorded, host: &str, now_ms: u64) {
+        let v1 = e.v1.clone().expect("a v1 event");
+        let instance = format!("{}-{host}", e.controller);
+        let regarding = reference(e.kind, e.api_version, &e.object);
+        let iso: IsoKey = (
+            [
+                e.type_.clone(),
+                v1.action.clone(),
+                e.reason.clone(),
+                e.controller.to_string(),
+                instance.clone(),
+            ],
+            ref_key(Some(&regarding)),
+            ref_key(v1.related.as_ref()),
+        );
+        let b = self
+            .broadcasters
+            .entry(host.to_string())
+            .or_insert_with(|| Broadcaster {
+                cache: BTreeMap::new(),
+                next_finish_ms: now_ms.saturating_add(FINISH_MS),
+                next_refresh_ms: now_ms.saturating_add(REFRESH_MS),
+            });
+        self.next_tick_ms = self.next_tick_ms.min(b.next_finish_ms);
+        if let Some(c) = b.cache.get_mut(&iso) {
+            match &mut c.series {
+                Some((count, last)) => {
+                    *count += 1;
+                    *last = now_ms;
+                }
+                None => {
+                    c.series = Some((2, now_ms));
+                    let c = c.clone();
+                    self.write_series(&c);
+                }
+            }
+            return;
+        }
+        let mut ev = self.new_event(&e, now_ms);
+        ev.event_time = Some(micro(now_ms));
+        ev.action = Some(v1.action);
+        ev.related = v1.related;
+        ev.reporting_component = Some(e.controller.to_string());
+        ev.reporting_instance = Some(instance);
+        ev.source = Some(EventSource::default());
+        let key = self.store(ev);
+        let cached = Cached {
+            key,
+            event_time_ms: now_ms,
+            series: None,
+        };
+        if let Some(b) = self.broadcasters.get_mut(host) {
+            b.cache.insert(iso, cached);
+        }
+    }
+
+    /// Run every broadcaster's periodic flushes due by `now_ms`, each at its own time.
+    pub fn advance(&mut self, now_ms: u64) {
+        if now_ms < self.next_tick_ms {
+            return;
+        }
+        let hosts: Vec<String> = self.broadcasters.keys().cloned().collect();
+        for host in hosts {
+            loop {
+                let b = &self.broadcasters[&host];
+                let tick = b.next_finish_ms.min(b.next_refresh_ms);
+                if tick > now_ms {
+                    break;
+                }
+                if b.next_finish_ms == tick {
+                    self.finish_series(&host, tick);
+                }
+                if self.broadcasters[&host].next_refresh_ms == tick {
+                    self.refresh_series(&host, tick);
+                }
+            }
+        }
+        self.next_tick_ms = self
+            .broadcasters
+            .values()
+            .map(|b| b.next_finish_ms.min(b.next_refresh_ms))
+            .min()
+            .unwrap_or(u64::MAX);
+    }
+
+    /// `finishSeries` at `at_ms`: a series quiet for `finishTime` is written and forgotten, a
+    /// singleton older than that forgotten.
+    fn finish_series(&mut self, host: &str, at_ms: u64) {
+        let b = self.broadcasters.get_mut(host).expect("a live broadcaster");
+        b.next_finish_ms = at_ms.saturating_add(FINISH_MS);
+        let cutoff = at_ms.saturating_sub(FINISH_MS);
+        let mut finished = Vec::new();
+        b.cache.retain(|_, c| match c.series {
+            Some((_, last)) if last < cutoff => {
+                finished.push(c.clone());
+                false
+            }
+            Some(_) => true,
+            None => c.event_time_ms >= cutoff,
+        });
+        for c in finished {
+            self.write_series(&c);
+        }
+    }
+
+    /// `refreshExistingEventSeries` at `at_ms`: every series in the cache is written.
+    fn refresh_series(&mut self, host: &str, at_ms: u64) {
+        let b = self.broadcasters.get_mut(host).expect("a live broadcaster");
+        b.next_refresh_ms = at_ms.saturating_add(REFRESH_MS);
+        let series: Vec<Cached> = b
+            .cache
+            .values()
+            .filter(|c| c.series.is_some())
+            .cloned()
+            .collect();
+        for c in series {
+            self.write_series(&c);
+        }
+    }
+
+    /// `recordEvent` of a series: the stored event's `series` patched to the cache's count.
+    fn write_series(&mut self, c: &Cached) {
+        let Some((count, last)) = c.series else {
+            return;
+        };
+        let rv = self.bump();
+        if let Some(ev) = self.events.get_mut(&c.key) {
+            ev.series = Some(EventSeries {
+                count: Some(count),
+                last_observed_time: Some(micro(last)),
+            });
+            ev.metadata.resource_version = Some(rv);
+        }
+    }
+
+    /// The process `host` is gone: its broadcaster, cache and unwritten counts with it.
+    pub fn stop_recording(&mut self, host: &str) {
+        self.broadcasters.remove(host);
+    }
+
+    fn bump(&mut self) -> String {
+        self.rv += 1;
+        self.rv.to_string()
+    }
+
+    /// A new event about `e`'s object, named `<object>.<nanoseconds hex>` at `now_ms`.
+    fn new_event(&mut self, e: &Recorded, now_ms: u64) -> Event {
+        let time = crate::time::to_time(now_ms);
         let namespace = e.object.namespace.clone().unwrap_or_default();
         let object_name = e.object.name.clone().unwrap_or_default();
         // Nanoseconds of virtual time, bumped past any event already named so (two events of
@@ -67,37 +325,29 @@ impl EventStore {
             }
             nanos += 1;
         };
-        let ev = Event {
+        Event {
             metadata: ObjectMeta {
-                name: Some(name.clone()),
-                namespace: Some(namespace.clone()),
-                resource_version: Some(rv),
+                name: Some(name),
+                namespace: Some(namespace),
+                creation_timestamp: Some(time),
                 ..Default::default()
             },
-            involved_object: ObjectReference {
-                api_version: Some(e.api_version.to_string()),
-                kind: Some(e.kind.to_string()),
-                name: Some(object_name),
-                namespace: Some(namespace.clone()),
-                uid: e.object.uid.clone(),
-                resource_version: e.object.resource_version.clone(),
-                ..Default::default()
-            },
-            type_: Some(e.type_),
-            reason: Some(e.reason),
-            message: Some(e.message),
-            count: Some(1),
-            first_timestamp: Some(time.clone()),
-            last_timestamp: Some(time),
-            source: Some(EventSource {
-                component: Some(component.to_string()),
-                host: None,
-            }),
+            involved_object: reference(e.kind, e.api_version, &e.object),
+            type_: Some(e.type_.clone()),
+            reason: Some(e.reason.clone()),
+            message: Some(e.message.clone()),
             ..Default::default()
-        };
-        let key = (namespace, name);
-        self.seen.insert(corr, key.clone());
-        self.events.insert(key, ev);
+        }
+    }
+
+    fn store(&mut self, mut ev: Event) -> (String, String) {
+        ev.metadata.resource_version = Some(self.bump());
+        let key = (
+            ev.metadata.namespace.clone().unwrap_or_default(),
+            ev.metadata.name.clone().unwrap_or_default(),
+        );
+        self.events.insert(key.clone(), ev);
+        key
     }
 
     /// The events in `namespace` (every namespace for `None`), in name order.
@@ -134,7 +384,31 @@ mod tests {
             type_: "Normal".into(),
             reason: reason.into(),
             message: message.into(),
+            controller: "leaderworkerset",
+            v1: None,
         }
+    }
+
+    /// An events.k8s.io/v1 event about the LWS at resourceVersion `rv`.
+    fn rec_v1(reason: &str, note: &str, rv: &str) -> Recorded {
+        let mut r = rec(reason, note);
+        r.object.resource_version = Some(rv.into());
+        r.v1 = Some(RecordedV1 {
+            action: "Update".into(),
+            related: None,
+        });
+        r
+    }
+
+    fn series(s: &EventStore) -> Vec<(String, Option<i32>)> {
+        s.list(None)
+            .map(|e| {
+                (
+                    e.message.clone().unwrap(),
+                    e.series.as_ref().and_then(|x| x.count),
+                )
+            })
+            .collect()
     }
 
     fn at(ms: u64) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Time {
@@ -144,9 +418,21 @@ mod tests {
     #[test]
     fn identical_events_fold_into_one_with_a_count() {
         let mut s = EventStore::default();
-        s.record(rec("GroupsProgressing", "a"), "lws", 1_000);
-        s.record(rec("GroupsProgressing", "a"), "lws", 2_000);
-        s.record(rec("GroupsProgressing", "b"), "lws", 2_000);
+        s.record(
+            rec("GroupsProgressing", "a"),
+            "lws-controller-manager-1",
+            1_000,
+        );
+        s.record(
+            rec("GroupsProgressing", "a"),
+            "lws-controller-manager-1",
+            2_000,
+        );
+        s.record(
+            rec("GroupsProgressing", "b"),
+            "lws-controller-manager-1",
+            2_000,
+        );
         let all: Vec<&Event> = s.list(Some("default")).collect();
         assert_eq!(all.len(), 2);
         let a = all
@@ -163,8 +449,8 @@ mod tests {
     #[test]
     fn two_events_at_one_instant_get_two_names() {
         let mut s = EventStore::default();
-        s.record(rec("A", "x"), "lws", 5);
-        s.record(rec("B", "y"), "lws", 5);
+        s.record(rec("A", "x"), "lws-controller-manager-1", 5);
+        s.record(rec("B", "y"), "lws-controller-manager-1", 5);
         let names: Vec<_> = s
             .list(None)
             .map(|e| e.metadata.name.clone().unwrap())
@@ -172,5 +458,120 @@ mod tests {
         assert_eq!(names.len(), 2);
         assert_ne!(names[0], names[1]);
         assert!(names.iter().all(|n| n.starts_with("vllm.")), "{names:?}");
+    }
+
+    #[test]
+    fn a_core_event_names_its_recorder_as_source() {
+        let mut s = EventStore::default();
+        s.record(rec("A", "x"), "lws-controller-manager-1", 5);
+        let e = s.list(None).next().unwrap();
+        let source = e.source.as_ref().unwrap();
+        assert_eq!(source.component.as_deref(), Some("leaderworkerset"));
+        assert_eq!(e.reporting_component, None);
+        assert_eq!(e.event_time, None);
+    }
+
+    #[test]
+    fn a_v1_event_carries_action_related_and_reporter() {
+        let mut s = EventStore::default();
+        let mut r = rec_v1("CreatingRevision", "n", "7");
+        r.v1.as_mut().unwrap().related = Some(ObjectReference {
+            kind: Some("ControllerRevision".into()),
+            name: Some("vllm-abc".into()),
+            ..Default::default()
+        });
+        s.record(r, "lws-controller-manager-1", 5_000);
+        let e = s.list(None).next().unwrap();
+        assert_eq!(e.action.as_deref(), Some("Update"));
+        assert_eq!(e.reporting_component.as_deref(), Some("leaderworkerset"));
+        assert_eq!(
+            e.reporting_instance.as_deref(),
+            Some("leaderworkerset-lws-controller-manager-1")
+        );
+        assert_eq!(e.event_time, Some(micro(5_000)));
+        assert_eq!(e.count, None);
+        assert_eq!(e.first_timestamp, None);
+        assert_eq!(e.source, Some(EventSource::default()));
+        let related = e.related.as_ref().unwrap();
+        assert_eq!(related.name.as_deref(), Some("vllm-abc"));
+        assert_eq!(e.involved_object.resource_version.as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn v1_events_fold_by_object_version_not_by_note() {
+        let mut s = EventStore::default();
+        let host = "lws-controller-manager-1";
+        // The same LWS version: the second note folds into the first event's series.
+        s.record(rec_v1("GroupsProgressing", "first", "7"), host, 1_000);
+        s.record(rec_v1("GroupsProgressing", "second", "7"), host, 2_000);
+        // Another version of the LWS: a new event.
+        s.record(rec_v1("GroupsProgressing", "third", "8"), host, 3_000);
+        assert_eq!(
+            series(&s),
+            vec![("first".into(), Some(2)), ("third".into(), None)]
+        );
+        let e = s.list(None).next().unwrap();
+        let last = e.series.as_ref().unwrap().last_observed_time.clone();
+        assert_eq!(last, Some(micro(2_000)));
+    }
+
+    #[test]
+    fn later_repeats_reach_the_server_when_the_series_finishes() {
+        let mut s = EventStore::default();
+        let host = "lws-controller-manager-1";
+        for t in 0..4 {
+            s.record(rec_v1("GroupsProgressing", "n", "7"), host, 1_000 + t);
+        }
+        // Counted in the cache only: the server has the series as first written.
+        assert_eq!(series(&s), vec![("n".into(), Some(2))]);
+        // The finish tick at 6 minutes after the first event: the series was observed less
+        // than 6 minutes before it, so it stays open.
+        s.advance(FINISH_MS + 1_000);
+        assert_eq!(series(&s), vec![("n".into(), Some(2))]);
+        // The next one, 12 minutes in: quiet for longer than 6 minutes, written and closed.
+        s.advance(2 * FINISH_MS + 1_000);
+        assert_eq!(series(&s), vec![("n".into(), Some(4))]);
+        // Closed: the next isomorphic event starts a new event.
+        s.record(
+            rec_v1("GroupsProgressing", "n", "7"),
+            host,
+            2 * FINISH_MS + 2_000,
+        );
+        assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn the_refresh_writes_a_busy_series() {
+        let mut s = EventStore::default();
+        let host = "lws-controller-manager-1";
+        // A repeat every 5 minutes keeps the series open through every finish tick.
+        for i in 0..6 {
+            s.record(rec_v1("GroupsProgressing", "n", "7"), host, i * 300_000);
+        }
+        assert_eq!(series(&s), vec![("n".into(), Some(2))]);
+        // The refresh 30 minutes after the first event writes the cache's count.
+        s.advance(REFRESH_MS - 1);
+        assert_eq!(series(&s), vec![("n".into(), Some(2))]);
+        s.advance(REFRESH_MS);
+        assert_eq!(series(&s), vec![("n".into(), Some(6))]);
+    }
+
+    #[test]
+    fn a_dead_process_loses_its_unwritten_counts() {
+        let mut s = EventStore::default();
+        let old = "lws-controller-manager-1";
+        for t in 0..3 {
+            s.record(rec_v1("GroupsProgressing", "n", "7"), old, 1_000 + t);
+        }
+        s.stop_recording(old);
+        s.advance(10 * REFRESH_MS);
+        assert_eq!(series(&s), vec![("n".into(), Some(2))]);
+        // The next process has its own cache and instance: a new event.
+        s.record(
+            rec_v1("GroupsProgressing", "n", "7"),
+            "lws-controller-manager-2",
+            5_000,
+        );
+        assert_eq!(s.len(), 2);
     }
 }

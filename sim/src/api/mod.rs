@@ -466,6 +466,7 @@ impl ApiServer {
         );
         self.now_ms = now_ms;
         self.compact();
+        self.events.advance(now_ms);
     }
 
     /// Keep at most `window` entries of each watch log behind its end for readers that do not

@@ -16,9 +16,10 @@ use std::task::{Context, Poll};
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use lws::api::LeaderWorkerSet;
-use lws::client::{Client, Error, Propagation, Reason, Resource, Result};
+use lws::client::{Client, Error, Propagation, Reason, Related, Resource, Result};
 use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
 
+use crate::api::events::{self, RecordedV1};
 use crate::api::{KindId, Selector};
 use crate::informer::Informer;
 
@@ -133,6 +134,8 @@ pub struct Exchange {
     /// and as what the API server's event store keeps.
     pub events: Vec<String>,
     pub recorded: Vec<crate::api::events::Recorded>,
+    /// The name of the reconciler's event recorder (`GetEventRecorder(name)`).
+    pub recorder: &'static str,
     /// Cache reads served, for "API calls per reconcile".
     pub reads: u32,
     /// Serve this reconcile's reads from each object's previous version (explore).
@@ -176,6 +179,32 @@ impl Future for WriteFuture {
 }
 
 impl SimClient {
+    /// An event for the API server's event store, and a line for the reconcile's log.
+    fn record<K: Resource>(
+        &self,
+        object: &K,
+        type_: &str,
+        reason: &str,
+        message: &str,
+        v1: Option<RecordedV1>,
+    ) {
+        let meta = object.meta();
+        let name = meta.name.as_deref().unwrap_or("");
+        let mut x = self.exchange.borrow_mut();
+        x.events.push(format!("{type_} {reason} {name}: {message}"));
+        let controller = x.recorder;
+        x.recorded.push(events::Recorded {
+            kind: K::KIND,
+            api_version: K::API_VERSION,
+            object: meta.clone(),
+            type_: type_.into(),
+            reason: reason.into(),
+            message: message.into(),
+            controller,
+            v1,
+        });
+    }
+
     fn write(&self, op: WriteOp) -> WriteFuture {
         WriteFuture {
             exchange: self.exchange.clone(),
@@ -314,17 +343,22 @@ impl Client for SimClient {
     }
 
     fn event<K: Resource>(&self, object: &K, type_: &str, reason: &str, message: &str) {
-        let meta = object.meta();
-        let name = meta.name.as_deref().unwrap_or("");
-        let mut x = self.exchange.borrow_mut();
-        x.events.push(format!("{type_} {reason} {name}: {message}"));
-        x.recorded.push(crate::api::events::Recorded {
-            kind: K::KIND,
-            api_version: K::API_VERSION,
-            object: meta.clone(),
-            type_: type_.into(),
-            reason: reason.into(),
-            message: message.into(),
-        });
+        self.record(object, type_, reason, message, None);
+    }
+
+    fn eventf<K: Resource>(
+        &self,
+        regarding: &K,
+        related: Option<Related<'_>>,
+        type_: &str,
+        reason: &str,
+        action: &str,
+        note: &str,
+    ) {
+        let v1 = RecordedV1 {
+            action: action.to_string(),
+            related: related.map(|r| events::reference(r.kind, r.api_version, r.meta)),
+        };
+        self.record(regarding, type_, reason, note, Some(v1));
     }
 }

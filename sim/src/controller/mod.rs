@@ -175,10 +175,7 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
     let s = serving.clone();
     api.add_validating_hook::<LeaderWorkerSet>("vleaderworkerset.kb.io", move |l, old| {
         webhook_down(&s)?;
-        webhook::validate_webhook(l, old).map_err(|r| match r {
-            webhook::Refusal::Invalid(m) => Rejection::Denied(m),
-            webhook::Refusal::Panicked(_) => Rejection::Panicked(r.to_string()),
-        })
+        webhook::validate_webhook(l, old).map_err(rejection)
     });
     let s = serving.clone();
     api.add_mutating_hook::<Pod>("mpod.kb.io", move |p, op| {
@@ -186,10 +183,19 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
             return Ok(());
         }
         webhook_down(&s)?;
-        Ok(webhook::default_pod(p)?)
+        webhook::default_pod(p).map_err(rejection)
     });
     register_pod_validator(api, serving.clone());
     register_disaggregated_set(api, serving);
+}
+
+/// How the API server answers a v0.10.0 webhook's refusal: 403, or 500 for a panic.
+fn rejection(r: lws::v0_10_0::webhook::Refusal) -> Rejection {
+    use lws::v0_10_0::webhook::Refusal;
+    match r {
+        Refusal::Invalid(m) => Rejection::Denied(m),
+        Refusal::Panicked(_) => Rejection::Panicked(r.to_string()),
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -373,7 +379,9 @@ impl ControllerRuntime {
             &self.pod_name(),
             String::new(),
         );
-        self.manager = None;
+        if let Some(m) = self.manager.take() {
+            api.events.stop_recording(&m.identity);
+        }
         self.webhook_serving.set(false);
         self.kill_after_writes = None;
         self.restarts += 1;
@@ -492,9 +500,11 @@ impl ControllerRuntime {
         let killed = self.drive(&mut manager, api, rng);
         let now = api.now_ms();
         for e in self.recorded.drain(..) {
-            api.events.record(e, "lws", now);
+            api.events.record(e, &manager.identity, now);
         }
-        if !killed {
+        if killed {
+            api.events.stop_recording(&manager.identity);
+        } else {
             self.manager = Some(manager);
         }
     }
@@ -824,6 +834,11 @@ fn start_reconcile(
         response: None,
         events: Vec::new(),
         recorded: Vec::new(),
+        // `GetEventRecorder(name)` / `GetEventRecorderFor(name)` in each release's cmd/main.go.
+        recorder: match which {
+            Which::Ds => "disaggregatedset",
+            Which::Lws | Which::Pod => "leaderworkerset",
+        },
         reads: 0,
         stale,
     }));

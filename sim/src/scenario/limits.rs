@@ -25,6 +25,10 @@ pub const LWS_PODS_MAX: i64 = 100_000;
 /// Pods of one DisaggregatedSet: `slices * sum(replicas * size)` over its roles, each role also
 /// held to the LeaderWorkerSet limits (every role becomes one LeaderWorkerSet per slice).
 pub const DS_PODS_MAX: i64 = LWS_PODS_MAX;
+/// Pods the world may hold at once, whatever made them (many LWSs within their own limits, bare
+/// pods, a client of `serve`): past it the run stops with a `liveness` verdict, so a small file
+/// cannot make memory grow without bound (about 25 KB per pod with every cache and log).
+pub const WORLD_PODS_MAX: usize = 150_000;
 /// A grace period in seconds (`gracePeriodSeconds`, `terminationGracePeriodSeconds`): the horizon.
 pub const GRACE_SECONDS_MAX: i64 = (HORIZON_MS / 1000) as i64;
 /// Bytes of a scenario or manifest file.

@@ -523,14 +523,27 @@ impl RunReport {
             .collect()
     }
 
+    /// The command that replays this run, each argument quoted for a POSIX shell where it
+    /// needs it (a file name or reconciler spec with spaces, `;`, `$` or quotes is pasted as
+    /// one word and never runs anything).
     pub fn replay_command(&self, path: &Path) -> String {
         format!(
             "lws-sim run {} --seed {} --reconciler {}",
-            path.display(),
+            shell_word(&path.display().to_string()),
             self.seed,
-            self.reconciler
+            shell_word(&self.reconciler)
         )
     }
+}
+
+/// `s` as one word of a POSIX shell: as it is when it holds only characters no shell treats
+/// specially, else in single quotes (a `'` inside written `'\''`).
+pub fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./:=,@%+-".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        return s.to_string();
+    }
+    format!("'{}'", s.replace('\'', "'\\''"))
 }
 
 /// Why a run could not be carried out: bad input discovered while running (exit status 2).
@@ -574,8 +587,8 @@ struct RunAt {
 pub struct Runner {
     pub world: World,
     pub checker: Checker,
-    /// The event cap of this run (`EVENT_COUNT_MAX` unless a test lowers it).
-    event_max: u64,
+    /// The run limits on events and pods (`Caps::DEFAULT` unless a test lowers them).
+    caps: Caps,
     progress: Option<ProgressHook>,
     /// Where the run is, for `progress`.
     at: RunAt,
@@ -622,7 +635,7 @@ impl Runner {
         Runner {
             world,
             checker: Checker::new(s.invariants.iter().cloned()).for_profile(profile),
-            event_max: EVENT_COUNT_MAX,
+            caps: Caps::DEFAULT,
             progress: None,
             at: RunAt {
                 steps: s.steps.len(),
@@ -659,9 +672,13 @@ impl Runner {
         self.tell_progress();
         let why = match self.world.stopped() {
             Some(stop) => stop.to_string(),
-            None if self.world.event_count > self.event_max => format!(
+            None if self.world.event_count > self.caps.events => format!(
                 "more than {} events (the event cap): a runaway loop",
-                self.event_max
+                self.caps.events
+            ),
+            None if self.world.api.pods.len() > self.caps.pods => format!(
+                "more than {} pods in the world (the simulator's limit on all pods at once)",
+                self.caps.pods
             ),
             None => return Ok(()),
         };
@@ -1717,36 +1734,51 @@ pub fn run_with_options(
     profile: &Profile,
     opts: RunOptions,
 ) -> Result<RunReport, RunError> {
-    run_limited_with(s, profile, opts, EVENT_COUNT_MAX)
+    run_limited_with(s, profile, opts, Caps::DEFAULT)
 }
 
-/// `run_with` with the event cap `event_max` instead of `EVENT_COUNT_MAX` (tests lower it).
+/// The run limits a world is held to: events per run and pods at once.
+#[derive(Clone, Copy, Debug)]
+pub struct Caps {
+    pub events: u64,
+    pub pods: usize,
+}
+
+impl Caps {
+    /// `EVENT_COUNT_MAX` and `WORLD_PODS_MAX`.
+    pub const DEFAULT: Caps = Caps {
+        events: EVENT_COUNT_MAX,
+        pods: limits::WORLD_PODS_MAX,
+    };
+}
+
+/// `run_with` under lower run limits than `Caps::DEFAULT` (tests).
 pub fn run_limited(
     s: &Scenario,
     profile: &Profile,
     seed: Option<u64>,
-    event_max: u64,
+    caps: Caps,
 ) -> Result<RunReport, RunError> {
     let opts = RunOptions {
         seed,
         timeline: false,
         progress: None,
     };
-    run_limited_with(s, profile, opts, event_max)
+    run_limited_with(s, profile, opts, caps)
 }
 
 fn run_limited_with(
     s: &Scenario,
     profile: &Profile,
     opts: RunOptions,
-    event_max: u64,
+    caps: Caps,
 ) -> Result<RunReport, RunError> {
     let seed = opts.seed.or(s.spec.seed).unwrap_or(1);
     let mut world = World::new(seed, s.cluster_config().map_err(RunError)?);
     world.install_controller(controller_config(s, profile));
     limits::install_limits(&mut world.api);
     let mut runner = Runner::new(s, profile, world);
-    runner.event_max = event_max;
+    runner.caps = caps;
     runner.progress = opts.progress;
     if opts.timeline {
         runner.checker.record_timeline();

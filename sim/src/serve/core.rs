@@ -97,8 +97,9 @@ enum Route {
     Group(String),
     Resources(String, String),
     Resource(Target),
-    /// `/api/v1/[namespaces/NS/]events[/NAME]` (`events.rs`): namespace, name.
-    Events(Option<String>, Option<String>),
+    /// `/api/v1/[namespaces/NS/]events[/NAME]` and the same under `/apis/events.k8s.io/v1`
+    /// (`events.rs`): the API form, namespace, name.
+    Events(super::events::Form, Option<String>, Option<String>),
     /// `/api/v1/namespaces[/NAME]` (`namespaces.rs`).
     Namespaces(Option<String>),
     /// `/apis/authorization.k8s.io/v1/selfsubjectaccessreviews` etc. (`reviews.rs`).
@@ -159,10 +160,10 @@ fn route(path: &str) -> Route {
         [plural, more @ ..] => (None, (plural, more)),
     };
     let (plural, more) = rest;
-    if (group, version, *plural) == ("", "v1", "events") {
+    if let Some(form) = super::events::Form::of(group, version, plural) {
         return match more {
-            [] => Route::Events(namespace, None),
-            [n] => Route::Events(namespace, Some(n.to_string())),
+            [] => Route::Events(form, namespace, None),
+            [n] => Route::Events(form, namespace, Some(n.to_string())),
             _ => Route::NotFound,
         };
     }
@@ -386,8 +387,9 @@ impl Core {
                 Reply::json(404, &status_value(404, "NotFound", &message, Some(details)))
             }
             Route::Resource(t) => self.resource(t, &req),
-            Route::Events(ns, name) if req.method == "GET" => super::events::get(
+            Route::Events(form, ns, name) if req.method == "GET" => super::events::get(
                 &self.runner.world.api,
+                form,
                 ns.as_deref(),
                 name.as_deref(),
                 &req.query,
@@ -707,6 +709,15 @@ impl Core {
             }
             return Reply::ok(&t);
         }
+        if table::wants_metadata(&req.accept) {
+            let items: Vec<Value> = items.iter().map(table::partial).collect();
+            return Reply::ok(&json!({
+                "kind": "PartialObjectMetadataList",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": meta,
+                "items": items,
+            }));
+        }
         Reply::ok(&json!({
             "kind": format!("{}List", K::ID),
             "apiVersion": t.res.group_version(),
@@ -721,6 +732,9 @@ impl Core {
             Ok(s) => s,
             Err(r) => return r,
         };
+        if let Err(r) = ops::check_watch_options(q) {
+            return r;
+        }
         let rv = match q.get("resourceVersion").map(String::as_str) {
             None | Some("") | Some("0") => None,
             Some(s) => match s.parse::<u64>() {
@@ -728,9 +742,10 @@ impl Core {
                 Err(_) => return bad_request(format!("invalid resourceVersion {s:?}")),
             },
         };
-        // kube-apiserver: a negative timeout means none; a non-number is a 400.
+        // kube-apiserver (`handlers/get.go`): 0 or none means its default (30 to 60 minutes:
+        // here, until the client leaves), a negative timeout none; a non-number is a 400.
         let timeout_s = match q.get("timeoutSeconds").map(|s| s.parse::<i64>()) {
-            None => None,
+            None | Some(Ok(0)) => None,
             Some(Ok(n)) => u64::try_from(n).ok(),
             Some(Err(_)) => {
                 let v = &q["timeoutSeconds"];
@@ -746,6 +761,7 @@ impl Core {
             fields,
             bookmarks: super::query::flag(q, "allowWatchBookmarks"),
             table: table::wants_table(&req.accept),
+            metadata_only: table::wants_metadata(&req.accept),
             lws_printer_columns: api.lws_printer_columns,
             cursor: api.resource_version(),
             last_bookmark_ms: api.now_ms(),
@@ -757,14 +773,20 @@ impl Core {
         if w.selective() {
             w.matching = Some(Default::default());
         }
-        let initial = super::query::flag(q, "sendInitialEvents");
+        // `sendInitialEvents` (watch-list): true sends the current state whatever the given
+        // version (history is not needed), then, when bookmarks are allowed, the
+        // `initial-events-end` BOOKMARK; false starts from now without synthetic events.
+        let initial = q
+            .contains_key("sendInitialEvents")
+            .then(|| super::query::flag(q, "sendInitialEvents"));
         let mut open = true;
-        match rv {
-            Some(n) if n < self.compacted_rv => {
+        match (rv, initial) {
+            (None, Some(false)) => {}
+            (Some(n), None | Some(false)) if n < self.compacted_rv => {
                 w.expired(n, self.compacted_rv);
                 open = false;
             }
-            Some(n) if !initial => {
+            (Some(n), None | Some(false)) => {
                 if w.selective() {
                     w.seed_matching::<K>(api, n);
                 }
@@ -779,7 +801,7 @@ impl Core {
                         open &= w.event("ADDED", v, api.now_ms()) == super::watch::Outcome::Open;
                     }
                 }
-                if initial && open {
+                if initial == Some(true) && w.bookmarks && open {
                     open = w.bookmark(w.cursor, true) == super::watch::Outcome::Open;
                 }
             }
@@ -794,6 +816,16 @@ impl Core {
         let name = t.name.as_deref().expect("named");
         let ns = t.namespace.as_deref().unwrap_or("");
         let api = &self.runner.world.api;
+        // A bare resourceVersion other than "0" means "not older than" (a future one: 504).
+        if let Some(rv) = req.query.get("resourceVersion").filter(|r| !r.is_empty()) {
+            match rv.parse::<u64>() {
+                Err(_) => return bad_request(format!("invalid resourceVersion {rv:?}")),
+                Ok(n) if n > api.resource_version() => {
+                    return ops::too_large(n, api.resource_version())
+                }
+                Ok(_) => {}
+            }
+        }
         match api.get::<K>(ns, name) {
             Ok(o) => {
                 let v = to_value(&*o);
@@ -813,6 +845,8 @@ impl Core {
                         Ok(()) => Reply::ok(&t),
                         Err(m) => bad_request(m),
                     }
+                } else if table::wants_metadata(&req.accept) {
+                    Reply::ok(&table::partial(&v))
                 } else {
                     Reply::ok(&v)
                 }

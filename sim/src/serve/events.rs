@@ -3,17 +3,53 @@
 //! server indexes for events (kubernetes `pkg/registry/core/event/strategy.go`,
 //! `ToSelectableFields`: `involvedObject.*`, `reason`, `source`, `type`, `metadata.*`), and the
 //! table `kubectl get events` prints (LAST SEEN, TYPE, REASON, OBJECT, MESSAGE). What
-//! `kubectl describe` lists under "Events:". Not served: watch and writes (405).
+//! `kubectl describe` lists under "Events:". The same events are served under
+//! `/apis/events.k8s.io/v1` in that group's form (kubernetes `pkg/apis/events/v1/conversion.go`:
+//! `note` is the message, `regarding` the involved object, `reportingController` the reporting
+//! component, and the core-only fields `deprecated*`), where a field selector names the
+//! events.k8s.io fields (`regarding.*`, `reportingController`, ...). Not served: watch and
+//! writes (405).
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 use super::query::{bad_request, failure, Reply};
 use super::table::{human_duration, wants_table};
 use crate::api::ApiServer;
 
+/// The events.k8s.io API group.
+pub const GROUP: &str = "events.k8s.io";
+
+/// Which API an event is read through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Form {
+    /// `v1` Event: how the controllers' events are stored.
+    Core,
+    /// `events.k8s.io/v1` Event.
+    EventsV1,
+}
+
+impl Form {
+    /// The form a `group/version/plural` path serves, if it is events.
+    pub fn of(group: &str, version: &str, plural: &str) -> Option<Form> {
+        match (group, version, plural) {
+            ("", "v1", "events") => Some(Form::Core),
+            (GROUP, "v1", "events") => Some(Form::EventsV1),
+            _ => None,
+        }
+    }
+
+    fn api_version(self) -> &'static str {
+        match self {
+            Form::Core => "v1",
+            Form::EventsV1 => "events.k8s.io/v1",
+        }
+    }
+}
+
 /// A GET of events: one by name, or the list (all namespaces when `namespace` is `None`).
 pub fn get(
     api: &ApiServer,
+    form: Form,
     namespace: Option<&str>,
     name: Option<&str>,
     query: &std::collections::BTreeMap<String, String>,
@@ -26,17 +62,21 @@ pub fn get(
             "watching events is not supported by lws-sim serve",
         );
     }
-    let events = api
-        .events
-        .list(namespace)
-        .map(|e| serde_json::to_value(e).expect("events encode"));
+    let events = api.events.list(namespace).map(|e| {
+        let core = core_json(e);
+        match form {
+            Form::Core => with_type(core, form),
+            Form::EventsV1 => to_events_v1(&core),
+        }
+    });
     if let Some(name) = name {
         return match events.into_iter().find(|e| e["metadata"]["name"] == name) {
             Some(e) => Reply::ok(&e),
             None => failure(404, "NotFound", format!("events \"{name}\" not found")),
         };
     }
-    let wanted = match field_selector(query.get("fieldSelector").map_or("", String::as_str)) {
+    let selector = query.get("fieldSelector").map_or("", String::as_str);
+    let wanted = match field_selector(form, selector) {
         Ok(w) => w,
         Err(m) => return bad_request(m),
     };
@@ -49,13 +89,65 @@ pub fn get(
         .collect();
     let meta = json!({"resourceVersion": api.resource_version().to_string()});
     if wants_table(accept) {
-        let mut t = table(&items, api.now_ms(), meta);
+        let mut t = table(form, &items, api.now_ms(), meta);
         return match super::table::include_objects(&mut t, &items, query) {
             Ok(()) => Reply::ok(&t),
             Err(m) => bad_request(m),
         };
     }
-    Reply::ok(&json!({"kind": "EventList", "apiVersion": "v1", "metadata": meta, "items": items}))
+    let list = json!({"kind": "EventList", "apiVersion": form.api_version(), "metadata": meta, "items": items});
+    Reply::ok(&list)
+}
+
+/// A stored event as the API server encodes a core/v1 Event: Go's zero `metav1.Time` fields are
+/// `null` (`omitempty` does not omit a struct) and the reporting fields, which have no
+/// `omitempty`, are `""` when unset; so `kubectl get events --sort-by=.lastTimestamp` finds
+/// the field on events the events.k8s.io/v1 recorder made.
+fn core_json(e: &k8s_openapi::api::core::v1::Event) -> Value {
+    let mut v = serde_json::to_value(e).expect("events encode");
+    if let Value::Object(m) = &mut v {
+        for field in ["firstTimestamp", "lastTimestamp", "eventTime"] {
+            m.entry(field).or_insert(Value::Null);
+        }
+        for field in ["reportingComponent", "reportingInstance"] {
+            m.entry(field).or_insert(json!(""));
+        }
+    }
+    v
+}
+
+fn with_type(mut e: Value, form: Form) -> Value {
+    if let Value::Object(m) = &mut e {
+        m.insert("kind".into(), json!("Event"));
+        m.insert("apiVersion".into(), json!(form.api_version()));
+    }
+    e
+}
+
+/// A stored (core/v1) event in its events.k8s.io/v1 form (`Convert_core_Event_To_v1_Event`).
+fn to_events_v1(core: &Value) -> Value {
+    const RENAMED: [(&str, &str); 7] = [
+        ("message", "note"),
+        ("involvedObject", "regarding"),
+        ("reportingComponent", "reportingController"),
+        ("source", "deprecatedSource"),
+        ("firstTimestamp", "deprecatedFirstTimestamp"),
+        ("lastTimestamp", "deprecatedLastTimestamp"),
+        ("count", "deprecatedCount"),
+    ];
+    let mut out = Map::new();
+    for (k, v) in core.as_object().into_iter().flatten() {
+        // `reportingController` and `reportingInstance` are `omitempty` in events.k8s.io/v1.
+        if v == "" && (k == "reportingComponent" || k == "reportingInstance") {
+            continue;
+        }
+        let key = RENAMED
+            .iter()
+            .find(|(from, _)| from == k)
+            .map_or(k.as_str(), |(_, to)| to);
+        out.insert(key.to_string(), v.clone());
+    }
+    with_type(Value::Object(out), Form::EventsV1)
 }
 
 /// Writes: events are recorded by the controllers only.
@@ -67,7 +159,7 @@ pub fn refuse(method: &str) -> Reply {
     )
 }
 
-/// The selectable fields of an Event, as the JSON pointer each reads.
+/// The selectable fields of a core/v1 Event, as the JSON pointer each reads.
 const FIELDS: [(&str, &str); 12] = [
     ("metadata.name", "/metadata/name"),
     ("metadata.namespace", "/metadata/namespace"),
@@ -86,6 +178,30 @@ const FIELDS: [(&str, &str); 12] = [
     ("type", "/type"),
 ];
 
+/// The same fields under their events.k8s.io/v1 names (kubernetes
+/// `pkg/apis/events/v1/conversion.go`, `AddFieldLabelConversionsForEvent`).
+const FIELDS_V1: [(&str, &str); 12] = [
+    ("metadata.name", "/metadata/name"),
+    ("metadata.namespace", "/metadata/namespace"),
+    ("regarding.kind", "/regarding/kind"),
+    ("regarding.namespace", "/regarding/namespace"),
+    ("regarding.name", "/regarding/name"),
+    ("regarding.uid", "/regarding/uid"),
+    ("regarding.apiVersion", "/regarding/apiVersion"),
+    ("regarding.resourceVersion", "/regarding/resourceVersion"),
+    ("regarding.fieldPath", "/regarding/fieldPath"),
+    ("reason", "/reason"),
+    ("reportingController", "/reportingController"),
+    ("type", "/type"),
+];
+
+fn fields(form: Form) -> &'static [(&'static str, &'static str); 12] {
+    match form {
+        Form::Core => &FIELDS,
+        Form::EventsV1 => &FIELDS_V1,
+    }
+}
+
 fn field(e: &Value, pointer: &str) -> String {
     e.pointer(pointer)
         .and_then(Value::as_str)
@@ -93,8 +209,8 @@ fn field(e: &Value, pointer: &str) -> String {
         .to_string()
 }
 
-/// `a=b,c!=d` over `FIELDS`: (pointer, value, equal?).
-fn field_selector(s: &str) -> Result<Vec<(&'static str, String, bool)>, String> {
+/// `a=b,c!=d` over the form's fields: (pointer, value, equal?).
+fn field_selector(form: Form, s: &str) -> Result<Vec<(&'static str, String, bool)>, String> {
     s.split(',')
         .filter(|p| !p.is_empty())
         .map(|part| {
@@ -107,16 +223,22 @@ fn field_selector(s: &str) -> Result<Vec<(&'static str, String, bool)>, String> 
             } else {
                 return Err(format!("invalid field selector {part:?}"));
             };
-            let (_, ptr) = FIELDS.iter().find(|(name, _)| *name == k).ok_or_else(|| {
-                format!("\"{k}\" is not a known field selector: only {}", names())
-            })?;
+            let (_, ptr) = fields(form)
+                .iter()
+                .find(|(name, _)| *name == k)
+                .ok_or_else(|| {
+                    format!(
+                        "\"{k}\" is not a known field selector: only {}",
+                        names(form)
+                    )
+                })?;
             Ok((*ptr, v.to_string(), eq))
         })
         .collect()
 }
 
-fn names() -> String {
-    FIELDS
+fn names(form: Form) -> String {
+    fields(form)
         .iter()
         .map(|(n, _)| *n)
         .collect::<Vec<_>>()
@@ -124,24 +246,46 @@ fn names() -> String {
 }
 
 /// `kubectl get events`' columns (kubernetes `pkg/printers/internalversion/printers.go`,
-/// `eventColumnDefinitions`): Last Seen, Type, Reason, Object, Message.
-fn table(items: &[Value], now_ms: u64, meta: Value) -> Value {
+/// `eventColumnDefinitions`, `printEvent`): Last Seen (the last timestamp, else the first,
+/// else the event time; a series' last observation), Type, Reason, Object, Message.
+fn table(form: Form, items: &[Value], now_ms: u64, meta: Value) -> Value {
     let col = |name: &str| json!({"name": name, "type": "string", "format": "", "description": "", "priority": 0});
+    let [first_at, last_at, object_at, message_at] = match form {
+        Form::Core => [
+            "/firstTimestamp",
+            "/lastTimestamp",
+            "/involvedObject",
+            "/message",
+        ],
+        Form::EventsV1 => [
+            "/deprecatedFirstTimestamp",
+            "/deprecatedLastTimestamp",
+            "/regarding",
+            "/note",
+        ],
+    };
+    let at = |e: &Value, pointer: &str| -> Option<u64> {
+        let t = e.pointer(pointer).filter(|t| !t.is_null())?;
+        let t: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time =
+            serde_json::from_value(t.clone()).ok()?;
+        Some(crate::time::from_time(&t))
+    };
     let rows: Vec<Value> = items
         .iter()
         .map(|e| {
-            let last = e
-                .get("lastTimestamp")
-                .and_then(|t| serde_json::from_value(t.clone()).ok())
-                .map(|t| human_duration(now_ms.saturating_sub(crate::time::from_time(&t))))
+            let first = at(e, first_at).or_else(|| at(e, "/eventTime"));
+            let last = at(e, "/series/lastObservedTime")
+                .or_else(|| at(e, last_at))
+                .or(first)
+                .map(|t| human_duration(now_ms.saturating_sub(t)))
                 .unwrap_or_else(|| "<unknown>".into());
             let object = format!(
                 "{}/{}",
-                field(e, "/involvedObject/kind").to_lowercase(),
-                field(e, "/involvedObject/name")
+                field(e, &format!("{object_at}/kind")).to_lowercase(),
+                field(e, &format!("{object_at}/name"))
             );
             json!({
-                "cells": [last, field(e, "/type"), field(e, "/reason"), object, field(e, "/message")],
+                "cells": [last, field(e, "/type"), field(e, "/reason"), object, field(e, message_at)],
                 "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": e["metadata"]},
             })
         })
@@ -161,13 +305,44 @@ mod tests {
 
     #[test]
     fn field_selectors_name_the_event_fields() {
-        let w = field_selector("involvedObject.name=vllm,type!=Warning").unwrap();
+        let w = field_selector(Form::Core, "involvedObject.name=vllm,type!=Warning").unwrap();
         assert_eq!(w[0], ("/involvedObject/name", "vllm".to_string(), true));
         assert_eq!(w[1], ("/type", "Warning".to_string(), false));
-        let e = field_selector("spec.x=1").unwrap_err();
+        let w = field_selector(Form::EventsV1, "regarding.name=vllm").unwrap();
+        assert_eq!(w[0], ("/regarding/name", "vllm".to_string(), true));
+        assert!(field_selector(Form::EventsV1, "involvedObject.name=vllm").is_err());
+        let e = field_selector(Form::Core, "spec.x=1").unwrap_err();
         assert!(
             e.starts_with("\"spec.x\" is not a known field selector"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_events_v1_form_renames_the_core_fields() {
+        let core = json!({
+            "kind": "Event", "apiVersion": "v1",
+            "metadata": {"name": "vllm.1", "namespace": "default"},
+            "message": "Created leader statefulset vllm",
+            "involvedObject": {"kind": "LeaderWorkerSet", "name": "vllm"},
+            "reportingComponent": "leaderworkerset",
+            "reportingInstance": "leaderworkerset-lws-controller-manager-1",
+            "action": "Create",
+            "eventTime": "2024-01-01T00:00:01.000000Z",
+            "series": {"count": 2, "lastObservedTime": "2024-01-01T00:00:02.000000Z"},
+            "source": {},
+        });
+        let v1 = to_events_v1(&core);
+        assert_eq!(v1["apiVersion"], "events.k8s.io/v1");
+        assert_eq!(v1["note"], "Created leader statefulset vllm");
+        assert_eq!(v1["regarding"]["name"], "vllm");
+        assert_eq!(v1["reportingController"], "leaderworkerset");
+        assert_eq!(v1["deprecatedSource"], json!({}));
+        assert_eq!(v1["series"]["count"], 2);
+        assert!(v1.get("message").is_none() && v1.get("involvedObject").is_none());
+        // LAST SEEN is the series' last observation.
+        let t = table(Form::EventsV1, &[v1], 62_000, json!({}));
+        assert_eq!(t["rows"][0]["cells"][0], "60s");
+        assert_eq!(t["rows"][0]["cells"][3], "leaderworkerset/vllm");
     }
 }

@@ -107,51 +107,48 @@ pub fn check_query(q: &BTreeMap<String, String>, content_type: &str) -> Result<(
     Ok(())
 }
 
-/// A list's `resourceVersionMatch`, checked as apimachinery's `ValidateListOptions` does (a
-/// 422 naming the field), then answered as far as a store without history can: `Exact` at a
-/// resourceVersion that is not the current one is a 410 (the version is gone, so the client
-/// relists, as after a compaction), and `NotOlderThan` a version the server has not reached a
-/// 504, as the watch cache answers "Too large resource version".
+/// A list's options, checked as apimachinery's `ValidateListOptions` does (a 422 naming the
+/// field; `pkg/apis/meta/internalversion/validation/validation.go` @v0.33.0), then answered as
+/// far as a store without history can: `Exact` at a resourceVersion that is not the current one
+/// is a 410 (the version is gone, so the client relists, as after a compaction), and a version
+/// the server has not reached (`NotOlderThan`, or a bare `resourceVersion` other than "0",
+/// which means the same) a 504 "Too large resource version" as the watch cache answers.
 pub fn check_list_options(q: &BTreeMap<String, String>, current: u64) -> Result<(), Reply> {
     let rv = q.get("resourceVersion").map_or("", String::as_str);
     // apiserver's storage parses any given resourceVersion (`ParseResourceVersion`): 400.
     if !rv.is_empty() && rv.parse::<u64>().is_err() {
         return Err(bad_request(format!("invalid resourceVersion {rv:?}")));
     }
-    let Some(m) = q.get("resourceVersionMatch").filter(|m| !m.is_empty()) else {
-        return Ok(());
-    };
-    let invalid = |why: String| {
-        failure(
-            422,
-            "Invalid",
-            format!("ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: {why}"),
-        )
-    };
-    if rv.is_empty() {
-        return Err(invalid(
-            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
-                .into(),
-        ));
+    let m = q.get("resourceVersionMatch").map_or("", String::as_str);
+    let mut errs = Vec::new();
+    if !m.is_empty() {
+        if rv.is_empty() {
+            errs.push("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided".to_string());
+        }
+        if q.get("continue").is_some_and(|c| !c.is_empty()) {
+            errs.push("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided".to_string());
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            errs.push(format!("resourceVersionMatch: Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""));
+        }
+        if m == "Exact" && rv == "0" {
+            errs.push("resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".to_string());
+        }
     }
-    if q.get("continue").is_some_and(|c| !c.is_empty()) {
-        return Err(invalid(
-            "Forbidden: resourceVersionMatch is forbidden when continue is provided".into(),
-        ));
+    if q.contains_key("sendInitialEvents") {
+        errs.push(
+            "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list".to_string(),
+        );
     }
-    if m != "Exact" && m != "NotOlderThan" {
-        return Err(invalid(format!(
-            "Unsupported value: {m:?}: supported values: \"Exact\", \"NotOlderThan\", \"\""
-        )));
-    }
-    if m == "Exact" && rv == "0" {
-        return Err(invalid(
-            "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""
-                .into(),
+    invalid_options(errs)?;
+    // etcd3 store `GetList`: a continuation reads at the first page's version.
+    if q.get("continue").is_some_and(|c| !c.is_empty()) && !rv.is_empty() && rv != "0" {
+        return Err(bad_request(
+            "specifying resource version is not allowed when using continue",
         ));
     }
     let Ok(n) = rv.parse::<u64>() else {
-        return Err(bad_request(format!("invalid resourceVersion {rv:?}")));
+        return Ok(());
     };
     if m == "Exact" && n != current {
         return Err(failure(
@@ -161,13 +158,59 @@ pub fn check_list_options(q: &BTreeMap<String, String>, current: u64) -> Result<
         ));
     }
     if n > current {
-        return Err(failure(
-            504,
-            "Timeout",
-            format!("Timeout: Too large resource version: {n}, current: {current}"),
-        ));
+        return Err(too_large(n, current));
     }
     Ok(())
+}
+
+/// A watch's options (`validateWatchOptions`, same file): `sendInitialEvents` needs
+/// `resourceVersionMatch=NotOlderThan`, which needs `sendInitialEvents`.
+pub fn check_watch_options(q: &BTreeMap<String, String>) -> Result<(), Reply> {
+    let m = q.get("resourceVersionMatch").map_or("", String::as_str);
+    let initial = q.contains_key("sendInitialEvents");
+    let mut errs = Vec::new();
+    if initial && m != "NotOlderThan" {
+        errs.push("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan".to_string());
+    }
+    if !m.is_empty() {
+        if !initial {
+            errs.push("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided".to_string());
+        }
+        if m != "NotOlderThan" {
+            errs.push(format!(
+                "resourceVersionMatch: Unsupported value: {m:?}: supported values: \"NotOlderThan\""
+            ));
+        }
+        if q.get("continue").is_some_and(|c| !c.is_empty()) {
+            errs.push("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided".to_string());
+        }
+    }
+    invalid_options(errs)
+}
+
+/// `ListOptions.meta.k8s.io "" is invalid: ...` for the errors (an aggregate in brackets).
+fn invalid_options(errs: Vec<String>) -> Result<(), Reply> {
+    let why = match errs.as_slice() {
+        [] => return Ok(()),
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    };
+    Err(failure(
+        422,
+        "Invalid",
+        format!("ListOptions.meta.k8s.io \"\" is invalid: {why}"),
+    ))
+}
+
+/// `storage.NewTooLargeResourceVersionError` (apiserver `pkg/storage/errors.go` @v0.33.0): a
+/// 504 whose cause client-go's reflector looks for before it relists from the latest version.
+pub fn too_large(n: u64, current: u64) -> Reply {
+    let msg = format!("Timeout: Too large resource version: {n}, current: {current}");
+    let details = json!({
+        "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+        "retryAfterSeconds": 1,
+    });
+    Reply::json(504, &status_value(504, "Timeout", &msg, Some(details)))
 }
 
 /// Whether the request is a dry run: `?dryRun=All`, or for a DELETE the body's

@@ -245,20 +245,33 @@ pub fn label_selector(s: &str) -> Result<Selector, String> {
 #[derive(Clone, Debug)]
 pub struct FieldReq {
     pub pointer: String,
+    /// What the field reads as when the object does not have it.
+    pub absent: &'static str,
     pub value: String,
     pub equal: bool,
 }
 
-/// The fields a field selector may name for `kind`: metadata.name and metadata.namespace for
-/// every kind, and for pods spec.nodeName and status.phase.
-fn field_pointer(kind: KindId, field: &str) -> Option<&'static str> {
-    match (kind, field) {
-        (_, "metadata.name") => Some("/metadata/name"),
-        (_, "metadata.namespace") => Some("/metadata/namespace"),
-        (KindId::Pod, "spec.nodeName") => Some("/spec/nodeName"),
-        (KindId::Pod, "status.phase") => Some("/status/phase"),
-        _ => None,
-    }
+/// The fields a field selector may name for `kind` (kubernetes `ToSelectableFields` of each
+/// kind's strategy, v1.33: `pkg/registry/core/pod/strategy.go`, `node/strategy.go`), each with
+/// the value an absent one reads as (`false` for a boolean): metadata.name and
+/// metadata.namespace for every kind; for pods the node, restart policy, scheduler, service
+/// account, host network, phase, IP and nominated node; for nodes `spec.unschedulable`.
+fn field_pointer(kind: KindId, field: &str) -> Option<(&'static str, &'static str)> {
+    let pointer = match (kind, field) {
+        (_, "metadata.name") => "/metadata/name",
+        (_, "metadata.namespace") => "/metadata/namespace",
+        (KindId::Pod, "spec.nodeName") => "/spec/nodeName",
+        (KindId::Pod, "spec.restartPolicy") => "/spec/restartPolicy",
+        (KindId::Pod, "spec.schedulerName") => "/spec/schedulerName",
+        (KindId::Pod, "spec.serviceAccountName") => "/spec/serviceAccountName",
+        (KindId::Pod, "spec.hostNetwork") => return Some(("/spec/hostNetwork", "false")),
+        (KindId::Pod, "status.phase") => "/status/phase",
+        (KindId::Pod, "status.podIP") => "/status/podIP",
+        (KindId::Pod, "status.nominatedNodeName") => "/status/nominatedNodeName",
+        (KindId::Node, "spec.unschedulable") => return Some(("/spec/unschedulable", "false")),
+        _ => return None,
+    };
+    Some((pointer, ""))
 }
 
 pub fn field_selector(kind: KindId, s: &str) -> Result<Vec<FieldReq>, String> {
@@ -271,10 +284,11 @@ pub fn field_selector(kind: KindId, s: &str) -> Result<Vec<FieldReq>, String> {
         } else {
             return Err(format!("invalid selector: '{s}'; can't understand '{t}'"));
         };
-        let pointer = field_pointer(kind, field.trim())
+        let (pointer, absent) = field_pointer(kind, field.trim())
             .ok_or_else(|| format!("field label not supported: {}", field.trim()))?;
         out.push(FieldReq {
             pointer: pointer.to_string(),
+            absent,
             value: value.trim().to_string(),
             equal,
         });
@@ -284,10 +298,12 @@ pub fn field_selector(kind: KindId, s: &str) -> Result<Vec<FieldReq>, String> {
 
 pub fn fields_match(reqs: &[FieldReq], obj: &Value) -> bool {
     reqs.iter().all(|r| {
-        let v = obj
-            .pointer(&r.pointer)
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let v = match obj.pointer(&r.pointer) {
+            Some(Value::String(s)) => s.as_str(),
+            Some(Value::Bool(true)) => "true",
+            Some(Value::Bool(false)) => "false",
+            _ => r.absent,
+        };
         (v == r.value) == r.equal
     })
 }
@@ -372,5 +388,17 @@ mod tests {
         assert_eq!(q["x"], "a b");
         assert!(field_selector(KindId::Pod, "spec.nodeName=node-1").is_ok());
         assert!(field_selector(KindId::Service, "spec.nodeName=node-1").is_err());
+        let host = field_selector(KindId::Pod, "spec.hostNetwork=false").unwrap();
+        assert!(fields_match(&host, &json!({"spec": {}})));
+        assert!(!fields_match(
+            &host,
+            &json!({"spec": {"hostNetwork": true}})
+        ));
+        let sched = field_selector(KindId::Pod, "spec.schedulerName=default-scheduler").unwrap();
+        assert!(fields_match(
+            &sched,
+            &json!({"spec": {"schedulerName": "default-scheduler"}})
+        ));
+        assert!(field_selector(KindId::Node, "spec.unschedulable=true").is_ok());
     }
 }

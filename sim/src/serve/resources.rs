@@ -156,7 +156,8 @@ fn groups(crds: bool) -> Vec<&'static str> {
         .map(|r| r.group);
     let reviews = super::reviews::REVIEWS.iter().map(|r| r.group);
     let mut out: Vec<&'static str> = Vec::new();
-    for group in served.chain(reviews) {
+    // The recorded events, read-only, as events.k8s.io/v1 (`events.rs`).
+    for group in served.chain(reviews).chain([super::events::GROUP]) {
         if !group.is_empty() && !out.contains(&group) {
             out.push(group);
         }
@@ -226,6 +227,17 @@ pub fn resource_list(group: &str, version: &str, crds: bool) -> Option<Value> {
             "shortNames": ["ns"],
         }));
         // Read-only: the controllers' recorded events (`events.rs`).
+        resources.push(json!({
+            "name": "events",
+            "singularName": "event",
+            "namespaced": true,
+            "kind": "Event",
+            "verbs": ["get", "list"],
+            "shortNames": ["ev"],
+        }));
+    }
+    if (group, version) == (super::events::GROUP, "v1") {
+        // The same events in their events.k8s.io/v1 form.
         resources.push(json!({
             "name": "events",
             "singularName": "event",

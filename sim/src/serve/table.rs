@@ -15,6 +15,27 @@ pub fn wants_table(accept: &str) -> bool {
     })
 }
 
+/// Whether the client asks for metadata only (`as=PartialObjectMetadata` or
+/// `as=PartialObjectMetadataList` in `meta.k8s.io/v1`, what client-go's metadata client and
+/// controller-runtime's `OnlyMetadata` watches send), and no table first.
+pub fn wants_metadata(accept: &str) -> bool {
+    accept.split(',').any(|part| {
+        let p: Vec<&str> = part.split(';').map(str::trim).collect();
+        let partial =
+            p.contains(&"as=PartialObjectMetadata") || p.contains(&"as=PartialObjectMetadataList");
+        partial && p.contains(&"g=meta.k8s.io")
+    }) && !wants_table(accept)
+}
+
+/// An object as `PartialObjectMetadata`: its metadata, nothing else.
+pub fn partial(obj: &Value) -> Value {
+    json!({
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": obj.get("metadata").cloned().unwrap_or_else(|| json!({})),
+    })
+}
+
 fn col(name: &str, ty: &str, priority: u8) -> Value {
     let format = if name == "Name" { "name" } else { "" };
     json!({"name": name, "type": ty, "format": format, "description": "", "priority": priority})

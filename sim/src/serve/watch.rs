@@ -32,6 +32,8 @@ pub struct Watcher {
     pub fields: Vec<FieldReq>,
     pub bookmarks: bool,
     pub table: bool,
+    /// Send each object as `PartialObjectMetadata` (`table::wants_metadata`).
+    pub metadata_only: bool,
     /// The release's LWS printer columns (`ApiServer::lws_printer_columns`), for a table.
     pub lws_printer_columns: bool,
     pub cursor: u64,
@@ -202,6 +204,8 @@ impl Watcher {
             );
             self.headers_sent = true;
             t
+        } else if self.metadata_only {
+            table::partial(&obj)
         } else {
             obj
         };
