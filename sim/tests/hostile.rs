@@ -727,3 +727,22 @@ fn the_replay_command_is_quoted_for_a_shell() {
     assert_eq!(shell_word("v0.4.1, partition=hd"), "'v0.4.1, partition=hd'");
     assert_eq!(shell_word(""), "''");
 }
+
+/// A `patch` step that renames the object or moves it to another namespace is refused as the
+/// API server refuses it (`checkName`), a `check` violation naming the step: it was dropped
+/// silently and the run passed.
+#[test]
+fn a_patch_that_renames_the_object_is_refused_not_dropped() {
+    for (field, value) in [("name", "other"), ("namespace", "kube-system")] {
+        let body = format!(
+            "name: rename\ncontroller: {{reconciler: v0.4.1}}\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps:\n  - wait: 10s\n  - patch: {{kind: LeaderWorkerSet, name: vllm, merge: {{metadata: {{{field}: {value}}}}}}}\n"
+        );
+        let path = scratch(&format!("rename-{field}"), &body);
+        let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+        let stdout = text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{stdout}{}", text(&out.stderr));
+        let want =
+            format!("the {field} of the object ({value}) does not match the {field} on the URL");
+        assert!(stdout.contains(&want), "{stdout}");
+    }
+}

@@ -844,6 +844,15 @@ fn watch_list_options_and_too_large_versions_are_answered_as_the_apiserver_does(
         "",
     );
     assert_eq!(code, 400, "{body}");
+    // The remaining count only for an unfiltered list.
+    let (_, body) = s.http("GET", &format!("{pods}?limit=1"), "", "");
+    assert!(body.contains("\"remainingItemCount\""), "{body}");
+    let selected = format!("{pods}?limit=1&labelSelector=role%3Dleader");
+    let (_, body) = s.http("GET", &selected, "", "");
+    assert!(
+        body.contains("\"continue\"") && !body.contains("remainingItemCount"),
+        "{body}"
+    );
 }
 
 #[test]

@@ -859,6 +859,26 @@ impl ApiServer {
                 return self.fail(actor, verb, K::ID, &key, e);
             }
         }
+        // apiserver handlers/rest.go `checkName`: the patched object keeps the URL's name and
+        // namespace (a 400 there; a refusal here, never a silently dropped rename).
+        let ident = |field: &str| {
+            let at = value.pointer(&format!("/metadata/{field}"));
+            at.and_then(Value::as_str).unwrap_or("").to_string()
+        };
+        let (patched_name, patched_ns) = (ident("name"), ident("namespace"));
+        let wrong = if patched_name != name {
+            Some(("name", patched_name, name))
+        } else if K::ID.namespaced() && patched_ns != namespace {
+            Some(("namespace", patched_ns, namespace))
+        } else {
+            None
+        };
+        if let Some((field, got, want)) = wrong {
+            let m = format!(
+                "the {field} of the object ({got}) does not match the {field} on the URL ({want})"
+            );
+            return self.fail(actor, verb, K::ID, &key, ApiError::new(Reason::Invalid, m));
+        }
         let patched: K = match serde_json::from_value(value) {
             Ok(p) => p,
             Err(e) => {

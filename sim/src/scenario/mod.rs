@@ -9,7 +9,7 @@ pub mod manifest;
 pub mod spec;
 mod step;
 pub mod targets;
-mod yaml;
+pub(crate) mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -15,6 +15,15 @@ pub(crate) fn yaml_options() -> serde_saphyr::Options {
     }
 }
 
+/// A budget breach as the parser prints it (`RecordedAnchorEvents { recorded_anchor_events:
+/// 1000001 }`) in words: `recorded anchor events: 1000001`.
+fn budget_words(limit: &str) -> String {
+    match limit.split_once(" { ") {
+        Some((_, fields)) => fields.trim_end_matches(" }").replace('_', " "),
+        None => limit.to_string(),
+    }
+}
+
 /// A parser error in a document that starts at line `doc_start` of `file`.
 pub(crate) fn load_error(
     file: &str,
@@ -54,10 +63,19 @@ pub(crate) fn load_error(
     }
 }
 
-/// The parser's wording that names Rust rather than the file format, reworded.
-fn our_words(m: &str) -> String {
+/// The parser's wording that names Rust rather than the file format, reworded (`serve` rewords
+/// a YAML body's error with it too).
+pub(crate) fn our_words(m: &str) -> String {
     let m = m
         .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+        .replace(
+            "recursive references require weak recursion types",
+            "a YAML alias refers to a node that contains it (a recursive alias)",
+        )
+        .replace(
+            ", use from_str_multiple or from_str_multiple_with_options",
+            "",
+        )
         .replace("; use Option<String>", "")
         .replace(
             "cannot deserialize null into string",
@@ -79,7 +97,10 @@ fn our_words(m: &str) -> String {
                 "nested {} levels deep: more than the parser's limit",
                 d.trim_end_matches(" }")
             ),
-            None => format!("larger than the parser's limits allow ({limit})"),
+            None => format!(
+                "larger than the parser's limits allow ({})",
+                budget_words(limit)
+            ),
         };
     }
     m.replace(
@@ -227,7 +248,22 @@ fn flow_keys(prefix: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::field_at;
+    use super::{field_at, our_words};
+
+    #[test]
+    fn no_rust_type_or_option_name_reaches_the_user() {
+        let m =
+            our_words("budget breached: RecordedAnchorEvents { recorded_anchor_events: 1000001 }");
+        assert_eq!(
+            m,
+            "larger than the parser's limits allow (recorded anchor events: 1000001)"
+        );
+        let m = our_words("recursive references require weak recursion types");
+        assert!(m.contains("recursive alias"), "{m}");
+        let m =
+            our_words("duplicate mapping key: a, set DuplicateKeyPolicy in Options if acceptable");
+        assert_eq!(m, "duplicate mapping key: a");
+    }
 
     #[test]
     fn fields_are_found_in_block_and_flow_style() {

@@ -698,7 +698,13 @@ impl Core {
                         .unwrap_or("")
                 );
                 meta["continue"] = json!(token);
-                meta["remainingItemCount"] = json!(rest);
+                // apiserver `storage.PrepareContinueToken`: the count only for an unfiltered list.
+                let filtered = ["labelSelector", "fieldSelector"]
+                    .iter()
+                    .any(|k| q.get(*k).is_some_and(|v| !v.is_empty()));
+                if !filtered {
+                    meta["remainingItemCount"] = json!(rest);
+                }
             }
         }
         if table::wants_table(&req.accept) {
@@ -1198,6 +1204,12 @@ impl Core {
         if let Some(renamed) = v.pointer("/metadata/name") {
             if let Err(r) = ops::check_name(renamed.as_str(), &name) {
                 return r;
+            }
+        }
+        if let Some(moved) = v.pointer("/metadata/namespace") {
+            if K::ID.namespaced() && moved.as_str() != Some(ns.as_str()) {
+                let moved = moved.as_str().unwrap_or_default();
+                return bad_request(format!("the namespace of the object ({moved}) does not match the namespace on the URL ({ns})"));
             }
         }
         let before = self.stored_value::<K>(t).ok();

@@ -316,8 +316,12 @@ pub fn body_value(body: &[u8], yaml: bool) -> Result<Value, Reply> {
         Err(e) if !yaml => Err(bad_request(format!(
             "error decoding the request body as JSON: {e}"
         ))),
-        Err(_) => serde_saphyr::from_str(text)
-            .map_err(|e| bad_request(format!("error decoding the request body as YAML: {e}"))),
+        Err(_) => serde_saphyr::from_str(text).map_err(|e| {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or("");
+            let why = crate::scenario::yaml::our_words(first.trim_start_matches("error: "));
+            bad_request(format!("error decoding the request body as YAML: {why}"))
+        }),
     }
 }
 
