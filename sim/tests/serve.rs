@@ -1949,3 +1949,24 @@ fn header_of(out: &str) -> Vec<&str> {
         .split_whitespace()
         .collect()
 }
+
+/// The DisaggregatedSet webhook's admission warning reaches the client as a `Warning` header,
+/// which kubectl prints (it was dropped).
+#[test]
+fn kubectl_prints_the_disaggregated_set_webhook_s_warning() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let manifest = repo().join("scenarios/conformance/manifests/ds-test-hpa.yaml");
+    let text = std::fs::read_to_string(manifest)
+        .unwrap()
+        .replacen("replicas: 0", "replicas: 3", 1);
+    let dir = std::env::temp_dir().join(format!("lws-sim-serve-warn-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = write_file(&dir, "ds.yaml", &text);
+    let out = s.ok(&["apply", "-f", &path]);
+    assert!(
+        out.contains("Warning: role \"prefill\" sets scaling.mode: External and spec.replicas: 3"),
+        "{out}"
+    );
+    // Admitted: a warning is not a refusal.
+    assert!(s.ok(&["get", "disaggregatedsets"]).contains("test-hpa"));
+}

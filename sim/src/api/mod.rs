@@ -16,8 +16,10 @@ pub mod scale;
 pub mod selector;
 pub mod watch;
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
@@ -393,6 +395,10 @@ pub struct ApiServer {
     /// The release's LeaderWorkerSet CRD declares `additionalPrinterColumns` (v0.10.0: Ready,
     /// Desired, Up-to-date, Age; earlier releases none): what `serve` prints for tables.
     pub lws_printer_columns: bool,
+    /// The admission warnings of the write being admitted (`admission.Warnings` a validating
+    /// webhook returns; the apiserver sends each as a `Warning` header): hooks push, the write's
+    /// caller reads them (`serve`); cleared as each write's admission starts.
+    pub admission_warnings: Rc<RefCell<Vec<String>>>,
     meta_log: WatchLog<MetaEvent>,
     injected: Vec<InjectedError>,
     /// Kubernetes Events, outside the resourceVersion sequence (`events.rs`).
@@ -427,6 +433,7 @@ impl ApiServer {
             rolescalers: Store::default(),
             disaggregated_set_crds: false,
             lws_printer_columns: false,
+            admission_warnings: Rc::default(),
             meta_log: WatchLog::default(),
             compaction_seen_rv: None,
             known_keys: names::KnownKeys::default(),
@@ -1373,6 +1380,7 @@ impl ApiServer {
         op: Operation,
         endpoint: Endpoint,
     ) -> ApiResult<()> {
+        self.admission_warnings.borrow_mut().clear();
         let store = K::store(self);
         let webhooks = endpoint == Endpoint::Main;
         for (name, hook) in store.hooks.mutating.iter().filter(|_| webhooks) {

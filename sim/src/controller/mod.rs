@@ -121,9 +121,13 @@ fn register_disaggregated_set(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
     api.add_schema_check::<DisaggregatedSet>(|d| {
         lws::v0_10_0::webhook::aggregate(webhook::validate_crd(d, None))
     });
+    let warnings = api.admission_warnings.clone();
     api.add_validating_hook::<DisaggregatedSet>("vdisaggregatedset.kb.io", move |d, _old| {
         webhook_down(&serving)?;
-        let (_warnings, errs) = webhook::validate(d);
+        // `admission.Warnings` (disaggregatedset_webhook.go:87-93 at v0.10.0), which the
+        // apiserver returns to the client with the answer, admitted or not.
+        let (warned, errs) = webhook::validate(d);
+        warnings.borrow_mut().extend(warned);
         Ok(lws::v0_10_0::webhook::aggregate(errs)?)
     });
     api.add_mutating_hook::<DisaggregatedSetRoleScaler>("crd-defaults", |s, _| {

@@ -401,8 +401,16 @@ impl Core {
                 super::reviews::create(r, &req.method, &req.content_type, &req.body)
             }
         };
+        // The request's own write's warnings, before the world runs on and writes again.
+        let warnings = std::mem::take(&mut *self.runner.world.api.admission_warnings.borrow_mut());
         self.pump();
-        r
+        if warnings.is_empty() {
+            return r;
+        }
+        Reply::Warned {
+            reply: Box::new(r),
+            warnings,
+        }
     }
 
     /// `/api/v1/namespaces[/NAME]`: get and list, create (a POST to the collection) and a patch

@@ -72,6 +72,19 @@ fn reply_response(r: Reply) -> Response {
             let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
             (code, [(header::CONTENT_TYPE, content_type)], body).into_response()
         }
+        Reply::Warned { reply, warnings } => {
+            let mut response = reply_response(*reply);
+            for w in warnings {
+                // RFC 7234 warn-text: a quoted string (apiserver `pkg/warning`, code 299).
+                let text = w.replace('\\', "\\\\").replace('"', "\\\"");
+                // UTF-8 (the webhook writes an em dash) as obs-text, which Go sends as it is.
+                let value = format!("299 - \"{text}\"");
+                if let Ok(v) = header::HeaderValue::from_bytes(value.as_bytes()) {
+                    response.headers_mut().append(header::WARNING, v);
+                }
+            }
+            response
+        }
         Reply::Watch { rx, timeout_s } => {
             // A timeout beyond what the clock can add is no timeout.
             let deadline = timeout_s

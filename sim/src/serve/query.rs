@@ -31,6 +31,12 @@ pub enum Reply {
         rx: tokio::sync::mpsc::Receiver<String>,
         timeout_s: Option<u64>,
     },
+    /// A reply with admission warnings, each sent as a `Warning: 299 - "..."` header (kubectl
+    /// prints `Warning: ...`).
+    Warned {
+        reply: Box<Reply>,
+        warnings: Vec<String>,
+    },
 }
 
 impl Reply {
