@@ -755,6 +755,15 @@ fn the_events_are_served_as_events_k8s_io_v1_too() {
         "involvedObject.name=vllm",
     ]);
     assert!(!ok && text.contains("not a known field selector"), "{text}");
+    // `source` is the reporting controller when there is no source component; the reporting
+    // component is selectable too.
+    for selector in [
+        "source=leaderworkerset",
+        "reportingComponent=leaderworkerset",
+    ] {
+        let found = s.ok(&["get", "events", "--field-selector", selector, "-o", "name"]);
+        assert!(found.lines().count() >= 2, "{selector}: {found}");
+    }
 }
 
 /// client-go's metadata client (controller-runtime's `OnlyMetadata`) asks for
@@ -781,6 +790,18 @@ fn a_metadata_only_client_gets_partial_object_metadata() {
     let line = body.lines().find(|l| l.starts_with('{')).expect("an event");
     let first: serde_json::Value = serde_json::from_str(line).unwrap();
     assert_eq!(first["object"]["kind"], "PartialObjectMetadata", "{body}");
+    // A bookmark too (the initial-events-end one of a watch-list).
+    let wl = "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1";
+    let (_, body) = s.get_as(&format!("{pods}?{wl}"), one);
+    let bookmark = body
+        .lines()
+        .find(|l| l.contains("\"BOOKMARK\""))
+        .expect("a bookmark");
+    let bookmark: serde_json::Value = serde_json::from_str(bookmark).unwrap();
+    assert_eq!(
+        bookmark["object"]["kind"], "PartialObjectMetadata",
+        "{body}"
+    );
 }
 
 /// Watch-list options as apimachinery validates them, `sendInitialEvents=false` from now, and
@@ -824,6 +845,14 @@ fn watch_list_options_and_too_large_versions_are_answered_as_the_apiserver_does(
     let from_now =
         "watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1";
     let (_, body) = s.http("GET", &format!("{pods}?{from_now}"), "", "");
+    assert!(!body.contains("\"ADDED\""), "{body}");
+    // Watch-list from a version not reached: an ERROR event with the 504, no state.
+    let ahead = format!("{pods}?{wl}&allowWatchBookmarks=true&resourceVersion=99999999");
+    let (_, body) = s.http("GET", &ahead, "", "");
+    assert!(
+        body.contains("\"ERROR\"") && body.contains("ResourceVersionTooLarge"),
+        "{body}"
+    );
     assert!(!body.contains("\"ADDED\""), "{body}");
     for path in [
         format!("{pods}?resourceVersion=99999999"),

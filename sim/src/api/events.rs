@@ -17,8 +17,11 @@
 //!   event turns the first into a series (`series.count` 2, written at once); later ones only
 //!   count in the cache, written every 30 minutes (`refreshExistingEventSeries`) and when the
 //!   series has been quiet for 6 minutes (`finishSeries`, every 6 minutes, which also forgets
-//!   singletons older than that). The broadcaster starts with the process's first event
-//!   (controller-runtime starts it lazily); a process that dies loses its unwritten counts.
+//!   singletons older than that). The broadcaster starts when the process takes the
+//!   leader lease (the "became leader" event is the first use of controller-runtime's lazy
+//!   recorder provider, which starts it) or at its first event; a process that dies loses its
+//!   unwritten counts. A note over 1 024 bytes is refused by the API server's events.k8s.io
+//!   validation (`NoteLengthLimit`): the event is dropped, as the recorder drops a rejected one.
 //!
 //! Events live here, beside the API server's stores, with their own resourceVersion counter, as
 //! in a cluster that keeps events in a separate etcd (`--etcd-servers-overrides=/events#...`):
@@ -35,6 +38,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 /// `finishTime` and `refreshTime` (client-go `tools/events/event_broadcaster.go` @v0.36.3).
 const FINISH_MS: u64 = 6 * 60 * 1000;
 const REFRESH_MS: u64 = 30 * 60 * 1000;
+/// `NoteLengthLimit` (kubernetes `pkg/apis/core/validation/events.go`): the most bytes of an
+/// events.k8s.io/v1 event's note.
+const NOTE_LENGTH_LIMIT: usize = 1024;
 
 /// What a reconciler recorded: the object (kind and metadata), the event's fields, and the
 /// name of the recorder (`GetEventRecorderFor(name)` / `GetEventRecorder(name)`).
@@ -180,15 +186,11 @@ impl EventStore {
             ref_key(Some(&regarding)),
             ref_key(v1.related.as_ref()),
         );
-        let b = self
-            .broadcasters
-            .entry(host.to_string())
-            .or_insert_with(|| Broadcaster {
-                cache: BTreeMap::new(),
-                next_finish_ms: now_ms.saturating_add(FINISH_MS),
-                next_refresh_ms: now_ms.saturating_add(REFRESH_MS),
-            });
-        self.next_tick_ms = self.next_tick_ms.min(b.next_finish_ms);
+        if e.message.len() > NOTE_LENGTH_LIMIT {
+            return;
+        }
+        self.start_recording(host, now_ms);
+        let b = self.broadcasters.get_mut(host).expect("started above");
         if let Some(c) = b.cache.get_mut(&iso) {
             match &mut c.series {
                 Some((count, last)) => {
@@ -219,6 +221,20 @@ impl EventStore {
         if let Some(b) = self.broadcasters.get_mut(host) {
             b.cache.insert(iso, cached);
         }
+    }
+
+    /// The process `host` starts its events.k8s.io/v1 broadcaster at `now_ms` (its periodic
+    /// flushes count from there), unless it has one.
+    pub fn start_recording(&mut self, host: &str, now_ms: u64) {
+        let b = self
+            .broadcasters
+            .entry(host.to_string())
+            .or_insert_with(|| Broadcaster {
+                cache: BTreeMap::new(),
+                next_finish_ms: now_ms.saturating_add(FINISH_MS),
+                next_refresh_ms: now_ms.saturating_add(REFRESH_MS),
+            });
+        self.next_tick_ms = self.next_tick_ms.min(b.next_finish_ms);
     }
 
     /// Run every broadcaster's periodic flushes due by `now_ms`, each at its own time.
@@ -285,19 +301,23 @@ impl EventStore {
         }
     }
 
-    /// `recordEvent` of a series: the stored event's `series` patched to the cache's count.
+    /// `recordEvent` of a series: the stored event's `series` patched to the cache's count (a
+    /// patch that changes nothing writes nothing).
     fn write_series(&mut self, c: &Cached) {
         let Some((count, last)) = c.series else {
             return;
         };
-        let rv = self.bump();
-        if let Some(ev) = self.events.get_mut(&c.key) {
-            ev.series = Some(EventSeries {
-                count: Some(count),
-                last_observed_time: Some(micro(last)),
-            });
-            ev.metadata.resource_version = Some(rv);
+        let series = Some(EventSeries {
+            count: Some(count),
+            last_observed_time: Some(micro(last)),
+        });
+        if self.events.get(&c.key).is_none_or(|ev| ev.series == series) {
+            return;
         }
+        let rv = self.bump();
+        let ev = self.events.get_mut(&c.key).expect("looked up above");
+        ev.series = series;
+        ev.metadata.resource_version = Some(rv);
     }
 
     /// The process `host` is gone: its broadcaster, cache and unwritten counts with it.
@@ -573,5 +593,39 @@ mod tests {
             5_000,
         );
         assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn the_flushes_count_from_the_lease_and_no_op_writes_write_nothing() {
+        let mut s = EventStore::default();
+        let host = "lws-controller-manager-1";
+        s.start_recording(host, 0);
+        // Two isomorphic events 4 minutes after the lease: a series, written at once.
+        s.record(rec_v1("GroupsProgressing", "n", "7"), host, 240_000);
+        s.record(rec_v1("GroupsProgressing", "n", "7"), host, 240_001);
+        let rv = s.version();
+        // The finish tick 6 minutes after the lease: the series is younger than 6 minutes.
+        s.advance(FINISH_MS);
+        assert_eq!(s.version(), rv);
+        // 12 minutes in: quiet for more than 6; written with the count it has (2, unchanged),
+        // which writes nothing, and forgotten.
+        s.advance(2 * FINISH_MS);
+        assert_eq!(s.version(), rv);
+        s.record(
+            rec_v1("GroupsProgressing", "n", "7"),
+            host,
+            2 * FINISH_MS + 1,
+        );
+        assert_eq!(s.len(), 2);
+    }
+
+    #[test]
+    fn a_note_over_the_limit_is_dropped() {
+        let mut s = EventStore::default();
+        let long = "x".repeat(NOTE_LENGTH_LIMIT + 1);
+        s.record(rec_v1("FailedCreate", &long, "7"), "h", 0);
+        assert!(s.is_empty());
+        s.record(rec_v1("FailedCreate", &long[1..], "7"), "h", 0);
+        assert_eq!(s.len(), 1);
     }
 }

@@ -492,6 +492,9 @@ impl ControllerRuntime {
                 *next_try_ms = after(now, (self.config.retry_period_ms as f64 * jitter) as u64);
                 return;
             }
+            // The lease's "became leader" event goes through controller-runtime's recorder
+            // provider, which starts the process's event broadcasters (recorder.go:109-134).
+            api.events.start_recording(&manager.identity, now);
             manager.phase = start_leading(api, rng, &self.config, now);
         }
         self.run_leading(api, rng);

@@ -794,8 +794,15 @@ impl Core {
             .contains_key("sendInitialEvents")
             .then(|| super::query::flag(q, "sendInitialEvents"));
         let mut open = true;
+        let current = api.resource_version();
         match (rv, initial) {
             (None, Some(false)) => {}
+            // Watch-list from a version the server has not reached (`cacher.go`: an ERROR
+            // event once its wait for the version runs out).
+            (Some(n), Some(true)) if n > current => {
+                w.too_large(ops::too_large_status(n, current));
+                open = false;
+            }
             (Some(n), None | Some(false)) if n < self.compacted_rv => {
                 w.expired(n, self.compacted_rv);
                 open = false;

@@ -160,7 +160,7 @@ pub fn refuse(method: &str) -> Reply {
 }
 
 /// The selectable fields of a core/v1 Event, as the JSON pointer each reads.
-const FIELDS: [(&str, &str); 12] = [
+const FIELDS: &[(&str, &str)] = &[
     ("metadata.name", "/metadata/name"),
     ("metadata.namespace", "/metadata/namespace"),
     ("involvedObject.kind", "/involvedObject/kind"),
@@ -174,13 +174,14 @@ const FIELDS: [(&str, &str); 12] = [
     ),
     ("involvedObject.fieldPath", "/involvedObject/fieldPath"),
     ("reason", "/reason"),
+    ("reportingComponent", "/reportingComponent"),
     ("source", "/source/component"),
     ("type", "/type"),
 ];
 
 /// The same fields under their events.k8s.io/v1 names (kubernetes
 /// `pkg/apis/events/v1/conversion.go`, `AddFieldLabelConversionsForEvent`).
-const FIELDS_V1: [(&str, &str); 12] = [
+const FIELDS_V1: &[(&str, &str)] = &[
     ("metadata.name", "/metadata/name"),
     ("metadata.namespace", "/metadata/namespace"),
     ("regarding.kind", "/regarding/kind"),
@@ -192,21 +193,32 @@ const FIELDS_V1: [(&str, &str); 12] = [
     ("regarding.fieldPath", "/regarding/fieldPath"),
     ("reason", "/reason"),
     ("reportingController", "/reportingController"),
+    ("source", "/deprecatedSource/component"),
     ("type", "/type"),
 ];
 
-fn fields(form: Form) -> &'static [(&'static str, &'static str); 12] {
+fn fields(form: Form) -> &'static [(&'static str, &'static str)] {
     match form {
-        Form::Core => &FIELDS,
-        Form::EventsV1 => &FIELDS_V1,
+        Form::Core => FIELDS,
+        Form::EventsV1 => FIELDS_V1,
     }
 }
 
+/// A field's value; `source` is the reporting controller when the event has no source
+/// component (`ToSelectableFields`, kubernetes `pkg/registry/core/event/strategy.go`).
 fn field(e: &Value, pointer: &str) -> String {
-    e.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
+    let read = |p: &str| {
+        e.pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string()
+    };
+    let v = read(pointer);
+    match pointer {
+        "/source/component" if v.is_empty() => read("/reportingComponent"),
+        "/deprecatedSource/component" if v.is_empty() => read("/reportingController"),
+        _ => v,
+    }
 }
 
 /// `a=b,c!=d` over the form's fields: (pointer, value, equal?).

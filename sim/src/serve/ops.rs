@@ -205,12 +205,17 @@ fn invalid_options(errs: Vec<String>) -> Result<(), Reply> {
 /// `storage.NewTooLargeResourceVersionError` (apiserver `pkg/storage/errors.go` @v0.33.0): a
 /// 504 whose cause client-go's reflector looks for before it relists from the latest version.
 pub fn too_large(n: u64, current: u64) -> Reply {
+    Reply::json(504, &too_large_status(n, current))
+}
+
+/// The `Status` of `too_large`, also sent as a watch's ERROR event.
+pub fn too_large_status(n: u64, current: u64) -> Value {
     let msg = format!("Timeout: Too large resource version: {n}, current: {current}");
     let details = json!({
         "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
         "retryAfterSeconds": 1,
     });
-    Reply::json(504, &status_value(504, "Timeout", &msg, Some(details)))
+    status_value(504, "Timeout", &msg, Some(details))
 }
 
 /// Whether the request is a dry run: `?dryRun=All`, or for a DELETE the body's

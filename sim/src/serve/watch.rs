@@ -219,9 +219,18 @@ impl Watcher {
         if initial_events_end {
             meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
-        let obj =
-            json!({"kind": r.kind.as_str(), "apiVersion": r.group_version(), "metadata": meta});
+        let obj = if self.metadata_only {
+            json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": meta})
+        } else {
+            json!({"kind": r.kind.as_str(), "apiVersion": r.group_version(), "metadata": meta})
+        };
         self.send(json!({"type": "BOOKMARK", "object": obj}).to_string())
+    }
+
+    /// A watch from a resourceVersion the server has not reached: one ERROR event with the
+    /// 504 "Too large resource version" Status (the cacher's answer once its wait runs out).
+    pub fn too_large(&mut self, status: Value) -> Outcome {
+        self.send(json!({"type": "ERROR", "object": status}).to_string())
     }
 
     /// A watch from a compacted resourceVersion: one ERROR event with a 410 `Expired` Status,
