@@ -95,6 +95,15 @@ pub fn get(
             Err(m) => bad_request(m),
         };
     }
+    if super::table::wants_metadata(accept) {
+        let items: Vec<Value> = items.iter().map(super::table::partial).collect();
+        return Reply::ok(&json!({
+            "kind": "PartialObjectMetadataList",
+            "apiVersion": "meta.k8s.io/v1",
+            "metadata": meta,
+            "items": items,
+        }));
+    }
     let list = json!({"kind": "EventList", "apiVersion": form.api_version(), "metadata": meta, "items": items});
     Reply::ok(&list)
 }
@@ -259,45 +268,67 @@ fn names(form: Form) -> String {
 
 /// `kubectl get events`' columns (kubernetes `pkg/printers/internalversion/printers.go`,
 /// `eventColumnDefinitions`, `printEvent`): Last Seen (the last timestamp, else the first,
-/// else the event time; a series' last observation), Type, Reason, Object, Message.
+/// else the event time; a series' last observation), Type, Reason, Object, Message, and for
+/// `-o wide` (priority 1) Subobject, Source (component, else the reporting controller, with
+/// the host or reporting instance), First Seen, Count (the series' count, else the count, at
+/// least 1) and Name, in that order.
 fn table(form: Form, items: &[Value], now_ms: u64, meta: Value) -> Value {
-    let col = |name: &str| json!({"name": name, "type": "string", "format": "", "description": "", "priority": 0});
-    let [first_at, last_at, object_at, message_at] = match form {
-        Form::Core => [
-            "/firstTimestamp",
-            "/lastTimestamp",
-            "/involvedObject",
-            "/message",
-        ],
-        Form::EventsV1 => [
-            "/deprecatedFirstTimestamp",
-            "/deprecatedLastTimestamp",
-            "/regarding",
-            "/note",
-        ],
+    let col = |name: &str, priority: u8| json!({"name": name, "type": "string", "format": "", "description": "", "priority": priority});
+    let p = |core: &'static str, v1: &'static str| match form {
+        Form::Core => core,
+        Form::EventsV1 => v1,
     };
+    let object_at = p("/involvedObject", "/regarding");
     let at = |e: &Value, pointer: &str| -> Option<u64> {
         let t = e.pointer(pointer).filter(|t| !t.is_null())?;
         let t: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time =
             serde_json::from_value(t.clone()).ok()?;
         Some(crate::time::from_time(&t))
     };
+    let age = |t: Option<u64>| {
+        t.map(|t| human_duration(now_ms.saturating_sub(t)))
+            .unwrap_or_else(|| "<unknown>".into())
+    };
     let rows: Vec<Value> = items
         .iter()
         .map(|e| {
-            let first = at(e, first_at).or_else(|| at(e, "/eventTime"));
+            let first = at(e, p("/firstTimestamp", "/deprecatedFirstTimestamp"))
+                .or_else(|| at(e, "/eventTime"));
             let last = at(e, "/series/lastObservedTime")
-                .or_else(|| at(e, last_at))
-                .or(first)
-                .map(|t| human_duration(now_ms.saturating_sub(t)))
-                .unwrap_or_else(|| "<unknown>".into());
+                .or_else(|| at(e, p("/lastTimestamp", "/deprecatedLastTimestamp")))
+                .or(first);
             let object = format!(
                 "{}/{}",
                 field(e, &format!("{object_at}/kind")).to_lowercase(),
                 field(e, &format!("{object_at}/name"))
             );
+            let or = |a: String, b: String| if a.is_empty() { b } else { a };
+            let component = or(
+                field(e, p("/source/component", "/deprecatedSource/component")),
+                field(e, p("/reportingComponent", "/reportingController")),
+            );
+            let instance = or(
+                field(e, p("/source/host", "/deprecatedSource/host")),
+                field(e, "/reportingInstance"),
+            );
+            let source = if instance.is_empty() {
+                component
+            } else {
+                format!("{component}, {instance}")
+            };
+            let count = e
+                .pointer("/series/count")
+                .or_else(|| e.pointer(p("/count", "/deprecatedCount")))
+                .and_then(Value::as_i64)
+                .filter(|c| *c != 0)
+                .unwrap_or(1);
             json!({
-                "cells": [last, field(e, "/type"), field(e, "/reason"), object, field(e, message_at)],
+                "cells": [
+                    age(last), field(e, "/type"), field(e, "/reason"), object,
+                    field(e, &format!("{object_at}/fieldPath")), source,
+                    field(e, p("/message", "/note")), age(first), count,
+                    field(e, "/metadata/name"),
+                ],
                 "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": e["metadata"]},
             })
         })
@@ -306,7 +337,11 @@ fn table(form: Form, items: &[Value], now_ms: u64, meta: Value) -> Value {
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": meta,
-        "columnDefinitions": [col("Last Seen"), col("Type"), col("Reason"), col("Object"), col("Message")],
+        "columnDefinitions": [
+            col("Last Seen", 0), col("Type", 0), col("Reason", 0), col("Object", 0),
+            col("Subobject", 1), col("Source", 1), col("Message", 0), col("First Seen", 1),
+            col("Count", 1), col("Name", 1),
+        ],
         "rows": rows,
     })
 }
@@ -356,5 +391,17 @@ mod tests {
         let t = table(Form::EventsV1, &[v1], 62_000, json!({}));
         assert_eq!(t["rows"][0]["cells"][0], "60s");
         assert_eq!(t["rows"][0]["cells"][3], "leaderworkerset/vllm");
+        // -o wide: the source is the reporting controller and instance, the count the series'.
+        let cells = &t["rows"][0]["cells"];
+        assert_eq!(
+            cells[5],
+            "leaderworkerset, leaderworkerset-lws-controller-manager-1"
+        );
+        assert_eq!(cells[6], "Created leader statefulset vllm");
+        assert_eq!(cells[7], "61s");
+        assert_eq!(cells[8], 2);
+        assert_eq!(cells[9], "vllm.1");
+        assert_eq!(t["columnDefinitions"][4]["name"], "Subobject");
+        assert_eq!(t["columnDefinitions"][4]["priority"], 1);
     }
 }
