@@ -63,31 +63,24 @@ impl Server {
 
     /// One HTTP/1.1 request; returns (status code, body as text, chunk framing included).
     fn http(&self, method: &str, path: &str, ctype: &str, body: &str) -> (u16, String) {
-        let mut s = TcpStream::connect(&self.addr).expect("connect");
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.addr,
+        let headers = format!(
+            "Content-Type: {ctype}\r\nContent-Length: {}\r\n",
             body.len()
         );
-        s.write_all(req.as_bytes()).unwrap();
-        let mut out = String::new();
-        let _ = s.read_to_string(&mut out);
-        let code = out
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .unwrap_or(0);
-        let body = out.split_once("\r\n\r\n").map_or("", |b| b.1).to_string();
-        (code, body)
+        self.request(method, path, &headers, body)
     }
 
     /// A GET with an `Accept` header: (status, body).
     fn get_as(&self, path: &str, accept: &str) -> (u16, String) {
+        self.request("GET", path, &format!("Accept: {accept}\r\n"), "")
+    }
+
+    /// `method path` with the given header lines (each ending in CRLF) and body.
+    fn request(&self, method: &str, path: &str, headers: &str, body: &str) -> (u16, String) {
         let mut s = TcpStream::connect(&self.addr).expect("connect");
         s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let req = format!(
-            "GET {path} HTTP/1.1\r\nHost: {}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n",
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\n{headers}Connection: close\r\n\r\n{body}",
             self.addr
         );
         s.write_all(req.as_bytes()).unwrap();

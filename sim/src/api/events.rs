@@ -136,12 +136,13 @@ impl EventStore {
     }
 
     /// Record `e` at `now_ms`, from the controller process `host` (its pod name).
-    pub fn record(&mut self, e: Recorded, host: &str, now_ms: u64) {
-        if e.v1.is_some() {
-            self.advance(now_ms);
-            self.record_v1(e, host, now_ms);
-        } else {
-            self.record_core(e, now_ms);
+    pub fn record(&mut self, mut e: Recorded, host: &str, now_ms: u64) {
+        match e.v1.take() {
+            Some(v1) => {
+                self.advance(now_ms);
+                self.record_v1(e, v1, host, now_ms);
+            }
+            None => self.record_core(e, now_ms),
         }
     }
 
@@ -171,8 +172,7 @@ impl EventStore {
 
     /// `recordToSink`: a new event, the first repeat of one (a series, written at once), or a
     /// later repeat (counted in the cache only).
-    fn record_v1(&mut self, e: Recorded, host: &str, now_ms: u64) {
-        let v1 = e.v1.clone().expect("a v1 event");
+    fn record_v1(&mut self, e: Recorded, v1: RecordedV1, host: &str, now_ms: u64) {
         let instance = format!("{}-{host}", e.controller);
         let regarding = reference(e.kind, e.api_version, &e.object);
         let iso: IsoKey = (

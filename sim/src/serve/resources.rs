@@ -226,18 +226,10 @@ pub fn resource_list(group: &str, version: &str, crds: bool) -> Option<Value> {
             "verbs": ["create", "get", "list"],
             "shortNames": ["ns"],
         }));
-        // Read-only: the controllers' recorded events (`events.rs`).
-        resources.push(json!({
-            "name": "events",
-            "singularName": "event",
-            "namespaced": true,
-            "kind": "Event",
-            "verbs": ["get", "list"],
-            "shortNames": ["ev"],
-        }));
     }
-    if (group, version) == (super::events::GROUP, "v1") {
-        // The same events in their events.k8s.io/v1 form.
+    if super::events::Form::of(group, version, "events").is_some() {
+        // Read-only: the controllers' recorded events, as core/v1 or events.k8s.io/v1
+        // (`events.rs`).
         resources.push(json!({
             "name": "events",
             "singularName": "event",
