@@ -226,11 +226,12 @@ struct FuzzArgs {
         long,
         value_name = "N",
         required_unless_present = "time",
-        conflicts_with = "time"
+        conflicts_with = "time",
+        value_parser = clap::value_parser!(u64).range(1..)
     )]
     cases: Option<u64>,
     /// Run cases for this long (wall clock): 90s, 10m, 1h30m.
-    #[arg(long, value_name = "DURATION", value_parser = duration_ms)]
+    #[arg(long, value_name = "DURATION", value_parser = campaign_time_ms)]
     time: Option<u64>,
     /// Campaign seed.
     #[arg(long, value_name = "S", default_value_t = 1)]
@@ -264,7 +265,7 @@ struct ExploreArgs {
     #[arg(long, value_name = "SPEC", value_parser = reconciler)]
     reconciler: Profile,
     /// At most this many perturbations of each kind.
-    #[arg(long, value_name = "N", default_value_t = 200)]
+    #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
     max: u64,
     /// Where findings go (default explore-<scenario name>).
     #[arg(long, value_name = "DIR")]
@@ -355,6 +356,15 @@ fn workload(v: &str) -> Result<Workload, String> {
 fn duration_ms(v: &str) -> Result<u64, String> {
     let d = humantime::parse_duration(v).map_err(|e| format!("{e} (e.g. 90s, 10m, 1h30m)"))?;
     Ok(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A campaign's `--time`: a duration that leaves room for a case (`0s` would run none and
+/// report a campaign that tried nothing).
+fn campaign_time_ms(v: &str) -> Result<u64, String> {
+    match duration_ms(v)? {
+        0 => Err("a campaign of no time runs no case; give at least 1ms".into()),
+        ms => Ok(ms),
+    }
 }
 
 /// A `--shard I/N` value: N >= 1 and I < N, both within u64.
@@ -858,6 +868,14 @@ fn cmd_check(a: CheckArgs) -> ExitCode {
             Ok(s) => s,
             Err(e) => return input_error(e),
         };
+        if s.expect.is_empty() {
+            pb.finish_and_clear();
+            return input_error(format!(
+                "{}: expect: missing: `check` judges a scenario by its `expect` block and this \
+                 one has none (add `expect:`, e.g. `v0.10.0: holds`, or run it with `lws-sim run`)",
+                f.display()
+            ));
+        }
         match check_scenario(f, &s, a.seeds, jobs) {
             Ok(r) => rows.extend(r),
             Err(e) => return input_error(e),
@@ -1188,14 +1206,12 @@ fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
             a.reconciler.name
         ));
     }
-    // A summary left by an earlier campaign goes first: only a finished one writes it again.
-    let stale = a.out.join(summary::FILE);
-    let ready = std::fs::create_dir_all(&a.out).and_then(|_| match std::fs::remove_file(&stale) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    });
+    // What an earlier campaign left goes first: only a finished one writes a summary again.
+    let ready = std::fs::create_dir_all(&a.out)
+        .map_err(|e| format!("--out {}: {e}", a.out.display()))
+        .and_then(|_| forget_earlier_campaign(&a.out));
     if let Err(e) = ready {
-        return input_error(format!("--out {}: {e}", a.out.display()));
+        return input_error(e);
     }
     let jobs = capped_jobs(a.jobs);
     eprintln!(
@@ -1230,6 +1246,44 @@ fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
         return input_error(e);
     }
     ExitCode::from(u8::from(!summary.failures.is_empty()))
+}
+
+/// Remove from `out` what the campaign whose `summary.json` is there wrote: its minimized case
+/// directories, its saved cases (`--save-all`), then the summary. Left in place, `check DIR`
+/// would run an earlier campaign's cases beside the new ones. Nothing else in `out` is touched:
+/// only directories the summary names, each a plain name inside `out` (a summary naming
+/// `../x` or `/x` is not followed). An unreadable summary is removed alone.
+fn forget_earlier_campaign(out: &Path) -> Result<(), String> {
+    let path = out.join(summary::FILE);
+    let io = |p: &Path, e: std::io::Error| format!("--out {}: {e}", p.display());
+    let text = match scenario::read_text(&path) {
+        Ok(t) => Some(t),
+        Err(_) if !path.exists() => return Ok(()),
+        Err(_) => None,
+    };
+    let earlier = text.and_then(|t| Summary::parse(&t).ok());
+    let mut dirs: Vec<String> = Vec::new();
+    if let Some(s) = &earlier {
+        dirs.extend(s.minimized.iter().map(|m| m.dir.clone()));
+        if s.save_all {
+            dirs.extend(s.failures.iter().map(|f| format!("case-{}", f.case)));
+        }
+    }
+    for d in dirs {
+        let plain = matches!(
+            Path::new(&d).components().collect::<Vec<_>>()[..],
+            [std::path::Component::Normal(_)]
+        );
+        let dir = out.join(&d);
+        let is_dir = dir.symlink_metadata().is_ok_and(|m| m.is_dir());
+        if plain && is_dir {
+            std::fs::remove_dir_all(&dir).map_err(|e| io(&dir, e))?;
+        }
+    }
+    match std::fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io(&path, e)),
+        _ => Ok(()),
+    }
 }
 
 /// Each shard directory's `summary.json`, labelled by the directory.
@@ -1342,10 +1396,12 @@ fn cmd_fuzz_merge(a: MergeArgs) -> ExitCode {
     for e in &s.errors {
         eprintln!("case {} could not run: {}", e.case, e.error);
     }
-    let copied = merged
-        .copies
-        .iter()
-        .try_for_each(|c| copy_dir(&a.dirs[c.input].join(&c.dir), &a.out.join(&c.dir)));
+    let copied = forget_earlier_campaign(&a.out).and_then(|_| {
+        merged
+            .copies
+            .iter()
+            .try_for_each(|c| copy_dir(&a.dirs[c.input].join(&c.dir), &a.out.join(&c.dir)))
+    });
     if let Err(e) = copied.and_then(|_| write_summary(&a.out, s)) {
         return input_error(e);
     }

@@ -746,3 +746,84 @@ fn a_patch_that_renames_the_object_is_refused_not_dropped() {
         assert!(stdout.contains(&want), "{stdout}");
     }
 }
+
+/// `check` judges a scenario by its `expect`: a file without one asserted nothing and passed
+/// ("0 of 0 expectations met", exit 0). Now bad input, naming the file and the field.
+#[test]
+fn check_of_a_scenario_without_expect_is_refused() {
+    let body = "name: s\ncontroller: {reconciler: v0.4.1}\nmanifests: [MANIFESTS/vllm-lws.yaml]\nsteps: [{wait: 1s}]\n";
+    let path = scratch("no-expect", body);
+    let out = lws_sim(&["check", path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no-expect.yaml: expect: missing"), "{err}");
+    // `run` still runs it under its own reconciler.
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// A campaign of no cases or no time tried nothing and reported a pass.
+#[test]
+fn a_fuzz_campaign_of_nothing_is_refused() {
+    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-fuzz0", std::process::id()));
+    let out_dir = dir.to_str().unwrap();
+    for args in [["--cases", "0"], ["--time", "0s"]] {
+        let mut all = vec!["fuzz", "--reconciler", "all-fixed", "--out", out_dir];
+        all.extend(args);
+        let out = lws_sim(&all, Duration::from_secs(60));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// A campaign writing into the `--out` of an earlier one removes the case directories that
+/// campaign's summary names (else `check DIR` ran them beside the new ones) and nothing else.
+#[test]
+fn a_fuzz_campaign_replaces_the_cases_an_earlier_one_left() {
+    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-stale", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out_dir = dir.to_str().unwrap();
+    let first = [
+        "fuzz",
+        "--reconciler",
+        "v0.4.1",
+        "--cases",
+        "6",
+        "--save-all",
+        "--out",
+        out_dir,
+    ];
+    let out = lws_sim(&first, Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let cases = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert!(
+        cases(&dir).iter().any(|c| c.starts_with("case-")),
+        "{:?}",
+        cases(&dir)
+    );
+    std::fs::create_dir_all(dir.join("notes")).unwrap();
+    let second = [
+        "fuzz",
+        "--reconciler",
+        "all-fixed",
+        "--cases",
+        "3",
+        "--out",
+        out_dir,
+    ];
+    let out = lws_sim(&second, Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(cases(&dir), ["notes", "summary.json"]);
+}

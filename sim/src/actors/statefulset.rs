@@ -47,6 +47,10 @@ pub struct StatefulSetController {
     max_unavailable_gate: bool,
     /// 1.37+: replace unavailable old pods first (see `FeatureGates`).
     unavailable_first: bool,
+    /// The last pod creation the API server refused: when, and the `FailedCreate` event's
+    /// message. A stuck rollout's report quotes it (a template the pod validation refuses
+    /// leaves the set without pods, and only this says why).
+    pub last_failed_create: Option<(u64, String)>,
 }
 
 impl StatefulSetController {
@@ -68,6 +72,7 @@ impl StatefulSetController {
             templates: BTreeMap::new(),
             max_unavailable_gate: api.gates.max_unavailable_statefulset,
             unavailable_first: api.gates.statefulset_replaces_unavailable_first,
+            last_failed_create: None,
         }
     }
 
@@ -303,10 +308,18 @@ impl StatefulSetController {
                     &s.update_rev
                 };
                 let pod = new_pod(&s.set, ord, rev);
+                let pod_name = k8s::name(&pod.metadata).to_string();
                 match api.create(ACTOR, pod) {
-                    Ok(p) => *slot = Some(p),
+                    Ok(p) => {
+                        // A refusal that a later create got past no longer explains anything.
+                        self.last_failed_create = None;
+                        *slot = Some(p);
+                    }
                     Err(e) if e.is(Reason::AlreadyExists) => return Err(()),
-                    Err(_) => return Err(()),
+                    Err(e) => {
+                        self.failed_create(api, &s.set, &pod_name, &e, now_ms);
+                        return Err(());
+                    }
                 }
                 if monotonic {
                     return Ok(true);
@@ -444,6 +457,38 @@ impl StatefulSetController {
             Err(e) if e.is(Reason::NotFound) => Ok(false),
             Err(_) => Err(()),
         }
+    }
+
+    /// `recordPodEvent` for a failed create (kubernetes
+    /// `pkg/controller/statefulset/stateful_pod_control.go`): a Warning `FailedCreate` event on
+    /// the set, `create Pod <pod> in StatefulSet <set> failed error: <err>`. An injected API
+    /// error is recorded too, as the real controller records any failure. (The
+    /// `SuccessfulCreate` and `SuccessfulDelete` events are not recorded: docs/fidelity.md.)
+    fn failed_create(
+        &mut self,
+        api: &mut ApiServer,
+        set: &StatefulSet,
+        pod: &str,
+        e: &crate::api::ApiError,
+        now_ms: u64,
+    ) {
+        let message = format!(
+            "create Pod {pod} in StatefulSet {} failed error: {}",
+            k8s::name(&set.metadata),
+            e.message
+        );
+        let recorded = crate::api::events::Recorded {
+            kind: "StatefulSet",
+            api_version: "apps/v1",
+            object: set.metadata.clone(),
+            type_: "Warning".into(),
+            reason: "FailedCreate".into(),
+            message: message.clone(),
+            controller: ACTOR,
+            v1: None,
+        };
+        api.events.record(recorded, "", now_ms);
+        self.last_failed_create = Some((now_ms, message));
     }
 
     /// The adoption half of `getPodsForStatefulSet`'s `ClaimPods` (kubernetes

@@ -11,8 +11,10 @@ use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use lws::api::LeaderWorkerSet;
+
 use super::selector::Selector;
-use super::{FeatureGates, Kind};
+use super::{podspec, FeatureGates, Kind};
 
 pub fn on_create<K: Kind>(obj: &mut K, gates: FeatureGates) {
     let any = obj as &mut dyn Any;
@@ -95,8 +97,19 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
     if let Some(pdb) = any.downcast_ref::<PodDisruptionBudget>() {
         return validate_pdb(pdb);
     }
+    if let Some(lws) = any.downcast_ref::<LeaderWorkerSet>() {
+        return validate_lws_quantities(lws);
+    }
     if let Some(pod) = any.downcast_ref::<Pod>() {
-        validate_containers("spec", pod.spec.as_ref())?;
+        let rules = podspec::Rules {
+            relaxed_env_names: gates.relaxed_env_var_names,
+        };
+        let empty = PodSpec::default();
+        aggregate(podspec::validate(
+            "spec",
+            pod.spec.as_ref().unwrap_or(&empty),
+            rules,
+        ))?;
         let old: Option<&Pod> = old.and_then(|o| o.downcast_ref());
         let node = |p: &Pod| {
             p.spec
@@ -112,6 +125,41 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
         }
     }
     Ok(())
+}
+
+/// The LeaderWorkerSet CRD's quantity pattern over both pod templates (`podspec::crd_quantities`).
+fn validate_lws_quantities(lws: &LeaderWorkerSet) -> Result<(), String> {
+    let t = &lws.spec.leader_worker_template;
+    let mut errs = Vec::new();
+    let base = "spec.leaderWorkerTemplate";
+    if let Some(leader) = &t.leader_template {
+        podspec::crd_quantities(
+            &mut errs,
+            &format!("{base}.leaderTemplate.spec"),
+            leader.spec.as_ref(),
+        );
+    }
+    podspec::crd_quantities(
+        &mut errs,
+        &format!("{base}.workerTemplate.spec"),
+        t.worker_template.spec.as_ref(),
+    );
+    aggregate(errs)
+}
+
+/// `field.ErrorList.ToAggregate()`'s text: one error as is, several in brackets, a repeated
+/// message once.
+fn aggregate(errs: Vec<String>) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    let errs: Vec<String> = errs
+        .into_iter()
+        .filter(|e| seen.insert(e.clone()))
+        .collect();
+    match errs.len() {
+        0 => Ok(()),
+        1 => Err(errs.into_iter().next().unwrap_or_default()),
+        _ => Err(format!("[{}]", errs.join(", "))),
+    }
 }
 
 /// `ValidatePodDisruptionBudgetSpec`'s budget rules (kubernetes
@@ -224,46 +272,6 @@ pub fn validate_status<K: Kind>(obj: &K, old: &K) -> Result<(), String> {
     }
 }
 
-/// `validateContainers` and `validateInitContainers`' names and images (kubernetes
-/// `pkg/apis/core/validation/validation.go`), for a pod and a pod template alike: at least one
-/// container; each named with a DNS-1123 label, unique across both lists; each with an image.
-fn validate_containers(path: &str, spec: Option<&PodSpec>) -> Result<(), String> {
-    let empty = PodSpec::default();
-    let spec = spec.unwrap_or(&empty);
-    if spec.containers.is_empty() {
-        return Err(format!("{path}.containers: Required value"));
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    let lists = [
-        ("containers", spec.containers.as_slice()),
-        (
-            "initContainers",
-            spec.init_containers.as_deref().unwrap_or(&[]),
-        ),
-    ];
-    for (list, containers) in lists {
-        for (i, c) in containers.iter().enumerate() {
-            let at = format!("{path}.{list}[{i}]");
-            if c.name.is_empty() {
-                return Err(format!("{at}.name: Required value"));
-            }
-            if !super::names::is_dns_label(&c.name) {
-                return Err(format!(
-                    "{at}.name: Invalid value: {:?}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
-                    c.name
-                ));
-            }
-            if !seen.insert(c.name.as_str()) {
-                return Err(format!("{at}.name: Duplicate value: {:?}", c.name));
-            }
-            if c.image.as_deref().unwrap_or("").is_empty() {
-                return Err(format!("{at}.image: Required value"));
-            }
-        }
-    }
-    Ok(())
-}
-
 /// `ValidatePodUpdate`'s spec rule (kubernetes `pkg/apis/core/validation/validation.go`): a
 /// pod's spec is immutable but for container and init container images,
 /// `activeDeadlineSeconds`, added tolerations and removed scheduling gates (nodeName is
@@ -335,7 +343,23 @@ fn validate_statefulset(
             "spec.replicas: Invalid value: {n}: must be less than or equal to {STATEFULSET_REPLICAS_MAX} (the simulator's STATEFULSET_REPLICAS_MAX)"
         ));
     }
-    validate_containers("spec.template.spec", spec.template.spec.as_ref())?;
+    let empty = PodSpec::default();
+    let template = spec.template.spec.as_ref().unwrap_or(&empty);
+    let mut errs = podspec::names_and_images("spec.template.spec", template);
+    // ValidateStatefulSetSpec's own rules for the template.
+    if let Some(p) = template
+        .restart_policy
+        .as_deref()
+        .filter(|p| *p != "Always")
+    {
+        errs.push(format!(
+            "spec.template.spec.restartPolicy: Unsupported value: {p:?}: supported values: \"Always\""
+        ));
+    }
+    if template.active_deadline_seconds.is_some() {
+        errs.push("spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported".into());
+    }
+    aggregate(errs)?;
     let selector = Selector::from_label_selector(Some(&spec.selector))?;
     let labels = spec
         .template

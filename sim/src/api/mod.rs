@@ -12,6 +12,8 @@ mod eviction;
 pub mod kinds;
 pub mod names;
 pub mod patch;
+pub mod podspec;
+pub mod quantity;
 pub mod scale;
 pub mod selector;
 pub mod watch;
@@ -352,6 +354,9 @@ pub struct FeatureGates {
     /// `StatefulSetAutoDeletePVC`: beta (on) from 1.27, GA in 1.32; with it the API server
     /// defaults `persistentVolumeClaimRetentionPolicy` to Retain / Retain.
     pub statefulset_auto_delete_pvc: bool,
+    /// `RelaxedEnvironmentVariableValidation`: beta (on) from 1.32; with it an env var name
+    /// may be any printable ASCII but `=` (`podspec::Rules`).
+    pub relaxed_env_var_names: bool,
 }
 
 impl FeatureGates {
@@ -360,6 +365,7 @@ impl FeatureGates {
             max_unavailable_statefulset: minor >= 35,
             statefulset_replaces_unavailable_first: minor >= 37,
             statefulset_auto_delete_pvc: minor >= 27,
+            relaxed_env_var_names: minor >= 32,
         }
     }
 }

@@ -904,3 +904,150 @@ fn a_scale_skips_the_webhooks_but_not_the_schema_or_the_limit_checks() {
     let stale = a.scale::<LeaderWorkerSet>("t", "default", "a", 2, Some("1"));
     assert_eq!(stale.unwrap_err().code, 409);
 }
+
+#[test]
+fn a_pod_spec_is_validated_as_validate_pod_spec_does() {
+    // kubernetes pkg/apis/core/validation/validation.go (ValidatePodSpec and its helpers): one
+    // error each, the field path and apimachinery's words.
+    use k8s_openapi::api::core::v1::{
+        ContainerPort, EnvVar, HTTPGetAction, Probe, ResourceRequirements,
+    };
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    type Edit = (fn(&mut PodSpec), &'static str);
+    let edits: Vec<Edit> = vec![
+        (
+            |s| {
+                s.containers[0].ports = Some(vec![ContainerPort {
+                    container_port: 70000,
+                    ..Default::default()
+                }])
+            },
+            "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        ),
+        (
+            |s| {
+                s.containers[0].ports = Some(vec![ContainerPort {
+                    container_port: 80,
+                    name: Some("HTTP".into()),
+                    protocol: Some("tcp".into()),
+                    ..Default::default()
+                }])
+            },
+            r#"spec.containers[0].ports[0].protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP""#,
+        ),
+        (
+            |s| s.containers[0].image_pull_policy = Some("Sometimes".into()),
+            r#"spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never""#,
+        ),
+        (
+            |s| {
+                s.containers[0].env = Some(vec![EnvVar {
+                    name: "1BAD".into(),
+                    ..Default::default()
+                }])
+            },
+            r#"spec.containers[0].env[0].name: Invalid value: "1BAD": a valid environment variable name must consist of alphabetic characters"#,
+        ),
+        (
+            |s| {
+                s.containers[0].resources = Some(ResourceRequirements {
+                    limits: Some([("cpu".to_string(), Quantity("1".into()))].into()),
+                    requests: Some([("cpu".to_string(), Quantity("2".into()))].into()),
+                    ..Default::default()
+                })
+            },
+            r#"spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1"#,
+        ),
+        (
+            |s| {
+                s.containers[0].resources = Some(ResourceRequirements {
+                    limits: Some([("nvidia.com/gpu".to_string(), Quantity("eight".into()))].into()),
+                    ..Default::default()
+                })
+            },
+            r#"spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "eight": quantities must match the regular expression"#,
+        ),
+        (
+            |s| {
+                s.containers[0].readiness_probe = Some(Probe {
+                    http_get: Some(HTTPGetAction {
+                        port: IntOrString::Int(8080),
+                        ..Default::default()
+                    }),
+                    initial_delay_seconds: Some(-3),
+                    ..Default::default()
+                })
+            },
+            "spec.containers[0].readinessProbe.initialDelaySeconds: Invalid value: -3: must be greater than or equal to 0",
+        ),
+        (
+            |s| s.containers[0].liveness_probe = Some(Probe::default()),
+            "spec.containers[0].livenessProbe: Required value: must specify a handler type",
+        ),
+        (
+            |s| s.restart_policy = Some("Sometimes".into()),
+            r#"spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never""#,
+        ),
+    ];
+    let mut a = api();
+    for (i, (edit, says)) in edits.into_iter().enumerate() {
+        let mut p = pod(&format!("p{i}"));
+        edit(p.spec.as_mut().unwrap());
+        let e = a.create("t", p).unwrap_err();
+        assert_eq!((e.code, e.reason), (422, Reason::Invalid), "{e}");
+        assert!(e.to_string().contains(says), "{says}\n{e}");
+    }
+    // Two errors: listed in brackets, as ToAggregate lists them.
+    let mut p = pod("two");
+    let s = p.spec.as_mut().unwrap();
+    s.restart_policy = Some("x".into());
+    s.dns_policy = Some("y".into());
+    let e = a.create("t", p).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains(r#"is invalid: [spec.restartPolicy: "#),
+        "{e}"
+    );
+    // Relaxed env names from 1.32 (RelaxedEnvironmentVariableValidation beta).
+    let mut relaxed = ApiServer::new(1, FeatureGates::for_minor(32));
+    let mut p = pod("env");
+    p.spec.as_mut().unwrap().containers[0].env = Some(vec![EnvVar {
+        name: "1 OK:here".into(),
+        ..Default::default()
+    }]);
+    assert!(relaxed.create("t", p.clone()).is_ok());
+    assert!(a.create("t", p).is_err());
+}
+
+#[test]
+fn a_statefulset_template_must_restart_always_and_a_lws_quantity_match_the_crd_pattern() {
+    use k8s_openapi::api::core::v1::ResourceRequirements;
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    let mut a = api();
+    let mut s = sts("s", "v1");
+    s.spec.template.spec.as_mut().unwrap().restart_policy = Some("Never".into());
+    let e = a.create("t", s).unwrap_err();
+    assert!(
+        e.to_string().contains(r#"spec.template.spec.restartPolicy: Unsupported value: "Never": supported values: "Always""#),
+        "{e}"
+    );
+    let mut l = lws("l");
+    l.spec.leader_worker_template.worker_template.spec = Some(PodSpec {
+        containers: vec![Container {
+            name: "w".into(),
+            image: Some("w".into()),
+            resources: Some(ResourceRequirements {
+                requests: Some([("memory".to_string(), Quantity("1 Gi".into()))].into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let e = a.create("t", l).unwrap_err();
+    assert!(
+        e.to_string().contains(r#"spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.requests.memory: Invalid value: "1 Gi": spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.requests.memory in body should match '^(\+|-)?"#),
+        "{e}"
+    );
+}

@@ -31,6 +31,11 @@ pub const DS_PODS_MAX: i64 = LWS_PODS_MAX;
 pub const WORLD_PODS_MAX: usize = 150_000;
 /// A grace period in seconds (`gracePeriodSeconds`, `terminationGracePeriodSeconds`): the horizon.
 pub const GRACE_SECONDS_MAX: i64 = (HORIZON_MS / 1000) as i64;
+/// The Kubernetes minors a scenario may name (`cluster.kubernetesVersion: "1.N"`): LWS needs
+/// 1.26 or later (its README at v0.10.0; at 1.26 the StatefulSetStartOrdinal gate must be turned
+/// on, and the simulator takes it as on), and 1.37 is the newest API the simulator encodes
+/// (k8s-openapi `v1_37`) and the newest whose StatefulSet behaviour it models.
+pub const KUBERNETES_MINORS: std::ops::RangeInclusive<u32> = 26..=37;
 /// Bytes of a scenario or manifest file.
 pub const FILE_BYTES_MAX: u64 = 16 << 20;
 /// Steps of one scenario.

@@ -203,9 +203,30 @@ fn expectations(
                 ));
             }
         }
+        // Two spellings of one reconciler (an alias and its expansion, flags in another
+        // order) asking for different outcomes: one of them must fail, whatever the run does.
+        let same = out
+            .iter()
+            .find(|(p, x): &&(Profile, Expectation)| same_reconciler(p, &profile) && x != e);
+        if let Some((other, _)) = same {
+            return Err(err_at(
+                file,
+                line,
+                format!(
+                    "expect.{reconciler}: the same reconciler as expect.{} with another \
+                     expectation; keep one",
+                    other.name
+                ),
+            ));
+        }
         out.push((profile, e.clone()));
     }
     Ok(out)
+}
+
+/// Whether two profiles run the same code: one release, every flag the same.
+fn same_reconciler(a: &Profile, b: &Profile) -> bool {
+    a.release == b.release && a.flags == b.flags
 }
 
 /// A scenario file's text as a spec; errors name `file` and, where known, the line and field.
@@ -219,9 +240,29 @@ pub fn parse_spec(file: &str, text: &str) -> Result<ScenarioSpec, LoadError> {
         .map_err(|e| yaml::load_error(file, 1, text, &e))
 }
 
-/// The minor of a `kubernetesVersion` of the form `1.N`.
-pub(crate) fn kubernetes_minor(v: &str) -> Option<u32> {
-    v.strip_prefix("1.")?.parse().ok()
+/// The minor of a `kubernetesVersion` of the form `1.N` (N in decimal digits, no sign or
+/// leading zero), within `KUBERNETES_MINORS`; else what is wrong with it.
+pub(crate) fn kubernetes_minor(v: &str) -> Result<u32, String> {
+    let form = || format!("{v:?} is not of the form \"1.N\" (e.g. \"1.29\")");
+    let digits = v.strip_prefix("1.").ok_or_else(form)?;
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    let minor: u32 = match digits.parse() {
+        Ok(n) if canonical => n,
+        _ => return Err(form()),
+    };
+    let range = limits::KUBERNETES_MINORS;
+    if !range.contains(&minor) {
+        return Err(format!(
+            "{v:?} is outside the versions modelled, 1.{} to 1.{} (LWS needs 1.26 or later; \
+             1.{} is the newest the simulator encodes)",
+            range.start(),
+            range.end(),
+            range.end()
+        ));
+    }
+    Ok(minor)
 }
 
 /// Reads nothing: for steps that name no file (explore's perturbations).
@@ -423,12 +464,8 @@ impl Scenario {
         let c = &self.spec.cluster;
         let mut cfg = ClusterConfig::default();
         if let Some(v) = &c.kubernetes_version {
-            cfg.kubernetes_minor = kubernetes_minor(v).ok_or_else(|| {
-                format!(
-                    "{}: cluster.kubernetesVersion {v:?} is not of the form \"1.N\"",
-                    self.path.display()
-                )
-            })?;
+            cfg.kubernetes_minor = kubernetes_minor(v)
+                .map_err(|m| format!("{}: cluster.kubernetesVersion: {m}", self.path.display()))?;
         }
         cfg.max_unavailable_statefulset = c.max_unavailable_stateful_set;
         if let Some(n) = &c.nodes {
@@ -1656,6 +1693,16 @@ fn stuck_state(w: &World, c: &Checker) -> String {
     if let Some(e) = last_error {
         let at = crate::time::fmt_ms(e.at_ms);
         s.push_str(&format!("; last controller error (t={at}): {e}"));
+    }
+    let refused = w
+        .statefulsets
+        .as_ref()
+        .and_then(|c| c.last_failed_create.as_ref());
+    if let Some((at_ms, m)) = refused {
+        let at = crate::time::fmt_ms(*at_ms);
+        s.push_str(&format!(
+            "; the StatefulSet controller's last pod creation failed (t={at}): {m}"
+        ));
     }
     if !c.rollout_complete_groups() {
         return s;

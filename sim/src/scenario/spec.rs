@@ -517,12 +517,38 @@ fn cluster_faults(other: BTreeMap<String, Value>) -> Result<Vec<StepSpec>, Strin
                 valid.join(", ")
             ));
         }
-        let fault: ClusterFault = serde_json::from_value(serde_json::json!({ &key: value }))
-            .map_err(|e| format!("{key}: {e}"))?;
+        let wrap = |v: Value| serde_json::json!({ &key: v });
+        let fault: ClusterFault = serde_json::from_value(wrap(value.clone())).map_err(|e| {
+            let field = value
+                .as_object()
+                .map(|o| culprit::<ClusterFault>(o, wrap))
+                .unwrap_or_default();
+            format!("{key}{field}: {e}")
+        })?;
         fault.validate()?;
         out.push(StepSpec::Fault(fault));
     }
     Ok(out)
+}
+
+/// The `.field` of object `o` that does not decode on its own as part of a `T` (`wrap` puts the
+/// one-field object where `T` expects `o`): a wrong type, a number out of range. Empty when no
+/// single field is to blame (a missing one, an unknown one). A value decoded from JSON has lost
+/// its position, so this is how its error names the field.
+pub(crate) fn culprit<T: serde::de::DeserializeOwned>(
+    o: &serde_json::Map<String, Value>,
+    wrap: impl Fn(Value) -> Value,
+) -> String {
+    o.iter()
+        .find(|(k, v)| {
+            let alone = wrap(serde_json::json!({ k.as_str(): v }));
+            serde_json::from_value::<T>(alone).is_err_and(|e| {
+                let m = e.to_string();
+                !m.starts_with("missing field") && !m.starts_with("unknown field")
+            })
+        })
+        .map(|(k, _)| format!(".{k}"))
+        .unwrap_or_default()
 }
 
 /// The keys `StepMap` names (`timeout` included).
@@ -697,6 +723,9 @@ mod tests {
             msg.contains("unknown field `apiError`") && msg.contains("apiErrors"),
             "{msg}"
         );
+        let quoted = serde_saphyr::from_str::<StepSpec>("apiErrors: {for: 2m, code: \"503\"}\n");
+        let msg = quoted.unwrap_err().to_string();
+        assert!(msg.contains("apiErrors.code: invalid type"), "{msg}");
         let two = serde_saphyr::from_str::<StepSpec>("apiErrors: {for: 1s, code: 429}\nwait: 1s\n");
         assert!(two.unwrap_err().to_string().contains("exactly one action"));
     }

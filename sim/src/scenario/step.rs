@@ -717,7 +717,10 @@ fn wait_for(ctx: &str, target: &Value, timeout: Option<spec::Duration>) -> Resul
         Value::String(t) if t == "rolloutComplete" => WaitTarget::RolloutComplete,
         Value::Object(o) => {
             let r: ObjectRef = serde_json::from_value(Value::Object(o.clone()))
-                .map_err(|e| err(ctx, format!("waitFor{}: {e}", culprit(o))))?;
+                .map_err(|e| {
+                    let field = spec::culprit::<ObjectRef>(o, |v| v);
+                    err(ctx, format!("waitFor{field}: {e}"))
+                })?;
             if r.holds.is_some() {
                 let m = "waitFor: `holds` belongs to `check` (a waitFor ends when its condition is first met)";
                 return Err(err(ctx, m));
@@ -734,20 +737,6 @@ fn wait_for(ctx: &str, target: &Value, timeout: Option<spec::Duration>) -> Resul
         }
     };
     Ok(Step::WaitFor { target, timeout_ms })
-}
-
-/// The `.field` of a `waitFor` object that does not decode on its own (a wrong type, a number
-/// out of range), to name it in the error; empty when no single field is to blame (a missing
-/// one, an unknown one).
-fn culprit(o: &serde_json::Map<String, Value>) -> String {
-    o.iter()
-        .find(|(k, v)| {
-            let alone = serde_json::json!({ k.as_str(): v });
-            serde_json::from_value::<ObjectRef>(alone)
-                .is_err_and(|e| !e.to_string().starts_with("missing field"))
-        })
-        .map(|(k, _)| format!(".{k}"))
-        .unwrap_or_default()
 }
 
 fn delete_pod(p: &DeletePodSpec) -> Step {

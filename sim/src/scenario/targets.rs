@@ -515,10 +515,10 @@ pub fn check_scenario(
         ));
     }
     if let Some(v) = &spec.cluster.kubernetes_version {
-        if super::kubernetes_minor(v).is_none() {
+        if let Err(m) = super::kubernetes_minor(v) {
             return Err(at(
                 lines.kubernetes_version,
-                format!("cluster.kubernetesVersion: {v:?} is not of the form \"1.N\""),
+                format!("cluster.kubernetesVersion: {m}"),
             ));
         }
     }

@@ -155,13 +155,16 @@ fn block_parents(before: &[&str], here: &str) -> Vec<String> {
     for (i, l) in before.iter().enumerate().rev() {
         let t = l.trim_start();
         let ind = indent(l);
-        if t.is_empty() || t.starts_with('#') || ind >= level {
+        // A list written compactly (`containers:` with its `- ` items at the key's own
+        // indentation): the key at the item's level is the list's key, not a sibling.
+        let compact_key = item.is_some() && ind == level && !is_item(l) && key_of(l).is_some();
+        if t.is_empty() || t.starts_with('#') || (ind >= level && !compact_key) {
             continue;
         }
         // The key of a `- key:` item line sits two columns right of its dash: at `level` it is
         // a sibling in the same item, not a parent.
         let key_ind = if is_item(l) { ind + 2 } else { ind };
-        if key_ind < level {
+        if key_ind < level || compact_key {
             if let Some(k) = key_of(l) {
                 match item.take().filter(|_| !is_item(l)) {
                     Some(n) => out.push(format!("{k}[{n}]")),
@@ -276,6 +279,16 @@ mod tests {
             Some("steps[0].deletePod.gracePeriodSeconds")
         );
         assert_eq!(field_at(doc, 7, 14).as_deref(), Some("steps[1].timeout"));
+        // A compact block list: its items at the key's own indentation.
+        let pod = "spec:\n  containers:\n  - name: a\n  - name: b\n    resources:\n      limits:\n        cpu: [1]\n";
+        assert_eq!(
+            field_at(pod, 7, 14).as_deref(),
+            Some("spec.containers[1].resources.limits.cpu")
+        );
+        assert_eq!(
+            field_at(pod, 4, 11).as_deref(),
+            Some("spec.containers[1].name")
+        );
         let json = r#"{"spec": {"leaderWorkerTemplate": {"size": 2147483648}}}"#;
         assert_eq!(
             field_at(json, 1, 46).as_deref(),
