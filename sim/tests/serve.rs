@@ -457,6 +457,23 @@ fn scale_status_and_server_side_apply_over_http() {
         &other,
     );
     assert_eq!(code, 409, "{body}");
+    // As the apiserver words it (internal.NewConflictError): the message kubectl prints, and
+    // one FieldManagerConflict cause per field.
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        v["message"], r#"Apply failed with 1 conflict: conflict with "me": .spec.replicas"#,
+        "{body}"
+    );
+    let cause = &v["details"]["causes"][0];
+    assert_eq!(
+        (&cause["reason"], &cause["field"], &cause["message"]),
+        (
+            &serde_json::json!("FieldManagerConflict"),
+            &serde_json::json!(".spec.replicas"),
+            &serde_json::json!("conflict with \"me\"")
+        ),
+        "{body}"
+    );
     let (code, _) = s.http(
         "PATCH",
         &format!("{lws}?fieldManager=you&force=true"),
@@ -1991,4 +2008,69 @@ fn kubectl_prints_the_disaggregated_set_webhook_s_warning() {
     );
     // Admitted: a warning is not a refusal.
     assert!(s.ok(&["get", "disaggregatedsets"]).contains("test-hpa"));
+}
+
+#[test]
+fn a_collection_delete_deletes_what_its_selectors_pick() {
+    // DELETE on a collection (`deletecollection`, apiserver store.go `DeleteCollection`):
+    // client-go's and kube-rs's `delete_collection`.
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pods = "/api/v1/namespaces/default/pods";
+    for name in ["web-a", "web-b", "other"] {
+        let app = if name == "other" { "other" } else { "web" };
+        let pod = format!(
+            r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}","labels":{{"app":"{app}"}}}},"spec":{{"containers":[{{"name":"c","image":"app"}}]}}}}"#
+        );
+        let (code, body) = s.http("POST", pods, "application/json", &pod);
+        assert_eq!(code, 201, "{body}");
+    }
+    let (code, body) = s.http(
+        "DELETE",
+        &format!("{pods}?labelSelector=app%3Dweb"),
+        "application/json",
+        r#"{"gracePeriodSeconds":0}"#,
+    );
+    assert_eq!(code, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["kind"], "PodList", "{body}");
+    let names: Vec<&str> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["web-a", "web-b"]);
+    let (code, _) = s.http("GET", &format!("{pods}/web-a"), "", "");
+    assert_eq!(code, 404);
+    let (code, _) = s.http("GET", &format!("{pods}/other"), "", "");
+    assert_eq!(code, 200);
+    // A bad selector deletes nothing; services have no deletecollection.
+    let (code, _) = s.http("DELETE", &format!("{pods}?labelSelector=%3D%3D"), "", "");
+    assert_eq!(code, 400);
+    let (code, _) = s.http("DELETE", "/api/v1/namespaces/default/services", "", "");
+    assert_eq!(code, 405);
+    let (_, discovery) = s.http("GET", "/api/v1", "", "");
+    let d: serde_json::Value = serde_json::from_str(&discovery).unwrap();
+    let verbs = |name: &str| {
+        d["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .map(|r| r["verbs"].to_string())
+            .unwrap()
+    };
+    assert!(verbs("pods").contains("deletecollection"));
+    assert!(!verbs("services").contains("deletecollection"));
+    // An apply that creates answers 201, as a create does; applying it again, 200.
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"applied"},"spec":{"containers":[{"name":"c","image":"app"}]}}"#;
+    for want in [201, 200] {
+        let (code, body) = s.http(
+            "PATCH",
+            &format!("{pods}/applied?fieldManager=me"),
+            "application/apply-patch+yaml",
+            pod,
+        );
+        assert_eq!(code, want, "{body}");
+    }
 }

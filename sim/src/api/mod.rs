@@ -51,6 +51,16 @@ pub struct ApiError {
     pub code: u16,
     pub reason: Reason,
     pub message: String,
+    /// `details.causes` of the Status (a server-side apply conflict lists one per field).
+    pub causes: Vec<Cause>,
+}
+
+/// One `metav1.StatusCause`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cause {
+    pub reason: &'static str,
+    pub message: String,
+    pub field: String,
 }
 
 impl ApiError {
@@ -69,6 +79,7 @@ impl ApiError {
             code,
             reason,
             message: message.into(),
+            causes: Vec::new(),
         }
     }
 
@@ -1012,13 +1023,7 @@ impl ApiServer {
             force,
         );
         if !conflicts.is_empty() {
-            let msg = format!(
-                "Apply failed with {} conflicts: {}",
-                conflicts.len(),
-                conflicts.join(", ")
-            );
-            let e = ApiError::new(Reason::Conflict, msg);
-            return self.fail(manager, "apply", K::ID, key, e);
+            return self.fail(manager, "apply", K::ID, key, apply_conflict(&conflicts));
         }
         release_fields(&managers, &mut current, &paths, manager);
         patch::overlay(&mut current, intent_value);
@@ -1604,7 +1609,7 @@ fn take_fields(
     paths: &BTreeSet<FieldPath>,
     manager: &str,
     force: bool,
-) -> Vec<String> {
+) -> Vec<(String, String)> {
     let mut conflicts = Vec::new();
     for p in paths {
         let differs = patch::get_path(current, p) != patch::get_path(intent, p);
@@ -1616,12 +1621,50 @@ fn take_fields(
                 if force {
                     owned.remove(p);
                 } else {
-                    conflicts.push(format!("{} (manager {m:?})", p.join(".")));
+                    conflicts.push((m.clone(), format!(".{}", p.join("."))));
                 }
             }
         }
     }
     conflicts
+}
+
+/// The 409 of an apply that conflicts (apiserver `internal.NewConflictError` and
+/// `getConflictMessage`, structured-merge-diff's `fieldpath.Path` text): one conflict reads
+/// `Apply failed with 1 conflict: conflict with "m": .spec.replicas`, several are grouped by
+/// manager (sorted) on lines of their own; one `FieldManagerConflict` cause per field. Every
+/// manager here applied (an update takes fields over instead of owning them), so none reads
+/// `using <apiVersion>`.
+fn apply_conflict(conflicts: &[(String, String)]) -> ApiError {
+    let message = match conflicts {
+        [(m, path)] => format!("Apply failed with 1 conflict: conflict with {m:?}: {path}"),
+        _ => {
+            let mut by_manager: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for (m, path) in conflicts {
+                by_manager.entry(m).or_default().push(path);
+            }
+            let mut lines = Vec::new();
+            for (m, paths) in by_manager {
+                lines.push(format!("conflicts with {m:?}:"));
+                lines.extend(paths.iter().map(|p| format!("- {p}")));
+            }
+            format!(
+                "Apply failed with {} conflicts: {}",
+                conflicts.len(),
+                lines.join("\n")
+            )
+        }
+    };
+    let mut e = ApiError::new(Reason::Conflict, message);
+    e.causes = conflicts
+        .iter()
+        .map(|(m, path)| Cause {
+            reason: "FieldManagerConflict",
+            message: format!("conflict with {m:?}"),
+            field: path.clone(),
+        })
+        .collect();
+    e
 }
 
 /// Fields this manager applied before but not now are removed, unless another manager owns

@@ -905,17 +905,16 @@ fn a_scale_skips_the_webhooks_but_not_the_schema_or_the_limit_checks() {
     assert_eq!(stale.unwrap_err().code, 409);
 }
 
-#[test]
-fn a_pod_spec_is_validated_as_validate_pod_spec_does() {
-    // kubernetes pkg/apis/core/validation/validation.go (ValidatePodSpec and its helpers): one
-    // error each, the field path and apimachinery's words.
+type PodEdit = (fn(&mut PodSpec), &'static str);
+
+/// One broken pod spec each, with the error ValidatePodSpec gives it.
+fn pod_spec_edits() -> Vec<PodEdit> {
     use k8s_openapi::api::core::v1::{
         ContainerPort, EnvVar, HTTPGetAction, Probe, ResourceRequirements,
     };
     use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
     use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
-    type Edit = (fn(&mut PodSpec), &'static str);
-    let edits: Vec<Edit> = vec![
+    vec![
         (
             |s| {
                 s.containers[0].ports = Some(vec![ContainerPort {
@@ -989,9 +988,16 @@ fn a_pod_spec_is_validated_as_validate_pod_spec_does() {
             |s| s.restart_policy = Some("Sometimes".into()),
             r#"spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never""#,
         ),
-    ];
+    ]
+}
+
+#[test]
+fn a_pod_spec_is_validated_as_validate_pod_spec_does() {
+    // kubernetes pkg/apis/core/validation/validation.go (ValidatePodSpec and its helpers): one
+    // error each, the field path and apimachinery's words.
+    use k8s_openapi::api::core::v1::EnvVar;
     let mut a = api();
-    for (i, (edit, says)) in edits.into_iter().enumerate() {
+    for (i, (edit, says)) in pod_spec_edits().into_iter().enumerate() {
         let mut p = pod(&format!("p{i}"));
         edit(p.spec.as_mut().unwrap());
         let e = a.create("t", p).unwrap_err();

@@ -637,6 +637,9 @@ impl Core {
             ("PUT", true) => with_kind!(kind, K => self.update::<K>(&t, req)),
             ("PATCH", true) => with_kind!(kind, K => self.patch::<K>(&t, req)),
             ("DELETE", true) => with_kind!(kind, K => self.delete::<K>(&t, req)),
+            ("DELETE", false) if t.res.kind != KindId::Service => {
+                with_kind!(kind, K => self.delete_collection::<K>(&t, req))
+            }
             (m, _) => failure(
                 405,
                 "MethodNotAllowed",
@@ -1146,7 +1149,9 @@ impl Core {
                 let v = to_value(&*o);
                 self.record(|r, now| r.object(now, "apply", K::ID, &v));
                 self.settle();
-                Reply::ok(&v)
+                // An apply that creates answers 201 Created (apiserver handlers/patch.go:
+                // `wasCreated` picks the status), one that updates 200.
+                Reply::json(if whole_missing { 201 } else { 200 }, &v)
             }
             Err(e) => api_error(&e, &t.res, &name),
         }
@@ -1301,26 +1306,100 @@ impl Core {
             Err(r) => return r,
         };
         let actor = Self::actor(req);
-        let exists = self.runner.world.api.try_get::<K>(&ns, &name).is_some();
-        if K::ID == KindId::Pod && exists && !self.dry_run() {
-            // A client deleting a pod disrupts it, as the scenario's deletePod step says.
-            let pods = vec![ObjectRef::new(&ns, &name)];
-            let now = self.runner.world.now_ms;
-            self.runner
-                .checker
-                .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
-        }
-        match self.runner.world.api.delete::<K>(&actor, &ns, &name, &opts) {
-            Ok(d) => {
-                let v = ops::deleted_value(&d);
-                let prop = opts.propagation.map(|p| format!("{p:?}"));
-                let grace = opts.grace_period_seconds;
-                self.record(|r, now| r.delete(now, K::ID, &ns, &name, prop.as_deref(), grace));
+        match self.delete_one::<K>(&actor, &ns, &name, &opts) {
+            Ok(v) => {
                 self.settle();
                 Reply::ok(&v)
             }
             Err(e) => api_error(&e, &t.res, &name),
         }
+    }
+
+    /// One object's delete, as a client's DELETE does it: the pod disrupted, the write
+    /// recorded. Returns what the DELETE answers (the object, gone or terminating).
+    fn delete_one<K: Kind>(
+        &mut self,
+        actor: &str,
+        ns: &str,
+        name: &str,
+        opts: &crate::api::DeleteOptions,
+    ) -> Result<Value, crate::api::ApiError> {
+        let exists = self.runner.world.api.try_get::<K>(ns, name).is_some();
+        if K::ID == KindId::Pod && exists && !self.dry_run() {
+            // A client deleting a pod disrupts it, as the scenario's deletePod step says.
+            let pods = vec![ObjectRef::new(ns, name)];
+            let now = self.runner.world.now_ms;
+            self.runner
+                .checker
+                .on_fault(&FaultEffect::PodsDisrupted { pods }, now);
+        }
+        let d = self.runner.world.api.delete::<K>(actor, ns, name, opts)?;
+        let v = ops::deleted_value(&d);
+        let prop = opts.propagation.map(|p| format!("{p:?}"));
+        let grace = opts.grace_period_seconds;
+        self.record(|r, now| r.delete(now, K::ID, ns, name, prop.as_deref(), grace));
+        Ok(v)
+    }
+
+    /// DELETE on a collection (`deletecollection`; kubernetes apiserver
+    /// `pkg/registry/generic/registry/store.go` `DeleteCollection`): the objects the label and
+    /// field selectors pick, each deleted with the request's options; one already gone is
+    /// skipped (NotFound), another error ends the request with it. Answers the list of what was
+    /// deleted, as the objects each delete returned. Services have no `deletecollection`.
+    fn delete_collection<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
+        if t.sub.is_some() {
+            return failure(
+                405,
+                "MethodNotAllowed",
+                "DELETE is not supported on a subresource",
+            );
+        }
+        let current = self.runner.world.api.resource_version();
+        if let Err(r) = ops::check_list_options(&req.query, current) {
+            return r;
+        }
+        let (labels, fields) = match self.selectors(K::ID, &req.query) {
+            Ok(s) => s,
+            Err(r) => return r,
+        };
+        let opts = match ops::delete_options(&req.body, &req.query) {
+            Ok(o) => o,
+            Err(r) => return r,
+        };
+        let api = &self.runner.world.api;
+        let keys: Vec<(String, String)> =
+            ops::list::<K>(api, t.namespace.as_deref(), &labels, &fields)
+                .iter()
+                .map(|o| {
+                    let at = |p: &str| {
+                        o.pointer(p)
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string()
+                    };
+                    (at("/metadata/namespace"), at("/metadata/name"))
+                })
+                .collect();
+        let actor = Self::actor(req);
+        let mut items = Vec::new();
+        for (ns, name) in keys {
+            match self.delete_one::<K>(&actor, &ns, &name, &opts) {
+                Ok(v) => items.push(v),
+                Err(e) if e.is(crate::api::Reason::NotFound) => {}
+                Err(e) => {
+                    self.settle();
+                    return api_error(&e, &t.res, &name);
+                }
+            }
+        }
+        self.settle();
+        let rv = self.runner.world.api.resource_version().to_string();
+        Reply::ok(&json!({
+            "kind": format!("{}List", K::ID),
+            "apiVersion": t.res.group_version(),
+            "metadata": {"resourceVersion": rv},
+            "items": items,
+        }))
     }
 }
 

@@ -66,6 +66,14 @@ pub fn api_error(e: &ApiError, r: &Resource, name: &str) -> Reply {
         details["causes"] =
             json!([{"reason": "FieldValueInvalid", "field": field, "message": why}]);
     }
+    if !e.causes.is_empty() {
+        let causes: Vec<Value> = e
+            .causes
+            .iter()
+            .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+            .collect();
+        details["causes"] = json!(causes);
+    }
     let e = &e;
     Reply::json(
         e.code,

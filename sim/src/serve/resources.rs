@@ -178,7 +178,18 @@ pub fn of_kind(kind: KindId) -> Resource {
         .expect("every kind is served")
 }
 
-const VERBS: [&str; 7] = [
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+/// A Service's verbs: its registry has no `deletecollection`.
+const SERVICE_VERBS: [&str; 7] = [
     "create", "delete", "get", "list", "patch", "update", "watch",
 ];
 
@@ -248,7 +259,7 @@ pub fn resource_list(group: &str, version: &str, crds: bool) -> Option<Value> {
             "singularName": r.singular,
             "namespaced": r.namespaced(),
             "kind": r.kind.as_str(),
-            "verbs": VERBS,
+            "verbs": if r.kind == KindId::Service { &SERVICE_VERBS[..] } else { &VERBS[..] },
         });
         if !r.short_names.is_empty() {
             main["shortNames"] = json!(r.short_names);
