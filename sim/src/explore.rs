@@ -31,6 +31,14 @@ pub enum Perturbation {
 }
 
 impl Perturbation {
+    /// Every `cause` name (the second half of a finding's file name).
+    pub const CAUSES: [&'static str; 4] = [
+        "kill-after-write",
+        "unobserved-state",
+        "stale-state",
+        "resync-after-reconcile",
+    ];
+
     pub fn cause(&self) -> &'static str {
         match self {
             Perturbation::KillAfterWrite(_) => "kill-after-write",

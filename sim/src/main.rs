@@ -408,8 +408,11 @@ fn progress(len: u64, show: bool, prefix: &str) -> ProgressBar {
 /// scenarios already shows): the step, the simulated time and the events so far, drawn once
 /// the run has gone on for a second.
 fn run_progress(quiet: bool) -> Option<scenario::ProgressHook> {
-    if quiet || !std::io::stderr().is_terminal() {
+    if quiet {
         return None;
+    }
+    if !std::io::stderr().is_terminal() {
+        return Some(plain_progress());
     }
     let started = Instant::now();
     let pb = ProgressBar::new_spinner();
@@ -434,6 +437,37 @@ fn run_progress(quiet: bool) -> Option<scenario::ProgressHook> {
         ));
         pb.tick();
     }))
+}
+
+/// Seconds of wall clock between two progress lines when stderr is not a terminal.
+const PLAIN_PROGRESS_S: u64 = 30;
+
+/// A long run's progress where no bar can be drawn (a CI log, a file): one plain line on
+/// stderr every `PLAIN_PROGRESS_S` seconds of wall clock, so a run of thousands of groups is
+/// seen to be moving. A run shorter than that prints nothing.
+fn plain_progress() -> scenario::ProgressHook {
+    let started = Instant::now();
+    let next = std::sync::atomic::AtomicU64::new(PLAIN_PROGRESS_S);
+    std::sync::Arc::new(move |p: &scenario::Progress| {
+        let elapsed = started.elapsed().as_secs();
+        let due = next.load(std::sync::atomic::Ordering::Relaxed);
+        if elapsed < due {
+            return;
+        }
+        next.store(
+            elapsed + PLAIN_PROGRESS_S,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        let step = match p.step < p.steps {
+            true => format!("step {} of {}", p.step + 1, p.steps),
+            false => "converging after the last step".to_string(),
+        };
+        eprintln!(
+            "run: {elapsed}s: {step}, t={} simulated, {} events",
+            lws_sim::time::fmt_ms(p.now_ms),
+            p.events
+        );
+    })
 }
 
 /// A bar that leaves no line behind once the run it shows has ended.
@@ -1510,6 +1544,23 @@ fn write_findings(
     Ok(())
 }
 
+/// Remove the findings an earlier exploration wrote to `out` (`<invariant>-<cause>.yaml` and
+/// its `.svg`, for every invariant and cause name): left in place, `check DIR` would run a
+/// finding this exploration no longer makes beside the new ones. Nothing else is touched.
+fn forget_earlier_findings(out: &Path) -> std::io::Result<()> {
+    for inv in lws_sim::invariants::InvariantId::ALL {
+        for cause in lws_sim::explore::Perturbation::CAUSES {
+            for ext in ["yaml", "svg"] {
+                let f = out.join(format!("{}-{cause}.{ext}", inv.as_str()));
+                if f.symlink_metadata().is_ok_and(|m| m.is_file()) {
+                    std::fs::remove_file(&f)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn cmd_explore(a: ExploreArgs) -> ExitCode {
     let out = a.out.clone().unwrap_or_else(|| {
         let stem = a.path.file_stem().map(|s| s.to_string_lossy().to_string());
@@ -1520,7 +1571,8 @@ fn cmd_explore(a: ExploreArgs) -> ExitCode {
         Err(e) => return input_error(e),
     };
     // The output directory is made before the exploration, so a bad `--out` is said at once.
-    if let Err(e) = std::fs::create_dir_all(&out) {
+    let ready = std::fs::create_dir_all(&out).and_then(|_| forget_earlier_findings(&out));
+    if let Err(e) = ready {
         return input_error(format!("--out {}: {e}", out.display()));
     }
     let jobs = capped_jobs(a.jobs);

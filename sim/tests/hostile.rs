@@ -827,3 +827,39 @@ fn a_fuzz_campaign_replaces_the_cases_an_earlier_one_left() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(cases(&dir), ["notes", "summary.json"]);
 }
+
+/// An exploration writing into the `--out` of an earlier one removes that one's findings
+/// (`<invariant>-<cause>.yaml` and `.svg`) and nothing else: `check DIR` ran a stale finding.
+#[test]
+fn an_exploration_replaces_the_findings_an_earlier_one_left() {
+    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-explore", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in [
+        "availability-kill-after-write.yaml",
+        "availability-kill-after-write.svg",
+        "mine.yaml",
+    ] {
+        std::fs::write(dir.join(f), "stale").unwrap();
+    }
+    let scenario = repo().join("scenarios/rollout.yaml");
+    let args = [
+        "explore",
+        scenario.to_str().unwrap(),
+        "--reconciler",
+        "v0.10.0",
+        "--max",
+        "1",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let out = lws_sim(&args, Duration::from_secs(300));
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.join("availability-kill-after-write.yaml").exists());
+    assert!(!dir.join("availability-kill-after-write.svg").exists());
+    assert!(dir.join("mine.yaml").exists());
+}

@@ -2074,3 +2074,43 @@ fn a_collection_delete_deletes_what_its_selectors_pick() {
         assert_eq!(code, want, "{body}");
     }
 }
+
+#[test]
+fn install_scripts_find_the_crds_established() {
+    // `kubectl wait --for=condition=Established crd/...` is what an install script runs before
+    // it creates a LeaderWorkerSet; `kubectl get crd` lists what the cluster has.
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let crd = "crd/leaderworkersets.leaderworkerset.x-k8s.io";
+    let out = s.ok(&["wait", "--for=condition=Established", crd, "--timeout=10s"]);
+    assert!(out.contains("condition met"), "{out}");
+    let out = s.ok(&["get", "crd"]);
+    for want in [
+        "CREATED AT",
+        "leaderworkersets.leaderworkerset.x-k8s.io",
+        "disaggregatedsets.disaggregatedset.x-k8s.io",
+        "disaggregatedsetrolescalers.disaggregatedset.x-k8s.io",
+    ] {
+        assert!(out.contains(want), "no {want:?} in:\n{out}");
+    }
+    let kind = s.ok(&[
+        "get",
+        crd,
+        "-o",
+        "jsonpath={.spec.names.kind} {.spec.versions[0].subresources.scale.labelSelectorPath}",
+    ]);
+    assert_eq!(kind, "LeaderWorkerSet .status.hpaPodSelector");
+    let (code, _) = s.http(
+        "GET",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
+        "",
+        "",
+    );
+    assert_eq!(code, 404);
+    // Before v0.10.0 the DisaggregatedSet CRDs are not installed.
+    let old = Server::start("scenarios/rollout.yaml", &["--reconciler", "v0.4.1"]);
+    let out = old.ok(&["get", "crd", "-o", "name"]);
+    assert_eq!(
+        out.trim(),
+        "customresourcedefinition.apiextensions.k8s.io/leaderworkersets.leaderworkerset.x-k8s.io"
+    );
+}

@@ -102,6 +102,8 @@ enum Route {
     Events(super::events::Form, Option<String>, Option<String>),
     /// `/api/v1/namespaces[/NAME]` (`namespaces.rs`).
     Namespaces(Option<String>),
+    /// `/apis/apiextensions.k8s.io/v1/customresourcedefinitions[/NAME]` (`crds.rs`).
+    Crds(Option<String>),
     /// `/apis/authorization.k8s.io/v1/selfsubjectaccessreviews` etc. (`reviews.rs`).
     Review(super::reviews::Review),
     Sim(String),
@@ -146,6 +148,13 @@ fn route(path: &str) -> Route {
         match rest {
             ["namespaces"] => return Route::Namespaces(None),
             ["namespaces", n] => return Route::Namespaces(Some(n.to_string())),
+            _ => {}
+        }
+    }
+    if (group, version) == (resources::CRD_GROUP, "v1") {
+        match rest {
+            [p] if *p == resources::CRD_PLURAL => return Route::Crds(None),
+            [p, n] if *p == resources::CRD_PLURAL => return Route::Crds(Some(n.to_string())),
             _ => {}
         }
     }
@@ -397,6 +406,23 @@ impl Core {
             ),
             Route::Events(..) => super::events::refuse(&req.method),
             Route::Namespaces(name) => self.namespaces(name.as_deref(), &req),
+            Route::Crds(name) => {
+                let watch = super::query::flag(&req.query, "watch");
+                match req.method.as_str() {
+                    "GET" if !watch => super::crds::get(
+                        &self.runner.world.api,
+                        name.as_deref(),
+                        &req.query,
+                        &req.accept,
+                    ),
+                    "GET" => failure(
+                        405,
+                        "MethodNotAllowed",
+                        "watching customresourcedefinitions is not supported by lws-sim serve",
+                    ),
+                    m => method_not_allowed(m),
+                }
+            }
             Route::Review(r) => {
                 super::reviews::create(r, &req.method, &req.content_type, &req.body)
             }
@@ -759,11 +785,12 @@ impl Core {
                 Err(_) => return bad_request(format!("invalid resourceVersion {s:?}")),
             },
         };
-        // kube-apiserver (`handlers/get.go`): 0 or none means its default (30 to 60 minutes:
-        // here, until the client leaves), a negative timeout none; a non-number is a 400.
+        // kube-apiserver (`handlers/get.go` `ListResource`): 0 or none means its default (30
+        // to 60 minutes: here, until the client leaves); a negative timeout is a duration
+        // already over, so the watch ends at once; a non-number is a 400.
         let timeout_s = match q.get("timeoutSeconds").map(|s| s.parse::<i64>()) {
             None | Some(Ok(0)) => None,
-            Some(Ok(n)) => u64::try_from(n).ok(),
+            Some(Ok(n)) => Some(u64::try_from(n).unwrap_or(0)),
             Some(Err(_)) => {
                 let v = &q["timeoutSeconds"];
                 return bad_request(format!("invalid timeoutSeconds {v:?}: not an integer"));

@@ -11,6 +11,7 @@
 
 mod clock;
 pub mod core;
+mod crds;
 mod events;
 mod http;
 mod namespaces;

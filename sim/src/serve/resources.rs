@@ -157,7 +157,8 @@ fn groups(crds: bool) -> Vec<&'static str> {
     let reviews = super::reviews::REVIEWS.iter().map(|r| r.group);
     let mut out: Vec<&'static str> = Vec::new();
     // The recorded events, read-only, as events.k8s.io/v1 (`events.rs`).
-    for group in served.chain(reviews).chain([super::events::GROUP]) {
+    let read_only = [super::events::GROUP, CRD_GROUP];
+    for group in served.chain(reviews).chain(read_only) {
         if !group.is_empty() && !out.contains(&group) {
             out.push(group);
         }
@@ -192,6 +193,23 @@ const VERBS: [&str; 8] = [
 const SERVICE_VERBS: [&str; 7] = [
     "create", "delete", "get", "list", "patch", "update", "watch",
 ];
+
+/// The installed CRDs, served read-only (`crds.rs`).
+pub const CRD_GROUP: &str = "apiextensions.k8s.io";
+pub const CRD_PLURAL: &str = "customresourcedefinitions";
+
+/// The discovery entry of `apiextensions.k8s.io/v1`.
+fn crd_entry() -> Value {
+    json!({
+        "name": CRD_PLURAL,
+        "singularName": "customresourcedefinition",
+        "namespaced": false,
+        "kind": "CustomResourceDefinition",
+        "verbs": ["get", "list"],
+        "shortNames": ["crd", "crds"],
+        "categories": ["api-extensions"],
+    })
+}
 
 /// `GET /api`: `APIVersions`.
 pub fn api_versions(addr: &str) -> Value {
@@ -302,6 +320,9 @@ pub fn resource_list(group: &str, version: &str, crds: bool) -> Option<Value> {
         }
     }
     resources.extend(super::reviews::resource_entries(group, version));
+    if (group, version) == (CRD_GROUP, "v1") {
+        resources.push(crd_entry());
+    }
     if resources.is_empty() {
         return None;
     }
