@@ -88,7 +88,34 @@ fn default_pod(pod: &mut Pod) {
     spec.termination_grace_period_seconds.get_or_insert(30);
 }
 
-pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Result<(), String> {
+/// A validation's field errors (`field.ErrorList`), each `<field>: <type>: ...` as
+/// `field.Error` prints it; the API server answers them as one 422 with a cause each.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldErrors(pub Vec<String>);
+
+impl From<String> for FieldErrors {
+    fn from(e: String) -> FieldErrors {
+        FieldErrors(vec![e])
+    }
+}
+
+impl From<&str> for FieldErrors {
+    fn from(e: &str) -> FieldErrors {
+        FieldErrors(vec![e.to_string()])
+    }
+}
+
+impl FieldErrors {
+    /// `field.ErrorList.ToAggregate()`'s text: one error as is, several in brackets.
+    pub fn aggregate(&self) -> String {
+        match self.0.as_slice() {
+            [one] => one.clone(),
+            all => format!("[{}]", all.join(", ")),
+        }
+    }
+}
+
+pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Result<(), FieldErrors> {
     let any = obj as &dyn Any;
     let old = old.map(|o| o as &dyn Any);
     if let Some(sts) = any.downcast_ref::<StatefulSet>() {
@@ -128,7 +155,7 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
 }
 
 /// The LeaderWorkerSet CRD's quantity pattern over both pod templates (`podspec::crd_quantities`).
-fn validate_lws_quantities(lws: &LeaderWorkerSet) -> Result<(), String> {
+fn validate_lws_quantities(lws: &LeaderWorkerSet) -> Result<(), FieldErrors> {
     let t = &lws.spec.leader_worker_template;
     let mut errs = Vec::new();
     let base = "spec.leaderWorkerTemplate";
@@ -147,18 +174,17 @@ fn validate_lws_quantities(lws: &LeaderWorkerSet) -> Result<(), String> {
     aggregate(errs)
 }
 
-/// `field.ErrorList.ToAggregate()`'s text: one error as is, several in brackets, a repeated
-/// message once.
-fn aggregate(errs: Vec<String>) -> Result<(), String> {
+/// The errors found, if any, each once (`ToAggregate` drops a repeated message).
+fn aggregate(errs: Vec<String>) -> Result<(), FieldErrors> {
     let mut seen = std::collections::BTreeSet::new();
     let errs: Vec<String> = errs
         .into_iter()
         .filter(|e| seen.insert(e.clone()))
         .collect();
-    match errs.len() {
-        0 => Ok(()),
-        1 => Err(errs.into_iter().next().unwrap_or_default()),
-        _ => Err(format!("[{}]", errs.join(", "))),
+    if errs.is_empty() {
+        Ok(())
+    } else {
+        Err(FieldErrors(errs))
     }
 }
 
@@ -167,7 +193,7 @@ fn aggregate(errs: Vec<String>) -> Result<(), String> {
 /// `ValidatePositiveIntOrPercent`, `IsNotMoreThan100Percent`, v1.33): not both `minAvailable`
 /// and `maxUnavailable`; each a non-negative integer or a percentage `[0-9]+%` of at most 100%.
 /// A budget the simulator's eviction cannot read (`"abc"`) is refused, not taken as blocking.
-fn validate_pdb(pdb: &PodDisruptionBudget) -> Result<(), String> {
+fn validate_pdb(pdb: &PodDisruptionBudget) -> Result<(), FieldErrors> {
     let Some(spec) = pdb.spec.as_ref() else {
         return Ok(());
     };
@@ -198,11 +224,7 @@ fn validate_pdb(pdb: &PodDisruptionBudget) -> Result<(), String> {
             _ => {}
         }
     }
-    match errors.len() {
-        0 => Ok(()),
-        1 => Err(errors.remove(0)),
-        _ => Err(format!("[{}]", errors.join(", "))),
-    }
+    aggregate(errors)
 }
 
 /// A `/status` write's new status (the `ValidateStatusUpdate` of each kind's strategy): for a
@@ -276,7 +298,7 @@ pub fn validate_status<K: Kind>(obj: &K, old: &K) -> Result<(), String> {
 /// pod's spec is immutable but for container and init container images,
 /// `activeDeadlineSeconds`, added tolerations and removed scheduling gates (nodeName is
 /// checked above, with its own message).
-fn validate_pod_update(pod: &Pod, old: &Pod) -> Result<(), String> {
+fn validate_pod_update(pod: &Pod, old: &Pod) -> Result<(), FieldErrors> {
     let (Some(new), Some(before)) = (pod.spec.as_ref(), old.spec.as_ref()) else {
         return Ok(());
     };
@@ -333,7 +355,7 @@ fn validate_statefulset(
     sts: &StatefulSet,
     old: Option<&StatefulSet>,
     gates: FeatureGates,
-) -> Result<(), String> {
+) -> Result<(), FieldErrors> {
     let spec = &sts.spec;
     if spec.replicas.unwrap_or(1) < 0 {
         return Err("spec.replicas: Invalid value: must be greater than or equal to 0".into());
@@ -341,7 +363,8 @@ fn validate_statefulset(
     if let Some(n) = spec.replicas.filter(|n| *n > STATEFULSET_REPLICAS_MAX) {
         return Err(format!(
             "spec.replicas: Invalid value: {n}: must be less than or equal to {STATEFULSET_REPLICAS_MAX} (the simulator's STATEFULSET_REPLICAS_MAX)"
-        ));
+        )
+        .into());
     }
     let empty = PodSpec::default();
     let template = spec.template.spec.as_ref().unwrap_or(&empty);

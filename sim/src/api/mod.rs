@@ -1398,7 +1398,7 @@ impl ApiServer {
             hook(obj, op).map_err(|r| admission_denied(name, r))?;
         }
         defaults::validate(obj, old, self.gates)
-            .map_err(|m| invalid(K::ID, obj.meta().name.as_deref().unwrap_or(""), &m))?;
+            .map_err(|e| invalid_fields(K::ID, obj.meta().name.as_deref().unwrap_or(""), &e))?;
         for check in &store.hooks.schema {
             check(obj).map_err(|m| ApiError::new(Reason::Invalid, m))?;
         }
@@ -1705,6 +1705,38 @@ pub fn not_found(kind: KindId, name: &str) -> ApiError {
 }
 
 /// `NewInvalid`: `<Kind> "<name>" is invalid: <field>: <why>`.
+/// `NewInvalid` of a field error list: the aggregate in the message, one cause per error
+/// (`metav1.CauseType` from the error's type; its message the error's body).
+fn invalid_fields(kind: KindId, name: &str, errs: &defaults::FieldErrors) -> ApiError {
+    let mut e = invalid(kind, name, &errs.aggregate());
+    e.causes = errs.0.iter().map(|m| field_cause(m)).collect();
+    e
+}
+
+/// The cause of one `<field>: <type>: ...` error.
+fn field_cause(m: &str) -> Cause {
+    let (field, body) = m.split_once(": ").unwrap_or(("", m));
+    let types = [
+        ("Invalid value", "FieldValueInvalid"),
+        ("Unsupported value", "FieldValueNotSupported"),
+        ("Required value", "FieldValueRequired"),
+        ("Duplicate value", "FieldValueDuplicate"),
+        ("Forbidden", "FieldValueForbidden"),
+        ("Too long", "FieldValueTooLong"),
+        ("Too many", "FieldValueTooMany"),
+        ("Not found", "FieldValueNotFound"),
+    ];
+    let reason = types
+        .iter()
+        .find(|(t, _)| body.starts_with(t))
+        .map_or("FieldValueInvalid", |(_, r)| r);
+    Cause {
+        reason,
+        message: body.to_string(),
+        field: field.to_string(),
+    }
+}
+
 fn invalid(kind: KindId, name: &str, cause: &str) -> ApiError {
     ApiError::new(
         Reason::Invalid,

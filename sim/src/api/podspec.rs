@@ -41,25 +41,31 @@ pub struct Rules {
 pub fn validate(path: &str, spec: &PodSpec, rules: Rules) -> Vec<String> {
     let mut errs = Vec::new();
     containers(&mut errs, path, spec, rules);
-    if let Some(p) = spec.restart_policy.as_deref() {
-        not_supported(
-            &mut errs,
-            &format!("{path}.restartPolicy"),
-            p,
-            &["Always", "OnFailure", "Never"],
-        );
-    }
-    if let Some(p) = spec.dns_policy.as_deref() {
-        not_supported(
-            &mut errs,
-            &format!("{path}.dnsPolicy"),
-            p,
-            &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"],
-        );
+    defaulted_enum(
+        &mut errs,
+        &format!("{path}.restartPolicy"),
+        spec.restart_policy.as_deref(),
+        &["Always", "OnFailure", "Never"],
+    );
+    defaulted_enum(
+        &mut errs,
+        &format!("{path}.dnsPolicy"),
+        spec.dns_policy.as_deref(),
+        &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"],
+    );
+    // validateDNSPolicy: `None` takes its servers from dnsConfig, which must then be given.
+    if spec.dns_policy.as_deref() == Some("None") && spec.dns_config.is_none() {
+        errs.push(format!(
+            "{path}.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"
+        ));
     }
     for (k, v) in spec.node_selector.iter().flatten() {
-        if let Err(m) = names::label(k, v) {
-            errs.push(format!("{path}.nodeSelector: {m}"));
+        // ValidateLabels: the key and the value each on their own.
+        if let Err(m) = names::qualified_name(k) {
+            errs.push(format!("{path}.nodeSelector: Invalid value: {k:?}: {m}"));
+        }
+        if let Err(m) = names::label_value(v) {
+            errs.push(format!("{path}.nodeSelector: Invalid value: {v:?}: {m}"));
         }
     }
     if let Some(s) = spec
@@ -72,16 +78,43 @@ pub fn validate(path: &str, spec: &PodSpec, rules: Rules) -> Vec<String> {
     }
     for (field, value) in [("hostname", &spec.hostname), ("subdomain", &spec.subdomain)] {
         if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
-            if !names::is_dns_label(v) {
-                errs.push(format!("{path}.{field}: Invalid value: {v:?}: {DNS_LABEL}"));
-            }
+            dns_label(&mut errs, &format!("{path}.{field}"), v);
         }
     }
     errs
 }
 
-/// `IsDNS1123Label`'s message for a value that is not one.
-pub const DNS_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name', or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+/// `IsDNS1123Label`'s message for a value that is not one (`RegexError` joins its examples
+/// with `",  or "`, two spaces).
+pub const DNS_LABEL: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+
+/// `ValidateDNS1123Label`: too long, and (apart) not of the label's form: a dotted name that
+/// would be a subdomain is told so.
+fn dns_label(errs: &mut Vec<String>, path: &str, v: &str) {
+    if v.len() > 63 {
+        errs.push(format!(
+            "{path}: Invalid value: {v:?}: must be no more than 63 characters"
+        ));
+    }
+    if !label_form(v) {
+        let why = if v.split('.').all(label_form) {
+            "must not contain dots"
+        } else {
+            DNS_LABEL
+        };
+        errs.push(format!("{path}: Invalid value: {v:?}: {why}"));
+    }
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, whatever the length.
+fn label_form(v: &str) -> bool {
+    let b = v.as_bytes();
+    let edge = |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    edge(b.first())
+        && edge(b.last())
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+}
 
 /// The containers of both lists, in order: path, container, whether an init container.
 fn each_container<'a>(
@@ -119,22 +152,30 @@ pub fn names_and_images(path: &str, spec: &PodSpec) -> Vec<String> {
     errs
 }
 
-/// `validateContainers` then `validateInitContainers`: each container's own rules, unique
-/// names across both lists, unique host ports.
+/// `validateContainers` then `validateInitContainers`: each container's own rules in turn
+/// (its name unique across both lists), then the regular containers' host ports together.
 fn containers(errs: &mut Vec<String>, path: &str, spec: &PodSpec, rules: Rules) {
-    errs.extend(names_and_images(path, spec));
-    let mut host_ports = BTreeSet::new();
-    for (i, (at, c, is_init)) in each_container(path, spec).enumerate() {
+    if spec.containers.is_empty() {
+        errs.push(format!("{path}.containers: Required value"));
+    }
+    let mut seen = BTreeSet::new();
+    for (at, c, is_init) in each_container(path, spec) {
+        identity(errs, &at, c);
+        if !c.name.is_empty() && !seen.insert(c.name.as_str()) {
+            errs.push(format!("{at}.name: Duplicate value: {:?}", c.name));
+        }
         container(errs, &at, c, is_init, rules);
-        // Init containers are checked one at a time (`checkHostPortConflicts` on a list of
-        // one, so their index reads 0); the regular containers share one set.
-        let mut own = BTreeSet::new();
-        let (set, list, index) = if is_init {
-            (&mut own, format!("{path}.initContainers"), 0)
-        } else {
-            (&mut host_ports, format!("{path}.containers"), i)
-        };
-        unique_host_ports(errs, &list, index, c, set);
+        if is_init {
+            // Init containers are checked one at a time (`checkHostPortConflicts` on a list
+            // of one, so their index reads 0).
+            let list = format!("{path}.initContainers");
+            unique_host_ports(errs, &list, 0, c, &mut BTreeSet::new());
+        }
+    }
+    let mut host_ports = BTreeSet::new();
+    for (i, c) in spec.containers.iter().enumerate() {
+        let list = format!("{path}.containers");
+        unique_host_ports(errs, &list, i, c, &mut host_ports);
     }
 }
 
@@ -142,11 +183,8 @@ fn containers(errs: &mut Vec<String>, path: &str, spec: &PodSpec, rules: Rules) 
 fn identity(errs: &mut Vec<String>, at: &str, c: &Container) {
     if c.name.is_empty() {
         errs.push(format!("{at}.name: Required value"));
-    } else if !names::is_dns_label(&c.name) {
-        errs.push(format!(
-            "{at}.name: Invalid value: {:?}: {DNS_LABEL}",
-            c.name
-        ));
+    } else {
+        dns_label(errs, &format!("{at}.name"), &c.name);
     }
     if c.image.as_deref().unwrap_or("").is_empty() {
         errs.push(format!("{at}.image: Required value"));
@@ -156,26 +194,23 @@ fn identity(errs: &mut Vec<String>, at: &str, c: &Container) {
 /// The rest of `validateContainerCommon` and the init/regular container rules of one
 /// container.
 fn container(errs: &mut Vec<String>, at: &str, c: &Container, is_init: bool, rules: Rules) {
-    if let Some(p) = c.termination_message_policy.as_deref() {
-        let allowed = ["File", "FallbackToLogsOnError"];
-        not_supported(errs, &format!("{at}.terminationMessagePolicy"), p, &allowed);
-    }
-    if let Some(p) = c.image_pull_policy.as_deref() {
-        let allowed = ["Always", "IfNotPresent", "Never"];
-        not_supported(errs, &format!("{at}.imagePullPolicy"), p, &allowed);
-    }
-    match (c.restart_policy.as_deref(), is_init) {
-        (Some(p), true) => not_supported(errs, &format!("{at}.restartPolicy"), p, &["Always"]),
-        (Some(_), false) => errs.push(format!(
-            "{at}.restartPolicy: Forbidden: may not be set for non-init containers"
-        )),
-        (None, _) => {}
-    }
     ports(errs, at, c);
     env(errs, at, c, rules);
     if let Some(r) = &c.resources {
         resources(errs, &format!("{at}.resources"), r);
     }
+    defaulted_enum(
+        errs,
+        &format!("{at}.terminationMessagePolicy"),
+        c.termination_message_policy.as_deref(),
+        &["File", "FallbackToLogsOnError"],
+    );
+    defaulted_enum(
+        errs,
+        &format!("{at}.imagePullPolicy"),
+        c.image_pull_policy.as_deref(),
+        &["Always", "IfNotPresent", "Never"],
+    );
     let sidecar = c.restart_policy.as_deref() == Some("Always");
     let probes = [
         ("livenessProbe", &c.liveness_probe, Kind::Liveness),
@@ -191,6 +226,13 @@ fn container(errs: &mut Vec<String>, at: &str, c: &Container, is_init: bool, rul
             continue;
         }
         probe(errs, &format!("{at}.{field}"), p, kind);
+    }
+    match (c.restart_policy.as_deref(), is_init) {
+        (Some(p), true) => not_supported(errs, &format!("{at}.restartPolicy"), p, &["Always"]),
+        (Some(_), false) => errs.push(format!(
+            "{at}.restartPolicy: Forbidden: may not be set for non-init containers"
+        )),
+        (None, _) => {}
     }
 }
 
@@ -218,10 +260,13 @@ fn ports(errs: &mut Vec<String>, at: &str, c: &Container) {
         if let Some(h) = p.host_port.filter(|h| *h != 0 && !(1..=65535).contains(h)) {
             errs.push(format!("{here}.hostPort: Invalid value: {h}: {PORT_RANGE}"));
         }
-        if let Some(proto) = p.protocol.as_deref() {
-            let allowed = ["SCTP", "TCP", "UDP"];
-            not_supported(errs, &format!("{here}.protocol"), proto, &allowed);
-        }
+        let allowed = ["SCTP", "TCP", "UDP"];
+        defaulted_enum(
+            errs,
+            &format!("{here}.protocol"),
+            p.protocol.as_deref(),
+            &allowed,
+        );
     }
 }
 
@@ -239,7 +284,10 @@ fn unique_host_ports(
         };
         let key = format!(
             "{}/{}/{port}",
-            p.protocol.as_deref().unwrap_or("TCP"),
+            p.protocol
+                .as_deref()
+                .filter(|p| !p.is_empty())
+                .unwrap_or("TCP"),
             p.host_ip.as_deref().unwrap_or("")
         );
         if !taken.insert(key.clone()) {
@@ -364,7 +412,7 @@ fn env_name_errors(n: &str, rules: Rules) -> Vec<&'static str> {
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
     if !(first_ok && rest_ok) {
-        out.push("a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name', or 'MY_ENV.NAME', or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')");
+        out.push("a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')");
     }
     if n == "." {
         out.push("must not be '.'");
@@ -409,33 +457,64 @@ fn resources(errs: &mut Vec<String>, at: &str, r: &ResourceRequirements) {
     }
 }
 
-/// One resource's name and quantity (`ValidateResourceQuantityValue`): its value when valid.
-fn resource_value(errs: &mut Vec<String>, here: &str, name: &str, q: &Quantity) -> Option<f64> {
+/// One resource's name and quantity (`ValidateResourceQuantityValue`, after
+/// `SetDefaults_ResourceList` rounded it up to milli scale): its value in thousandths when
+/// valid.
+fn resource_value(errs: &mut Vec<String>, here: &str, name: &str, q: &Quantity) -> Option<i128> {
     resource_name(errs, here, name);
-    let bad = match quantity::parse(&q.0) {
+    let bad = match quantity::parse_milli(&q.0) {
         Err(m) => m,
-        Ok(v) if v < 0.0 => NON_NEGATIVE,
-        Ok(v) if is_integer_resource(name) && v.fract() != 0.0 => "must be an integer",
+        Ok(v) if v < 0 => NON_NEGATIVE,
+        Ok(v) if is_integer_resource(name) && v % 1000 != 0 => "must be an integer",
         Ok(v) => return Some(v),
     };
     errs.push(format!("{here}: Invalid value: {:?}: {bad}", q.0));
     None
 }
 
-/// `validateContainerResourceName`: a qualified name; without a `/` one of the container
-/// resources, with one an extended resource name.
+/// `IsStandardResourceName`'s set (kubernetes `pkg/apis/core/helper/helpers.go`), hugepages
+/// aside.
+const STANDARD_RESOURCES: [&str; 20] = [
+    "cpu",
+    "memory",
+    "ephemeral-storage",
+    "requests.cpu",
+    "requests.memory",
+    "requests.ephemeral-storage",
+    "limits.cpu",
+    "limits.memory",
+    "limits.ephemeral-storage",
+    "pods",
+    "services",
+    "replicationcontrollers",
+    "resourcequotas",
+    "secrets",
+    "configmaps",
+    "persistentvolumeclaims",
+    "storage",
+    "requests.storage",
+    "services.nodeports",
+    "services.loadbalancers",
+];
+
+/// `validateContainerResourceName`: a qualified name; without a `/` a standard resource
+/// name and one a container may ask for, with one an extended resource name.
 fn resource_name(errs: &mut Vec<String>, here: &str, name: &str) {
     if let Err(m) = names::qualified_name(name) {
         errs.push(format!("{here}: Invalid value: {name:?}: {m}"));
         return;
     }
     if !name.contains('/') {
-        let standard = ["cpu", "memory", "ephemeral-storage"].contains(&name)
-            || name.starts_with("hugepages-");
+        let hugepages = name.starts_with("hugepages-");
+        let standard = STANDARD_RESOURCES.contains(&name)
+            || hugepages
+            || name.starts_with("requests.hugepages-");
         if !standard {
             errs.push(format!(
                 "{here}: Invalid value: {name:?}: must be a standard resource type or fully qualified"
             ));
+        }
+        if !(["cpu", "memory", "ephemeral-storage"].contains(&name) || hugepages) {
             errs.push(format!(
                 "{here}: Invalid value: {name:?}: must be a standard resource for containers"
             ));
@@ -473,32 +552,14 @@ fn probe(errs: &mut Vec<String>, at: &str, p: &Probe, kind: Kind) {
         ("grpc", p.grpc.is_some()),
     ];
     let mut set = handlers.iter().filter(|(_, on)| *on).map(|(h, _)| *h);
-    if set.next().is_none() {
-        errs.push(format!("{at}: Required value: must specify a handler type"));
+    match set.next() {
+        None => errs.push(format!("{at}: Required value: must specify a handler type")),
+        // Only the first handler is checked further; each other one is refused as such.
+        Some(first) => handler(errs, at, p, first),
     }
     for extra in set {
         errs.push(format!(
             "{at}.{extra}: Forbidden: may not specify more than 1 handler type"
-        ));
-    }
-    if let Some(e) = &p.exec {
-        if e.command.as_ref().is_none_or(Vec::is_empty) {
-            errs.push(format!("{at}.exec.command: Required value"));
-        }
-    }
-    if let Some(h) = &p.http_get {
-        port_num_or_name(errs, &format!("{at}.httpGet.port"), &h.port);
-        if let Some(s) = h.scheme.as_deref() {
-            not_supported(errs, &format!("{at}.httpGet.scheme"), s, &["HTTP", "HTTPS"]);
-        }
-    }
-    if let Some(t) = &p.tcp_socket {
-        port_num_or_name(errs, &format!("{at}.tcpSocket.port"), &t.port);
-    }
-    if let Some(g) = p.grpc.as_ref().filter(|g| !(1..=65535).contains(&g.port)) {
-        errs.push(format!(
-            "{at}.grpc.port: Invalid value: {}: {PORT_RANGE}",
-            g.port
         ));
     }
     let fields = [
@@ -520,7 +581,8 @@ fn probe(errs: &mut Vec<String>, at: &str, p: &Probe, kind: Kind) {
     }
     match kind {
         Kind::Liveness | Kind::Startup => {
-            if let Some(s) = p.success_threshold.filter(|s| *s != 1) {
+            // SetDefaults_Probe makes 0 (or absent) 1 before this check.
+            if let Some(s) = p.success_threshold.filter(|s| *s != 1 && *s != 0) {
                 errs.push(format!(
                     "{at}.successThreshold: Invalid value: {s}: must be 1"
                 ));
@@ -536,11 +598,59 @@ fn probe(errs: &mut Vec<String>, at: &str, p: &Probe, kind: Kind) {
     }
 }
 
+/// `validateHandler`'s check of the one handler kept.
+fn handler(errs: &mut Vec<String>, at: &str, p: &Probe, which: &str) {
+    match which {
+        "exec" => {
+            let empty = p
+                .exec
+                .as_ref()
+                .is_some_and(|e| e.command.as_ref().is_none_or(Vec::is_empty));
+            if empty {
+                errs.push(format!("{at}.exec.command: Required value"));
+            }
+        }
+        "httpGet" => {
+            if let Some(h) = &p.http_get {
+                port_num_or_name(errs, &format!("{at}.httpGet.port"), &h.port);
+                let schemes = ["HTTP", "HTTPS"];
+                let path = format!("{at}.httpGet.scheme");
+                defaulted_enum(errs, &path, h.scheme.as_deref(), &schemes);
+            }
+        }
+        "tcpSocket" => {
+            if let Some(t) = &p.tcp_socket {
+                port_num_or_name(errs, &format!("{at}.tcpSocket.port"), &t.port);
+            }
+        }
+        _ => {
+            if let Some(g) = p.grpc.as_ref().filter(|g| !(1..=65535).contains(&g.port)) {
+                let port = g.port;
+                errs.push(format!(
+                    "{at}.grpc.port: Invalid value: {port}: {PORT_RANGE}"
+                ));
+            }
+        }
+    }
+}
+
 /// `field.NotSupported`: `<path>: Unsupported value: "x": supported values: "A", "B"`.
 fn not_supported(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&str]) {
     if allowed.contains(&value) {
         return;
     }
+    unsupported(errs, path, value, allowed);
+}
+
+/// A defaulted enum: `""` is filled in by defaulting as an absent value is (the
+/// `SetDefaults_*` functions test `== ""`), so only another value is checked.
+fn defaulted_enum(errs: &mut Vec<String>, path: &str, value: Option<&str>, allowed: &[&str]) {
+    if let Some(v) = value.filter(|v| !v.is_empty()) {
+        not_supported(errs, path, v, allowed);
+    }
+}
+
+fn unsupported(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&str]) {
     let list: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
     errs.push(format!(
         "{path}: Unsupported value: {value:?}: supported values: {}",

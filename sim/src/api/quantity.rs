@@ -8,9 +8,8 @@
 //!   leaderworkerset.x-k8s.io_leaderworkersets.yaml` at v0.3.0, v0.4.1 and v0.10.0), which the
 //!   apiextensions validator checks on a custom resource's strings.
 //!
-//! The value is kept as an `f64` (for `requests <= limits` and the sign); apimachinery keeps an
-//! exact decimal. Two quantities that differ only past the 15th significant digit compare
-//! equal here (docs/fidelity.md).
+//! The value is kept exactly, in thousandths, as validation sees it after
+//! `SetDefaults_ResourceList` rounded it up to milli scale (`700m` and `0.7` are equal).
 
 /// `ErrFormatWrong`'s text (quantity.go: `"quantities must match the regular expression '" +
 /// splitREString + "'"`).
@@ -22,21 +21,47 @@ pub const SUFFIX_WRONG: &str = "unable to parse quantity's suffix";
 /// The CRD pattern of a `resource.Quantity`, as the API server quotes it in its error.
 pub const CRD_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
 
-/// `ParseQuantity`: the quantity's value, or the error apimachinery returns.
-pub fn parse(s: &str) -> Result<f64, &'static str> {
+/// `ParseQuantity` after `Quantity.UnmarshalJSON`'s trim of surrounding spaces, then
+/// `SetDefaults_ResourceList`'s `RoundUp` to milli scale: the value in thousandths, exact (an
+/// integer; a value past `i128` saturates), or the error apimachinery returns.
+pub fn parse_milli(s: &str) -> Result<i128, &'static str> {
+    let s = s.trim();
     if s.is_empty() {
         return Err(FORMAT_WRONG);
     }
     if s == "0" {
-        return Ok(0.0);
+        return Ok(0);
     }
     let parts = split(s.as_bytes())?;
     let (base, exponent) = interpret(parts.suffix).ok_or(SUFFIX_WRONG)?;
-    let mantissa: f64 = format!("{}.{}0", parts.num, parts.denom)
-        .parse()
-        .unwrap_or(0.0);
-    let value = mantissa * f64::from(base).powi(exponent);
-    Ok(if parts.positive { value } else { -value })
+    // digits * 10^-len(denom) * base^exponent * 1000, rounded away from zero.
+    let digits = format!("{}{}", parts.num, parts.denom);
+    let mut value: u128 = 0;
+    for d in digits.bytes() {
+        value = value
+            .saturating_mul(10)
+            .saturating_add(u128::from(d - b'0'));
+    }
+    let mut scale10 = 3 - parts.denom.len() as i64;
+    if base == 2 {
+        for _ in 0..exponent {
+            value = value.saturating_mul(2);
+        }
+    } else {
+        scale10 += i64::from(exponent);
+    }
+    let magnitude = if scale10 >= 0 {
+        (0..scale10.min(40)).fold(value, |v, _| v.saturating_mul(10))
+    } else {
+        let divisor = (0..(-scale10).min(40)).fold(1u128, |d, _| d.saturating_mul(10));
+        value.div_ceil(divisor)
+    };
+    let magnitude = i128::try_from(magnitude).unwrap_or(i128::MAX);
+    Ok(if parts.positive {
+        magnitude
+    } else {
+        -magnitude
+    })
 }
 
 /// What `parseQuantityString` splits a quantity into (its `value` is not needed here).
@@ -182,22 +207,30 @@ mod tests {
 
     #[test]
     fn quantities_parse_as_apimachinery_parses_them() {
-        assert_eq!(parse("500m"), Ok(0.5));
-        assert_eq!(parse("8"), Ok(8.0));
-        assert_eq!(parse("1Gi"), Ok(1_073_741_824.0));
-        assert_eq!(parse("1.5k"), Ok(1500.0));
-        assert_eq!(parse("1e3"), Ok(1000.0));
-        assert_eq!(parse("-2"), Ok(-2.0));
-        assert_eq!(parse(".5"), Ok(0.5));
+        assert_eq!(parse_milli("500m"), Ok(500));
+        assert_eq!(parse_milli("8"), Ok(8000));
+        assert_eq!(parse_milli("1Gi"), Ok(1_073_741_824_000));
+        assert_eq!(parse_milli("1.5k"), Ok(1_500_000));
+        assert_eq!(parse_milli("1e3"), Ok(1_000_000));
+        assert_eq!(parse_milli("-2"), Ok(-2000));
+        assert_eq!(parse_milli(".5"), Ok(500));
+        // Exact: 700m and 0.7 are one value; below a milli rounds up to one.
+        assert_eq!(parse_milli("0.7"), parse_milli("700m"));
+        assert_eq!(parse_milli("2.3"), parse_milli("2300m"));
+        assert_eq!(parse_milli("100u"), Ok(1));
+        assert_eq!(parse_milli("1n"), Ok(1));
+        // UnmarshalJSON trims spaces.
+        assert_eq!(parse_milli(" 1Gi "), parse_milli("1Gi"));
         // parseQuantityString's leniencies: a bare sign is zero, `1.G` is one giga.
-        assert_eq!(parse("+"), Ok(0.0));
-        assert_eq!(parse("1.G"), Ok(1e9));
-        assert_eq!(parse(""), Err(FORMAT_WRONG));
-        assert_eq!(parse("eight"), Err(FORMAT_WRONG));
-        assert_eq!(parse("1 Gi"), Err(FORMAT_WRONG));
-        assert_eq!(parse("1Gb"), Err(FORMAT_WRONG));
-        assert_eq!(parse("1Mm"), Err(SUFFIX_WRONG));
-        assert_eq!(parse("1e"), Err(SUFFIX_WRONG));
+        assert_eq!(parse_milli("+"), Ok(0));
+        assert_eq!(parse_milli("1.G"), Ok(1_000_000_000_000));
+        assert_eq!(parse_milli("1e40"), Ok(i128::MAX));
+        assert_eq!(parse_milli(""), Err(FORMAT_WRONG));
+        assert_eq!(parse_milli("eight"), Err(FORMAT_WRONG));
+        assert_eq!(parse_milli("1 Gi"), Err(FORMAT_WRONG));
+        assert_eq!(parse_milli("1Gb"), Err(FORMAT_WRONG));
+        assert_eq!(parse_milli("1Mm"), Err(SUFFIX_WRONG));
+        assert_eq!(parse_milli("1e"), Err(SUFFIX_WRONG));
     }
 
     #[test]

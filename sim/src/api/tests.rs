@@ -1057,3 +1057,61 @@ fn a_statefulset_template_must_restart_always_and_a_lws_quantity_match_the_crd_p
         "{e}"
     );
 }
+
+/// What defaulting fills in before validation upstream (an empty enum, a zero
+/// successThreshold) and what `SetDefaults_ResourceList` rounds (quantities to milli scale)
+/// is accepted; found false refusals of an audit.
+#[test]
+fn a_pod_spec_valid_after_defaulting_is_accepted() {
+    use k8s_openapi::api::core::v1::{ExecAction, Probe, ResourceRequirements};
+    use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+    let q = |s: &str| Quantity(s.into());
+    let mut a = api();
+    let mut p = pod("defaults");
+    let c = &mut p.spec.as_mut().unwrap().containers[0];
+    c.image_pull_policy = Some(String::new());
+    c.termination_message_policy = Some(String::new());
+    c.liveness_probe = Some(Probe {
+        exec: Some(ExecAction {
+            command: Some(vec!["true".into()]),
+        }),
+        success_threshold: Some(0),
+        ..Default::default()
+    });
+    c.resources = Some(ResourceRequirements {
+        limits: Some(
+            [
+                ("cpu".to_string(), q("0.7")),
+                ("memory".to_string(), q(" 1Gi")),
+            ]
+            .into(),
+        ),
+        requests: Some([("cpu".to_string(), q("700m"))].into()),
+        ..Default::default()
+    });
+    p.spec.as_mut().unwrap().restart_policy = Some(String::new());
+    a.create("t", p).unwrap();
+    // Several errors: one cause each, typed as field.Error's type.
+    let mut p = pod("causes");
+    let s = p.spec.as_mut().unwrap();
+    s.containers[0].name = "my.app".into();
+    s.dns_policy = Some("None".into());
+    let e = a.create("t", p).unwrap_err();
+    let got: Vec<(&str, &str)> = e
+        .causes
+        .iter()
+        .map(|c| (c.reason, c.field.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("FieldValueInvalid", "spec.containers[0].name"),
+            ("FieldValueRequired", "spec.dnsConfig")
+        ],
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains(r#""my.app": must not contain dots"#),
+        "{e}"
+    );
+}

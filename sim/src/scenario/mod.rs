@@ -236,8 +236,90 @@ pub fn parse_spec(file: &str, text: &str) -> Result<ScenarioSpec, LoadError> {
     // for another tool, not something to ignore. Manifest files are parsed without this (a
     // scalar's unknown tag is ignored there).
     options.reject_unsupported_tags = true;
-    serde_saphyr::from_str_with_options(text, options)
-        .map_err(|e| yaml::load_error(file, 1, text, &e))
+    let spec: ScenarioSpec = serde_saphyr::from_str_with_options(text, options)
+        .map_err(|e| yaml::load_error(file, 1, text, &e))?;
+    refuse_quoted_scalars(file, text, &spec)?;
+    Ok(spec)
+}
+
+/// A number or boolean written in quotes (`seed: "7"`, `replace: "true"`) is refused, as a
+/// manifest's is: the parser would take the string as the number, so a file that means
+/// something else (a name, a label) reads as if it were fine. Found by comparing the file's
+/// untyped reading (where a quoted scalar stays a string) with the spec written back (where
+/// the field's type made it a number); the line is the first that writes the field's key.
+fn refuse_quoted_scalars(file: &str, text: &str, spec: &ScenarioSpec) -> Result<(), LoadError> {
+    let Ok(raw) = serde_saphyr::from_str_with_options::<Value>(text, yaml_options()) else {
+        return Ok(());
+    };
+    let Ok(back) = serde_json::to_value(spec) else {
+        return Ok(());
+    };
+    let Some((path, what)) = quoted_scalar(&raw, &back, String::new()) else {
+        return Ok(());
+    };
+    Err(LoadError {
+        file: file.into(),
+        line: Some(line_of_path(text, &path)),
+        message: format!("{path}: expected {what}, got a string (unquote it)"),
+    })
+}
+
+/// The first place where `raw` holds a string and `back` a number or a boolean.
+fn quoted_scalar(raw: &Value, back: &Value, path: String) -> Option<(String, &'static str)> {
+    match (raw, back) {
+        (Value::String(_), Value::Number(_)) => Some((path, "a number")),
+        (Value::String(_), Value::Bool(_)) => Some((path, "a boolean")),
+        (Value::Object(r), Value::Object(b)) => r.iter().find_map(|(k, v)| {
+            let at = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            quoted_scalar(v, b.get(k)?, at)
+        }),
+        (Value::Array(r), Value::Array(b)) => r
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (v, w))| quoted_scalar(v, w, format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
+/// The line (1-based) where `path` (`steps[2].deletePod.gracePeriodSeconds`) is written: each
+/// key in turn, searched from where the previous one was found (a list index moves past that
+/// many items of the list). Line 1 when a key is not found.
+fn line_of_path(text: &str, path: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut at = 0;
+    for seg in path.split('.') {
+        let (key, index) = match seg.split_once('[') {
+            Some((k, i)) => (k, i.trim_end_matches(']').parse::<usize>().ok()),
+            None => (seg, None),
+        };
+        let written = |l: &str| {
+            l.match_indices(key).any(|(i, _)| {
+                let before = l[..i].chars().last();
+                let after = l[i + key.len()..].trim_start().starts_with(':');
+                after && before.is_none_or(|c| " \t{,-\"'".contains(c))
+            })
+        };
+        // A comment (a whole line, or after ` #`) writes no key.
+        let code = |l: &'_ str| -> String {
+            let l = if l.trim_start().starts_with('#') { "" } else { l };
+            l.split(" #").next().unwrap_or("").to_string()
+        };
+        let Some(found) = (at..lines.len()).find(|&n| written(&code(lines[n]))) else {
+            return 1;
+        };
+        at = found;
+        if let Some(n) = index {
+            // Past the key to its n-th `- ` item (a block list).
+            let items = (at + 1..lines.len()).filter(|&l| lines[l].trim_start().starts_with("- "));
+            at = items.clone().nth(n).unwrap_or(at);
+        }
+    }
+    at + 1
 }
 
 /// The minor of a `kubernetesVersion` of the form `1.N` (N in decimal digits, no sign or

@@ -63,8 +63,10 @@ pub fn api_error(e: &ApiError, r: &Resource, name: &str) -> Reply {
         };
         e.message = format!("{kind} {name:?} is invalid: {cause}");
         details["kind"] = json!(r.kind.as_str());
-        details["causes"] =
-            json!([{"reason": "FieldValueInvalid", "field": field, "message": why}]);
+        if e.causes.is_empty() {
+            details["causes"] =
+                json!([{"reason": "FieldValueInvalid", "field": field, "message": why}]);
+        }
     }
     if !e.causes.is_empty() {
         let causes: Vec<Value> = e
