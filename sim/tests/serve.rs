@@ -2049,6 +2049,21 @@ fn a_collection_delete_deletes_what_its_selectors_pick() {
     assert_eq!(code, 400);
     let (code, _) = s.http("DELETE", "/api/v1/namespaces/default/services", "", "");
     assert_eq!(code, 405);
+    // Across namespaces a collection is only listed and watched.
+    let (code, _) = s.http("DELETE", "/api/v1/pods", "", "");
+    assert_eq!(code, 405);
+    // An apply names its version.
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{pods}/nameless?fieldManager=me"),
+        "application/apply-patch+yaml",
+        "metadata:\n  name: nameless\n",
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body.contains("Incorrect version specified in apply patch"),
+        "{body}"
+    );
     let (_, discovery) = s.http("GET", "/api/v1", "", "");
     let d: serde_json::Value = serde_json::from_str(&discovery).unwrap();
     let verbs = |name: &str| {
@@ -2106,6 +2121,10 @@ fn install_scripts_find_the_crds_established() {
         "",
     );
     assert_eq!(code, 404);
+    // A watch of the CRDs stays open, quiet, until its timeout (kubectl wait and get -w).
+    let crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+    let (code, body) = s.http("GET", &format!("{crds}?watch=1&timeoutSeconds=1"), "", "");
+    assert_eq!(code, 200, "{body}");
     // Before v0.10.0 the DisaggregatedSet CRDs are not installed.
     let old = Server::start("scenarios/rollout.yaml", &["--reconciler", "v0.4.1"]);
     let out = old.ok(&["get", "crd", "-o", "name"]);

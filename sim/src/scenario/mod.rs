@@ -306,7 +306,11 @@ fn line_of_path(text: &str, path: &str) -> usize {
         };
         // A comment (a whole line, or after ` #`) writes no key.
         let code = |l: &'_ str| -> String {
-            let l = if l.trim_start().starts_with('#') { "" } else { l };
+            let l = if l.trim_start().starts_with('#') {
+                ""
+            } else {
+                l
+            };
             l.split(" #").next().unwrap_or("").to_string()
         };
         let Some(found) = (at..lines.len()).find(|&n| written(&code(lines[n]))) else {

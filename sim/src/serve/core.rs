@@ -77,6 +77,8 @@ pub struct Core {
     shutdown: bool,
     /// Namespaces clients created (`namespaces.rs`).
     namespaces: super::namespaces::Created,
+    /// The open watches of kinds that never change (CRDs): held so they stay open.
+    quiet_watches: Vec<tokio::sync::mpsc::Sender<String>>,
 }
 
 /// Where a resource request points.
@@ -232,6 +234,7 @@ impl Core {
             stopped: None,
             shutdown: false,
             namespaces: Default::default(),
+            quiet_watches: Vec::new(),
         }
     }
 
@@ -415,11 +418,7 @@ impl Core {
                         &req.query,
                         &req.accept,
                     ),
-                    "GET" => failure(
-                        405,
-                        "MethodNotAllowed",
-                        "watching customresourcedefinitions is not supported by lws-sim serve",
-                    ),
+                    "GET" => self.crd_watch(&req.query),
                     m => method_not_allowed(m),
                 }
             }
@@ -437,6 +436,21 @@ impl Core {
             reply: Box::new(r),
             warnings,
         }
+    }
+
+    /// A watch of the CRDs: they never change here, so it stays open and quiet until the
+    /// client leaves or its `timeoutSeconds` runs out (kubectl's `wait` and `get -w` watch
+    /// after they list). The sender is kept while the client listens.
+    fn crd_watch(&mut self, q: &BTreeMap<String, String>) -> Reply {
+        let timeout_s = match q.get("timeoutSeconds").map(|s| s.parse::<i64>()) {
+            None | Some(Ok(0)) => None,
+            Some(Ok(n)) => Some(u64::try_from(n).unwrap_or(0)),
+            Some(Err(_)) => return bad_request("invalid timeoutSeconds: not an integer"),
+        };
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        self.quiet_watches.retain(|t| !t.is_closed());
+        self.quiet_watches.push(tx);
+        Reply::Watch { rx, timeout_s }
     }
 
     /// `/api/v1/namespaces[/NAME]`: get and list, create (a POST to the collection) and a patch
@@ -663,6 +677,11 @@ impl Core {
             ("PUT", true) => with_kind!(kind, K => self.update::<K>(&t, req)),
             ("PATCH", true) => with_kind!(kind, K => self.patch::<K>(&t, req)),
             ("DELETE", true) => with_kind!(kind, K => self.delete::<K>(&t, req)),
+            // A collection delete is registered per namespace (apiserver installer.go: across
+            // namespaces only list and watch), so `DELETE /api/v1/pods` is a 405.
+            ("DELETE", false) if t.res.namespaced() && t.namespace.is_none() => {
+                method_not_allowed("DELETE")
+            }
             ("DELETE", false) if t.res.kind != KindId::Service => {
                 with_kind!(kind, K => self.delete_collection::<K>(&t, req))
             }
@@ -1140,6 +1159,14 @@ impl Core {
             None => return failure(422, "Invalid", "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"),
         };
         let strict = ops::strict(&req.query);
+        // structuredmerge.go: an apply patch names its version (and `prepare` its kind).
+        let given = v.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        if given != t.res.group_version() {
+            return bad_request(format!(
+                "Incorrect version specified in apply patch. Specified patch version: {given}, expected: {}",
+                t.res.group_version()
+            ));
+        }
         let mut intent = match ops::prepare::<K>(v, &t.res, t.namespace.as_deref()) {
             Ok(v) => v,
             Err(r) => return r,

@@ -5,7 +5,8 @@
 //! and `NamesAccepted` from the simulation's start, as after `kubectl apply
 //! --server-side -f manifests.yaml` and `kubectl wait --for=condition=Established`, which is
 //! what install scripts run first. `get` and `list` (kubectl's table: NAME, CREATED AT; a
-//! label or `metadata.name` selector); no watch or write (405). The schema is not the tag's:
+//! label or `metadata.name` selector); a watch stays open and quiet (they never change); no
+//! write (405). The schema is not the tag's:
 //! `openAPIV3Schema` says only `type: object` with unknown fields preserved (the simulator
 //! prunes and checks by `lws::crd` instead; docs/fidelity.md).
 
@@ -20,11 +21,31 @@ use crate::api::{ApiServer, KindId};
 
 /// The custom resources the cluster serves (`RESOURCES` whose group is not a built-in one).
 fn custom(api: &ApiServer) -> Vec<Resource> {
-    RESOURCES
+    let mut out: Vec<Resource> = RESOURCES
         .into_iter()
         .filter(|r| r.group.contains(".x-k8s.io"))
         .filter(|r| super::resources::served(r, api.disaggregated_set_crds))
-        .collect()
+        .collect();
+    // A list is in key order, as etcd returns it.
+    out.sort_by_key(name_of);
+    out
+}
+
+/// A fixed UID per CRD (FNV-1a of its name, in UUID form): the same on every run.
+fn uid_of(name: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let x = format!("{h:016x}{:016x}", h.rotate_left(29) ^ 0x5bd1_e995_5bd1_e995);
+    format!(
+        "{}-{}-{}-{}-{}",
+        &x[..8],
+        &x[8..12],
+        &x[12..16],
+        &x[16..20],
+        &x[20..]
+    )
 }
 
 fn name_of(r: &Resource) -> String {
@@ -97,6 +118,7 @@ fn object(r: &Resource, api: &ApiServer) -> Value {
         "kind": "CustomResourceDefinition",
         "metadata": {
             "name": name_of(r),
+            "uid": uid_of(&name_of(r)),
             "creationTimestamp": created,
             "generation": 1,
             "resourceVersion": "1",

@@ -205,7 +205,7 @@ fn crd_entry() -> Value {
         "singularName": "customresourcedefinition",
         "namespaced": false,
         "kind": "CustomResourceDefinition",
-        "verbs": ["get", "list"],
+        "verbs": ["get", "list", "watch"],
         "shortNames": ["crd", "crds"],
         "categories": ["api-extensions"],
     })
