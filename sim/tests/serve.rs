@@ -439,11 +439,26 @@ fn scale_status_and_server_side_apply_over_http() {
     assert_eq!(code, 200, "{body}");
     let (_, body) = s.http("GET", lws, "", "");
     assert!(body.contains("\"replicas\":2"), "{body}");
-    // Server-side apply with a field manager, then a conflicting one without force.
+    // Server-side apply with a field manager, then a conflicting one without force. The
+    // `/scale` write above made its manager own spec.replicas: the first apply conflicts with
+    // it (an Update owner, named with its version) unless forced.
     let intent = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm","labels":{"team":"a"}},"spec":{"replicas":3,"leaderWorkerTemplate":{"size":3,"workerTemplate":{"spec":{"containers":[{"name":"vllm-worker","image":"vllm/vllm-openai:v0.6.0"}]}}}}}"#;
     let (code, body) = s.http(
         "PATCH",
         &format!("{lws}?fieldManager=me"),
+        "application/apply-patch+yaml",
+        intent,
+    );
+    assert_eq!(code, 409, "{body}");
+    assert!(
+        body.contains(
+            r#"conflict with \"kubectl\" using leaderworkerset.x-k8s.io/v1: .spec.replicas"#
+        ),
+        "{body}"
+    );
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{lws}?fieldManager=me&force=true"),
         "application/apply-patch+yaml",
         intent,
     );
@@ -2077,6 +2092,27 @@ fn a_collection_delete_deletes_what_its_selectors_pick() {
     };
     assert!(verbs("pods").contains("deletecollection"));
     assert!(!verbs("services").contains("deletecollection"));
+    // A create's manager owns what it set: an apply of another value conflicts with it, named
+    // with the version it wrote (an Update entry, `printManager`).
+    let owned = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"owned","labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"app"}]}}"#;
+    let (code, body) = s.http(
+        "POST",
+        &format!("{pods}?fieldManager=kubectl-create"),
+        "application/json",
+        owned,
+    );
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{pods}/owned?fieldManager=me"),
+        "application/apply-patch+yaml",
+        &owned.replace(r#""app":"web""#, r#""app":"other""#),
+    );
+    assert_eq!(code, 409, "{body}");
+    assert!(
+        body.contains(r#"Apply failed with 1 conflict: conflict with \"kubectl-create\" using v1: .metadata.labels.app"#),
+        "{body}"
+    );
     // An apply that creates answers 201, as a create does; applying it again, 200.
     let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"applied"},"spec":{"containers":[{"name":"c","image":"app"}]}}"#;
     for want in [201, 200] {

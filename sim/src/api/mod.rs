@@ -313,6 +313,9 @@ pub struct Store<K> {
     /// object is a no-op, recognised without the JSON round trip (the result is the same; only
     /// our cost differs).
     last_applied: BTreeMap<Key, LastApply<K>>,
+    /// The managers of each object whose fields came from an update, not an apply (a
+    /// conflict with one reads `"m" using <apiVersion>`).
+    updaters: BTreeMap<Key, BTreeSet<String>>,
     hooks: Hooks<K>,
 }
 
@@ -323,6 +326,7 @@ impl<K> Default for Store<K> {
             log: WatchLog::default(),
             managed: BTreeMap::new(),
             last_applied: BTreeMap::new(),
+            updaters: BTreeMap::new(),
             hooks: Hooks::default(),
         }
     }
@@ -1023,7 +1027,13 @@ impl ApiServer {
             force,
         );
         if !conflicts.is_empty() {
-            return self.fail(manager, "apply", K::ID, key, apply_conflict(&conflicts));
+            let updaters = K::store(self)
+                .updaters
+                .get(key)
+                .cloned()
+                .unwrap_or_default();
+            let e = apply_conflict(&conflicts, &updaters, K::ID.api_version());
+            return self.fail(manager, "apply", K::ID, key, e);
         }
         release_fields(&managers, &mut current, &paths, manager);
         patch::overlay(&mut current, intent_value);
@@ -1043,11 +1053,12 @@ impl ApiServer {
         Ok((result, managers))
     }
 
-    /// Server-side apply's bookkeeping for a client's update that is not an apply (`kubectl
-    /// patch`, `scale` or `edit` through `serve`) of an object some manager applied: `manager`
-    /// takes over every field of `spec`, `metadata.labels` and `metadata.annotations` the write
-    /// changed, and the other managers lose them, so a later apply of another value by one of
-    /// them conflicts, as on a real API server (an update's manager owns what it set).
+    /// Server-side apply's bookkeeping for a client's write that is not an apply (`kubectl
+    /// create`, `patch`, `scale`, `edit`, a PUT through `serve`; a create is a change from
+    /// nothing): `manager` takes over every field of `spec`, `metadata.labels` and
+    /// `metadata.annotations` the write changed, and the other managers lose them, so a later
+    /// apply of another value conflicts, as on a real API server (an update's manager owns
+    /// what it set; the conflict names it `using <apiVersion>`).
     pub fn take_updated_fields<K: Kind>(
         &mut self,
         key: &Key,
@@ -1059,9 +1070,7 @@ impl ApiServer {
             return;
         }
         let store = K::store_mut(self);
-        let Some(managers) = store.managed.get_mut(key) else {
-            return;
-        };
+        let managers = store.managed.entry(key.clone()).or_default();
         // A field's value, absent and null alike.
         fn at<'v>(v: &'v Value, p: &FieldPath) -> Option<&'v Value> {
             p.iter()
@@ -1088,10 +1097,14 @@ impl ApiServer {
                 paths.retain(|p| !changed.contains(p));
             }
         }
-        managers.retain(|_, paths| !paths.is_empty());
         let gone = |p: &FieldPath| at(new, p).is_none();
         let mine = managers.entry(manager.to_string()).or_default();
         mine.extend(changed.into_iter().filter(|p| !gone(p)));
+        managers.retain(|_, paths| !paths.is_empty());
+        if managers.contains_key(manager) {
+            let updaters = store.updaters.entry(key.clone()).or_default();
+            updaters.insert(manager.to_string());
+        }
         store.last_applied.remove(key);
     }
 
@@ -1450,6 +1463,7 @@ impl ApiServer {
         store.objects.remove(&key);
         store.managed.remove(&key);
         store.last_applied.remove(&key);
+        store.updaters.remove(&key);
         // The DELETED event carries the last state, at the deletion's resourceVersion.
         let mut last = (*old).clone();
         last.meta_mut().resource_version = Some(self.rv.to_string());
@@ -1632,12 +1646,26 @@ fn take_fields(
 /// The 409 of an apply that conflicts (apiserver `internal.NewConflictError` and
 /// `getConflictMessage`, structured-merge-diff's `fieldpath.Path` text): one conflict reads
 /// `Apply failed with 1 conflict: conflict with "m": .spec.replicas`, several are grouped by
-/// manager (sorted) on lines of their own; one `FieldManagerConflict` cause per field. Every
-/// manager here applied (an update takes fields over instead of owning them), so none reads
-/// `using <apiVersion>`.
-fn apply_conflict(conflicts: &[(String, String)]) -> ApiError {
+/// manager (sorted) on lines of their own; one `FieldManagerConflict` cause per field. A
+/// manager whose fields came from an update (not an apply) reads `"m" using <apiVersion>`.
+fn apply_conflict(
+    conflicts: &[(String, String)],
+    updaters: &BTreeSet<String>,
+    api_version: &str,
+) -> ApiError {
+    // `printManager`: an Update manager is named with the version it wrote.
+    let who = |m: &str| {
+        if updaters.contains(m) {
+            format!("{m:?} using {api_version}")
+        } else {
+            format!("{m:?}")
+        }
+    };
     let message = match conflicts {
-        [(m, path)] => format!("Apply failed with 1 conflict: conflict with {m:?}: {path}"),
+        [(m, path)] => format!(
+            "Apply failed with 1 conflict: conflict with {}: {path}",
+            who(m)
+        ),
         _ => {
             let mut by_manager: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
             for (m, path) in conflicts {
@@ -1645,7 +1673,7 @@ fn apply_conflict(conflicts: &[(String, String)]) -> ApiError {
             }
             let mut lines = Vec::new();
             for (m, paths) in by_manager {
-                lines.push(format!("conflicts with {m:?}:"));
+                lines.push(format!("conflicts with {}:", who(m)));
                 lines.extend(paths.iter().map(|p| format!("- {p}")));
             }
             format!(
@@ -1660,7 +1688,7 @@ fn apply_conflict(conflicts: &[(String, String)]) -> ApiError {
         .iter()
         .map(|(m, path)| Cause {
             reason: "FieldManagerConflict",
-            message: format!("conflict with {m:?}"),
+            message: format!("conflict with {}", who(m)),
             field: path.clone(),
         })
         .collect();

@@ -1003,6 +1003,9 @@ impl Core {
             Ok(o) => {
                 let v = to_value(&*o);
                 self.record(|r, now| r.object(now, "create", K::ID, &v));
+                // The creator owns what it set (an Update entry of managedFields).
+                let ns = o.meta().namespace.clone().unwrap_or_default();
+                self.took_fields::<K>(&ns, &name, &actor, Some(json!({})), &v);
                 self.settle();
                 Reply::json(201, &v)
             }
@@ -1066,10 +1069,11 @@ impl Core {
                 return api_error(&e, &t.res, &name);
             }
         }
-        // A node's write is recorded as the change it made.
-        let node_before = (K::ID == KindId::Node)
+        let before = (!status)
             .then(|| api.try_get::<K>(&ns, &name).map(|o| to_value(&*o)))
             .flatten();
+        // A node's write is recorded as the change it made.
+        let node_before = before.clone().filter(|_| K::ID == KindId::Node);
         let r = if status {
             api.update_status(actor, obj)
         } else {
@@ -1087,6 +1091,8 @@ impl Core {
                 } else {
                     self.record(|r, now| r.object(now, verb, K::ID, &v));
                 }
+                // The writer takes over the fields it changed (an Update entry).
+                self.took_fields::<K>(&ns, &name, actor, before, &v);
                 self.settle();
                 Reply::ok(&v)
             }
