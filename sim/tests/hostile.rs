@@ -38,11 +38,17 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// A scenario file written to a fresh directory; its manifests are the shipped ones.
-fn scratch(name: &str, body: &str) -> PathBuf {
+/// A fresh, empty directory of this test run.
+fn scratch_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A scenario file written to a fresh directory; its manifests are the shipped ones.
+fn scratch(name: &str, body: &str) -> PathBuf {
+    let dir = scratch_dir(name);
     let manifests = repo().join("scenarios/manifests");
     let body = body.replace("MANIFESTS", &manifests.display().to_string());
     let path = dir.join(format!("{name}.yaml"));
@@ -765,7 +771,7 @@ fn check_of_a_scenario_without_expect_is_refused() {
 /// A campaign of no cases or no time tried nothing and reported a pass.
 #[test]
 fn a_fuzz_campaign_of_nothing_is_refused() {
-    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-fuzz0", std::process::id()));
+    let dir = scratch_dir("fuzz0");
     let out_dir = dir.to_str().unwrap();
     for args in [["--cases", "0"], ["--time", "0s"]] {
         let mut all = vec!["fuzz", "--reconciler", "all-fixed", "--out", out_dir];
@@ -784,8 +790,7 @@ fn a_fuzz_campaign_of_nothing_is_refused() {
 /// campaign's summary names (else `check DIR` ran them beside the new ones) and nothing else.
 #[test]
 fn a_fuzz_campaign_replaces_the_cases_an_earlier_one_left() {
-    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-stale", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = scratch_dir("stale");
     let out_dir = dir.to_str().unwrap();
     let first = [
         "fuzz",
@@ -832,9 +837,7 @@ fn a_fuzz_campaign_replaces_the_cases_an_earlier_one_left() {
 /// (`<invariant>-<cause>.yaml` and `.svg`) and nothing else: `check DIR` ran a stale finding.
 #[test]
 fn an_exploration_replaces_the_findings_an_earlier_one_left() {
-    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-explore", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("explore");
     for f in [
         "availability-kill-after-write.yaml",
         "availability-kill-after-write.svg",

@@ -132,7 +132,7 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
             relaxed_env_names: gates.relaxed_env_var_names,
         };
         let empty = PodSpec::default();
-        aggregate(podspec::validate(
+        found(podspec::validate(
             "spec",
             pod.spec.as_ref().unwrap_or(&empty),
             rules,
@@ -171,11 +171,11 @@ fn validate_lws_quantities(lws: &LeaderWorkerSet) -> Result<(), FieldErrors> {
         &format!("{base}.workerTemplate.spec"),
         t.worker_template.spec.as_ref(),
     );
-    aggregate(errs)
+    found(errs)
 }
 
 /// The errors found, if any, each once (`ToAggregate` drops a repeated message).
-fn aggregate(errs: Vec<String>) -> Result<(), FieldErrors> {
+fn found(errs: Vec<String>) -> Result<(), FieldErrors> {
     let mut seen = std::collections::BTreeSet::new();
     let errs: Vec<String> = errs
         .into_iter()
@@ -224,7 +224,7 @@ fn validate_pdb(pdb: &PodDisruptionBudget) -> Result<(), FieldErrors> {
             _ => {}
         }
     }
-    aggregate(errors)
+    found(errors)
 }
 
 /// A `/status` write's new status (the `ValidateStatusUpdate` of each kind's strategy): for a
@@ -382,7 +382,7 @@ fn validate_statefulset(
     if template.active_deadline_seconds.is_some() {
         errs.push("spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported".into());
     }
-    aggregate(errs)?;
+    found(errs)?;
     let selector = Selector::from_label_selector(Some(&spec.selector))?;
     let labels = spec
         .template

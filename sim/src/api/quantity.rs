@@ -126,35 +126,31 @@ fn split(b: &[u8]) -> Result<Parts<'_>, &'static str> {
 /// `suffixHandler.interpret`: the base and exponent of a suffix (decimal SI, binary SI, or an
 /// `e`/`E` exponent that parses as an `int64`).
 fn interpret(suffix: &str) -> Option<(i32, i32)> {
-    let decimal = [
-        ("n", -9),
-        ("u", -6),
-        ("m", -3),
-        ("", 0),
-        ("k", 3),
-        ("M", 6),
-        ("G", 9),
-        ("T", 12),
-        ("P", 15),
-        ("E", 18),
+    // (suffix, base, exponent): decimal SI, then binary SI.
+    let known = [
+        ("n", 10, -9),
+        ("u", 10, -6),
+        ("m", 10, -3),
+        ("", 10, 0),
+        ("k", 10, 3),
+        ("M", 10, 6),
+        ("G", 10, 9),
+        ("T", 10, 12),
+        ("P", 10, 15),
+        ("E", 10, 18),
+        ("Ki", 2, 10),
+        ("Mi", 2, 20),
+        ("Gi", 2, 30),
+        ("Ti", 2, 40),
+        ("Pi", 2, 50),
+        ("Ei", 2, 60),
     ];
-    if let Some((_, e)) = decimal.iter().find(|(s, _)| *s == suffix) {
-        return Some((10, *e));
-    }
-    let binary = [
-        ("Ki", 10),
-        ("Mi", 20),
-        ("Gi", 30),
-        ("Ti", 40),
-        ("Pi", 50),
-        ("Ei", 60),
-    ];
-    if let Some((_, e)) = binary.iter().find(|(s, _)| *s == suffix) {
-        return Some((2, *e));
+    if let Some((_, base, e)) = known.iter().find(|(s, _, _)| *s == suffix) {
+        return Some((*base, *e));
     }
     let rest = suffix.strip_prefix(['e', 'E']).filter(|r| !r.is_empty())?;
     let exponent: i64 = rest.parse().ok()?;
-    // Past an f64's range the value is 0 or infinite; the sign and order still hold.
+    // Far past i128 either way: the value saturates (or rounds up to one milli) all the same.
     Some((10, exponent.clamp(-400, 400) as i32))
 }
 

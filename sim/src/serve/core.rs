@@ -442,10 +442,9 @@ impl Core {
     /// client leaves or its `timeoutSeconds` runs out (kubectl's `wait` and `get -w` watch
     /// after they list). The sender is kept while the client listens.
     fn crd_watch(&mut self, q: &BTreeMap<String, String>) -> Reply {
-        let timeout_s = match q.get("timeoutSeconds").map(|s| s.parse::<i64>()) {
-            None | Some(Ok(0)) => None,
-            Some(Ok(n)) => Some(u64::try_from(n).unwrap_or(0)),
-            Some(Err(_)) => return bad_request("invalid timeoutSeconds: not an integer"),
+        let timeout_s = match super::query::watch_timeout(q) {
+            Ok(t) => t,
+            Err(r) => return r,
         };
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         self.quiet_watches.retain(|t| !t.is_closed());
@@ -765,11 +764,8 @@ impl Core {
         }
         if table::wants_table(&req.accept) {
             let columns = api.lws_printer_columns;
-            let mut t = table::table(K::ID, columns, &items, api.now_ms(), meta, true);
-            if let Err(m) = table::include_objects(&mut t, &items, &req.query) {
-                return bad_request(m);
-            }
-            return Reply::ok(&t);
+            let t = table::table(K::ID, columns, &items, api.now_ms(), meta, true);
+            return table::reply(t, &items, &req.query);
         }
         if table::wants_metadata(&req.accept) {
             let items: Vec<Value> = items.iter().map(table::partial).collect();
@@ -804,16 +800,9 @@ impl Core {
                 Err(_) => return bad_request(format!("invalid resourceVersion {s:?}")),
             },
         };
-        // kube-apiserver (`handlers/get.go` `ListResource`): 0 or none means its default (30
-        // to 60 minutes: here, until the client leaves); a negative timeout is a duration
-        // already over, so the watch ends at once; a non-number is a 400.
-        let timeout_s = match q.get("timeoutSeconds").map(|s| s.parse::<i64>()) {
-            None | Some(Ok(0)) => None,
-            Some(Ok(n)) => Some(u64::try_from(n).unwrap_or(0)),
-            Some(Err(_)) => {
-                let v = &q["timeoutSeconds"];
-                return bad_request(format!("invalid timeoutSeconds {v:?}: not an integer"));
-            }
+        let timeout_s = match super::query::watch_timeout(q) {
+            Ok(t) => t,
+            Err(r) => return r,
         };
         let (tx, rx) = tokio::sync::mpsc::channel(WATCH_BUFFER);
         let api = &self.runner.world.api;
@@ -903,7 +892,7 @@ impl Core {
                     Reply::ok(&crate::api::scale::scale_of(K::ID, &v))
                 } else if table::wants_table(&req.accept) {
                     let meta = json!({"resourceVersion": v["metadata"]["resourceVersion"]});
-                    let mut t = table::table(
+                    let t = table::table(
                         K::ID,
                         api.lws_printer_columns,
                         std::slice::from_ref(&v),
@@ -911,10 +900,7 @@ impl Core {
                         meta,
                         true,
                     );
-                    match table::include_objects(&mut t, &[v], &req.query) {
-                        Ok(()) => Reply::ok(&t),
-                        Err(m) => bad_request(m),
-                    }
+                    table::reply(t, std::slice::from_ref(&v), &req.query)
                 } else if table::wants_metadata(&req.accept) {
                     Reply::ok(&table::partial(&v))
                 } else {

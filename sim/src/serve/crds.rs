@@ -14,16 +14,23 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::query::{bad_request, failure, Reply};
+use super::query::{failure, Reply};
 use super::resources::{Resource, CRD_GROUP as GROUP, CRD_PLURAL as PLURAL, RESOURCES};
-use super::table::wants_table;
+use super::table::{col, of_rows, wants_table};
 use crate::api::{ApiServer, KindId};
 
 /// The custom resources the cluster serves (`RESOURCES` whose group is not a built-in one).
 fn custom(api: &ApiServer) -> Vec<Resource> {
     let mut out: Vec<Resource> = RESOURCES
         .into_iter()
-        .filter(|r| r.group.contains(".x-k8s.io"))
+        .filter(|r| {
+            let custom = [
+                KindId::LeaderWorkerSet,
+                KindId::DisaggregatedSet,
+                KindId::DisaggregatedSetRoleScaler,
+            ];
+            custom.contains(&r.kind)
+        })
         .filter(|r| super::resources::served(r, api.disaggregated_set_crds))
         .collect();
     // A list is in key order, as etcd returns it.
@@ -143,23 +150,12 @@ fn object(r: &Resource, api: &ApiServer) -> Value {
 
 /// `kubectl get crd`'s table: the CRD registry's printer columns, NAME and CREATED AT.
 fn table(rows: &[Value], meta: Value) -> Value {
-    let col = |name: &str, ty: &str, format: &str| json!({"name": name, "type": ty, "format": format, "description": "", "priority": 0});
-    let rows: Vec<Value> = rows
-        .iter()
-        .map(|o| {
-            json!({
-                "cells": [o["metadata"]["name"], o["metadata"]["creationTimestamp"]],
-                "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]},
-            })
-        })
-        .collect();
-    json!({
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": meta,
-        "columnDefinitions": [col("Name", "string", "name"), col("Created At", "date", "")],
-        "rows": rows,
-    })
+    let columns = vec![col("Name", "string", 0), col("Created At", "date", 0)];
+    let rows = rows.iter().map(|o| {
+        let m = &o["metadata"];
+        (vec![m["name"].clone(), m["creationTimestamp"].clone()], o)
+    });
+    of_rows(meta, columns, rows)
 }
 
 /// GET of one CRD or the list.
@@ -184,29 +180,12 @@ pub fn get(
         }
         return Reply::ok(&o);
     }
-    let labels =
-        match super::query::label_selector(query.get("labelSelector").map_or("", String::as_str)) {
-            Ok(sel) => sel,
-            Err(e) => return bad_request(e),
-        };
-    // `metadata.name` selects any kind: read as a cluster-scoped kind's.
-    let fields = match super::query::field_selector(
-        KindId::Node,
-        query.get("fieldSelector").map_or("", String::as_str),
-    ) {
-        Ok(f) => f,
-        Err(e) => return bad_request(e),
+    let items = match super::query::select_derived(all, query) {
+        Ok(i) => i,
+        Err(r) => return r,
     };
-    let items: Vec<Value> = all
-        .into_iter()
-        .filter(|o| labels.matches(None) && super::query::fields_match(&fields, o))
-        .collect();
     if wants_table(accept) {
-        let mut t = table(&items, meta);
-        return match super::table::include_objects(&mut t, &items, query) {
-            Ok(()) => Reply::ok(&t),
-            Err(m) => bad_request(m),
-        };
+        return super::table::reply(table(&items, meta), &items, query);
     }
     Reply::ok(&json!({
         "kind": "CustomResourceDefinitionList",

@@ -89,11 +89,8 @@ pub fn get(
         .collect();
     let meta = json!({"resourceVersion": api.resource_version().to_string()});
     if wants_table(accept) {
-        let mut t = table(form, &items, api.now_ms(), meta);
-        return match super::table::include_objects(&mut t, &items, query) {
-            Ok(()) => Reply::ok(&t),
-            Err(m) => bad_request(m),
-        };
+        let t = table(form, &items, api.now_ms(), meta);
+        return super::table::reply(t, &items, query);
     }
     if super::table::wants_metadata(accept) {
         let items: Vec<Value> = items.iter().map(super::table::partial).collect();

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::query::{bad_request, failure, Reply};
-use super::table::{human_duration, wants_table};
+use super::query::{failure, Reply};
+use super::table::{col, human_duration, of_rows, wants_table};
 use crate::api::{with_kind, ApiServer, Kind, KindId, Selector};
 
 /// The namespaces a cluster has before anyone creates one.
@@ -100,25 +100,18 @@ fn all(api: &ApiServer, created: &Created) -> BTreeMap<String, Meta> {
 }
 
 fn table(rows: &[Value], now: u64, all: &BTreeMap<String, Meta>, meta: Value) -> Value {
-    let col = |name: &str| json!({"name": name, "type": "string", "format": "", "description": "", "priority": 0});
-    let rows: Vec<Value> = rows
-        .iter()
-        .map(|o| {
-            let n = o["metadata"]["name"].as_str().unwrap_or("");
-            let at = all.get(n).map_or(0, |m| m.created_ms);
-            json!({
-                "cells": [n, "Active", human_duration(now.saturating_sub(at))],
-                "object": {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": o["metadata"]},
-            })
-        })
-        .collect();
-    json!({
-        "kind": "Table",
-        "apiVersion": "meta.k8s.io/v1",
-        "metadata": meta,
-        "columnDefinitions": [col("Name"), col("Status"), col("Age")],
-        "rows": rows,
-    })
+    let columns = vec![
+        col("Name", "string", 0),
+        col("Status", "string", 0),
+        col("Age", "string", 0),
+    ];
+    let rows = rows.iter().map(|o| {
+        let n = o["metadata"]["name"].as_str().unwrap_or("");
+        let at = all.get(n).map_or(0, |m| m.created_ms);
+        let age = human_duration(now.saturating_sub(at));
+        (vec![json!(n), json!("Active"), json!(age)], o)
+    });
+    of_rows(meta, columns, rows)
 }
 
 pub fn get(
@@ -141,34 +134,13 @@ pub fn get(
         }
         return Reply::ok(&o);
     }
-    let labels =
-        match super::query::label_selector(query.get("labelSelector").map_or("", String::as_str)) {
-            Ok(sel) => sel,
-            Err(e) => return super::query::bad_request(e),
-        };
-    // `metadata.name` (and `metadata.namespace`) select any kind: read as a cluster-scoped kind's.
-    let fields = match super::query::field_selector(
-        KindId::Node,
-        query.get("fieldSelector").map_or("", String::as_str),
-    ) {
-        Ok(f) => f,
-        Err(e) => return super::query::bad_request(e),
+    let items = all.iter().map(|(n, m)| object(n, m)).collect();
+    let items = match super::query::select_derived(items, query) {
+        Ok(i) => i,
+        Err(r) => return r,
     };
-    let items: Vec<Value> = all
-        .iter()
-        .map(|(n, m)| object(n, m))
-        .filter(|o| {
-            let l: Option<BTreeMap<String, String>> =
-                serde_json::from_value(o["metadata"]["labels"].clone()).ok();
-            labels.matches(l.as_ref()) && super::query::fields_match(&fields, o)
-        })
-        .collect();
     if wants_table(accept) {
-        let mut t = table(&items, now, &all, meta);
-        return match super::table::include_objects(&mut t, &items, query) {
-            Ok(()) => Reply::ok(&t),
-            Err(m) => bad_request(m),
-        };
+        return super::table::reply(table(&items, now, &all, meta), &items, query);
     }
     Reply::ok(
         &json!({"kind": "NamespaceList", "apiVersion": "v1", "metadata": meta, "items": items}),

@@ -302,6 +302,42 @@ pub fn field_selector(kind: KindId, s: &str) -> Result<Vec<FieldReq>, String> {
     Ok(out)
 }
 
+/// A watch's `timeoutSeconds` (kube-apiserver `handlers/get.go` `ListResource`): 0 or none
+/// means its default (30 to 60 minutes: here, until the client leaves); a negative timeout is
+/// a duration already over, so the watch ends at once; a non-number is a 400.
+pub fn watch_timeout(q: &BTreeMap<String, String>) -> Result<Option<u64>, Reply> {
+    match q.get("timeoutSeconds").map(|s| (s, s.parse::<i64>())) {
+        None | Some((_, Ok(0))) => Ok(None),
+        Some((_, Ok(n))) => Ok(Some(u64::try_from(n).unwrap_or(0))),
+        Some((v, Err(_))) => Err(bad_request(format!(
+            "invalid timeoutSeconds {v:?}: not an integer"
+        ))),
+    }
+}
+
+/// The objects of a resource served without a store (namespaces, CRDs) that a list's label
+/// and field selectors pick; `metadata.name` selects as for any cluster-scoped kind.
+pub fn select_derived(
+    items: Vec<Value>,
+    q: &BTreeMap<String, String>,
+) -> Result<Vec<Value>, Reply> {
+    let labels =
+        label_selector(q.get("labelSelector").map_or("", String::as_str)).map_err(bad_request)?;
+    let fields = field_selector(
+        KindId::Node,
+        q.get("fieldSelector").map_or("", String::as_str),
+    )
+    .map_err(bad_request)?;
+    Ok(items
+        .into_iter()
+        .filter(|o| {
+            let l: Option<BTreeMap<String, String>> =
+                serde_json::from_value(o["metadata"]["labels"].clone()).ok();
+            labels.matches(l.as_ref()) && fields_match(&fields, o)
+        })
+        .collect())
+}
+
 pub fn fields_match(reqs: &[FieldReq], obj: &Value) -> bool {
     reqs.iter().all(|r| {
         let v = match obj.pointer(&r.pointer) {

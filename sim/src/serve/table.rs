@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use super::query::Reply;
 use crate::api::KindId;
 use crate::time::from_time;
 
@@ -36,7 +37,8 @@ pub fn partial(obj: &Value) -> Value {
     })
 }
 
-fn col(name: &str, ty: &str, priority: u8) -> Value {
+/// A column definition (`format: name` for the Name column, as the API server gives it).
+pub fn col(name: &str, ty: &str, priority: u8) -> Value {
     let format = if name == "Name" { "name" } else { "" };
     json!({"name": name, "type": ty, "format": format, "description": "", "priority": priority})
 }
@@ -269,31 +271,46 @@ pub fn table(
     meta: Value,
     headers: bool,
 ) -> Value {
-    let rows: Vec<Value> = objects
-        .iter()
-        .map(|o| {
-            json!({
-                "cells": cells(kind, lws_printer_columns, o, now_ms),
-                "object": {
-                    "kind": "PartialObjectMetadata",
-                    "apiVersion": "meta.k8s.io/v1",
-                    "metadata": o.get("metadata").cloned().unwrap_or(Value::Null),
-                },
-            })
-        })
-        .collect();
     let cols = if headers {
         columns(kind, lws_printer_columns)
     } else {
         Vec::new()
     };
+    let rows = objects
+        .iter()
+        .map(|o| (cells(kind, lws_printer_columns, o, now_ms), o));
+    of_rows(meta, cols, rows)
+}
+
+/// A Table of rows, each its cells and the object it shows (carried as its metadata,
+/// `PartialObjectMetadata`, the default `includeObject=Metadata`).
+pub fn of_rows<'a>(
+    meta: Value,
+    columns: Vec<Value>,
+    rows: impl Iterator<Item = (Vec<Value>, &'a Value)>,
+) -> Value {
+    let rows: Vec<Value> = rows
+        .map(|(cells, o)| json!({"cells": cells, "object": partial(o)}))
+        .collect();
     json!({
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": meta,
-        "columnDefinitions": cols,
+        "columnDefinitions": columns,
         "rows": rows,
     })
+}
+
+/// A list's Table answered, its rows' objects as the request's `includeObject` asks.
+pub fn reply(
+    mut table: Value,
+    objects: &[Value],
+    query: &std::collections::BTreeMap<String, String>,
+) -> Reply {
+    match include_objects(&mut table, objects, query) {
+        Ok(()) => Reply::ok(&table),
+        Err(m) => super::query::bad_request(m),
+    }
 }
 
 /// `includeObject` of a Table request: rows carry `PartialObjectMetadata` by default
