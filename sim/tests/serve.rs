@@ -430,18 +430,19 @@ fn scale_status_and_server_side_apply_over_http() {
         body.contains("\"kind\":\"Scale\"") && body.contains("\"replicas\":4"),
         "{body}"
     );
-    let (code, body) = s.http(
-        "PATCH",
-        &format!("{lws}/scale"),
-        "application/merge-patch+json",
-        r#"{"spec":{"replicas":2}}"#,
+    // kubectl's User-Agent and no fieldManager: the manager is the User-Agent's product.
+    let patch = r#"{"spec":{"replicas":2}}"#;
+    let headers = format!(
+        "User-Agent: kubectl/v1.33.0 (linux/amd64) kubernetes/abc\r\nContent-Type: application/merge-patch+json\r\nContent-Length: {}\r\n",
+        patch.len()
     );
+    let (code, body) = s.request("PATCH", &format!("{lws}/scale"), &headers, patch);
     assert_eq!(code, 200, "{body}");
     let (_, body) = s.http("GET", lws, "", "");
     assert!(body.contains("\"replicas\":2"), "{body}");
     // Server-side apply with a field manager, then a conflicting one without force. The
     // `/scale` write above made its manager own spec.replicas: the first apply conflicts with
-    // it (an Update owner, named with its version) unless forced.
+    // it (an Update owner, named with its subresource and version) unless forced.
     let intent = r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"vllm","labels":{"team":"a"}},"spec":{"replicas":3,"leaderWorkerTemplate":{"size":3,"workerTemplate":{"spec":{"containers":[{"name":"vllm-worker","image":"vllm/vllm-openai:v0.6.0"}]}}}}}"#;
     let (code, body) = s.http(
         "PATCH",
@@ -452,7 +453,7 @@ fn scale_status_and_server_side_apply_over_http() {
     assert_eq!(code, 409, "{body}");
     assert!(
         body.contains(
-            r#"conflict with \"kubectl\" using leaderworkerset.x-k8s.io/v1: .spec.replicas"#
+            r#"conflict with \"kubectl\" with subresource \"scale\" using leaderworkerset.x-k8s.io/v1: .spec.replicas"#
         ),
         "{body}"
     );
@@ -1132,6 +1133,27 @@ fn hostile_parameters_and_patches_are_refused_not_obeyed() {
         &big,
     );
     assert_eq!(code, 413, "{body}");
+    // `metadata` that is not an object (it panicked the handler: a 500): a 400 decoding
+    // error, by create, JSON patch and strategic merge patch alike.
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":"x","spec":{"containers":[{"name":"c","image":"i"}]}}"#;
+    let (code, body) = s.http("POST", pods, "application/json", pod);
+    assert_eq!(code, 400, "{body}");
+    assert!(body.contains("metadata: invalid type: string"), "{body}");
+    let replace = r#"[{"op":"replace","path":"/metadata","value":"x"}]"#;
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{pods}/vllm-0"),
+        "application/json-patch+json",
+        replace,
+    );
+    assert_eq!(code, 400, "{body}");
+    let (code, body) = s.http(
+        "PATCH",
+        &format!("{pods}/vllm-0"),
+        "application/strategic-merge-patch+json",
+        r#"{"metadata":{"namespace":5}}"#,
+    );
+    assert_eq!(code, 400, "{body}");
     // The server still answers.
     assert_eq!(s.jsonpath("lws", "vllm", "{.metadata.name}"), "vllm");
 }

@@ -313,9 +313,10 @@ pub struct Store<K> {
     /// object is a no-op, recognised without the JSON round trip (the result is the same; only
     /// our cost differs).
     last_applied: BTreeMap<Key, LastApply<K>>,
-    /// The managers of each object whose fields came from an update, not an apply (a
-    /// conflict with one reads `"m" using <apiVersion>`).
-    updaters: BTreeMap<Key, BTreeSet<String>>,
+    /// The managers of each object whose fields came from an update, not an apply, with the
+    /// subresource of their last update (a conflict with one reads `"m" using <apiVersion>`,
+    /// or `"m" with subresource "scale" using <apiVersion>`).
+    updaters: BTreeMap<Key, BTreeMap<String, Option<&'static str>>>,
     hooks: Hooks<K>,
 }
 
@@ -1063,6 +1064,7 @@ impl ApiServer {
         &mut self,
         key: &Key,
         manager: &str,
+        subresource: Option<&'static str>,
         old: &Value,
         new: &Value,
     ) {
@@ -1103,7 +1105,7 @@ impl ApiServer {
         managers.retain(|_, paths| !paths.is_empty());
         if managers.contains_key(manager) {
             let updaters = store.updaters.entry(key.clone()).or_default();
-            updaters.insert(manager.to_string());
+            updaters.insert(manager.to_string(), subresource);
         }
         store.last_applied.remove(key);
     }
@@ -1650,16 +1652,15 @@ fn take_fields(
 /// manager whose fields came from an update (not an apply) reads `"m" using <apiVersion>`.
 fn apply_conflict(
     conflicts: &[(String, String)],
-    updaters: &BTreeSet<String>,
+    updaters: &BTreeMap<String, Option<&'static str>>,
     api_version: &str,
 ) -> ApiError {
-    // `printManager`: an Update manager is named with the version it wrote.
-    let who = |m: &str| {
-        if updaters.contains(m) {
-            format!("{m:?} using {api_version}")
-        } else {
-            format!("{m:?}")
-        }
+    // `printManager` (apimachinery managedfields/internal/conflict.go at v0.33.0): an Update
+    // manager is named with its subresource, if any, and the version it wrote.
+    let who = |m: &str| match updaters.get(m) {
+        Some(Some(sub)) => format!("{m:?} with subresource {sub:?} using {api_version}"),
+        Some(None) => format!("{m:?} using {api_version}"),
+        None => format!("{m:?}"),
     };
     let message = match conflicts {
         [(m, path)] => format!(

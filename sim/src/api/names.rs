@@ -6,15 +6,18 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use super::KindId;
 use crate::lookup::LookupMap;
 
-/// A DNS-1123 subdomain: lowercase letters, digits, `-` and `.`, starting and ending with a
-/// letter or digit, at most 253 characters.
+/// A DNS-1123 subdomain: at most 253 characters, `.`-separated parts of lowercase letters,
+/// digits and `-`, each starting and ending with a letter or digit (`a..b` and `a-.b` are not
+/// one: `IsDNS1123Subdomain`'s regex).
 pub fn is_dns_subdomain(s: &str) -> bool {
     let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let b = s.as_bytes();
-    b.len() <= 253
-        && b.first().is_some_and(alnum)
-        && b.last().is_some_and(alnum)
-        && b.iter().all(|c| alnum(c) || matches!(c, b'-' | b'.'))
+    let part = |p: &str| {
+        let b = p.as_bytes();
+        b.first().is_some_and(alnum)
+            && b.last().is_some_and(alnum)
+            && b.iter().all(|c| alnum(c) || *c == b'-')
+    };
+    s.len() <= 253 && s.split('.').all(part)
 }
 
 /// A DNS-1123 label (namespaces): as a subdomain without `.`, at most 63 characters.
@@ -202,7 +205,19 @@ mod tests {
             &mut KnownKeys::default()
         )
         .is_ok());
-        for bad in ["UPPER", "héllo", "a/b", "-a", "a-", &"x".repeat(254)] {
+        let bad_names = [
+            "UPPER",
+            "héllo",
+            "a/b",
+            "-a",
+            "a-",
+            "a..b",
+            "a.-b",
+            "a-.b",
+            ".a",
+            &"x".repeat(254),
+        ];
+        for bad in bad_names {
             let e = validate(KindId::Pod, &meta(bad, None), &mut KnownKeys::default()).unwrap_err();
             assert!(e.starts_with("metadata.name: Invalid value"), "{bad}: {e}");
         }

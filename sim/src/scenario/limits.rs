@@ -36,6 +36,19 @@ pub const GRACE_SECONDS_MAX: i64 = (HORIZON_MS / 1000) as i64;
 /// on, and the simulator takes it as on), and 1.37 is the newest API the simulator encodes
 /// (k8s-openapi `v1_37`) and the newest whose StatefulSet behaviour it models.
 pub const KUBERNETES_MINORS: std::ops::RangeInclusive<u32> = 26..=37;
+/// Bytes (JSON) of an LWS's `leaderWorkerTemplate` that each of its pods carries for free in
+/// `TEMPLATE_EXCESS_MAX` (a vLLM template is 2-4 KiB).
+pub const TEMPLATE_FREE_BYTES: i64 = 8 << 10;
+/// An LWS's pods times its template's bytes beyond `TEMPLATE_FREE_BYTES`: each pod copies its
+/// template's labels and annotations into every version of itself, so 2,000 template labels
+/// on 1,000 pods held 660 MB; this keeps such a world within a few GB.
+pub const TEMPLATE_EXCESS_MAX: i64 = 64 << 20;
+/// Bytes of `cluster.nodes.labels` (keys and values) that each node carries for free in
+/// `NODE_LABEL_EXCESS_MAX`.
+pub const NODE_LABEL_FREE_BYTES: u64 = 2 << 10;
+/// Nodes times their labels' bytes beyond `NODE_LABEL_FREE_BYTES` (5,000 labels on 10,000
+/// nodes held over 9 GB).
+pub const NODE_LABEL_EXCESS_MAX: u64 = 16 << 20;
 /// Bytes of a scenario or manifest file.
 pub const FILE_BYTES_MAX: u64 = 16 << 20;
 /// Steps of one scenario.
@@ -285,7 +298,32 @@ fn lws_size(v: &Value) -> Result<(), (String, String)> {
     let size = v
         .pointer("/spec/leaderWorkerTemplate/size")
         .and_then(Value::as_i64);
-    check_lws_counts(replicas.unwrap_or(1), size.unwrap_or(1))
+    let (r, s) = (replicas.unwrap_or(1), size.unwrap_or(1));
+    check_lws_counts(r, s)?;
+    let template = v.pointer("/spec/leaderWorkerTemplate");
+    check_template_weight(r * s, || template.map_or(0, |t| t.to_string().len()))
+}
+
+/// `TEMPLATE_EXCESS_MAX` for `pods` pods of a template of `bytes()` bytes (computed only when
+/// the pods could reach the limit with a template of the largest size a body may have).
+pub fn check_template_weight(
+    pods: i64,
+    bytes: impl FnOnce() -> usize,
+) -> Result<(), (String, String)> {
+    const BODY_BYTES_MAX: i64 = 3 << 20;
+    if pods.saturating_mul(BODY_BYTES_MAX) <= TEMPLATE_EXCESS_MAX {
+        return Ok(());
+    }
+    let bytes = i64::try_from(bytes()).unwrap_or(i64::MAX);
+    let excess = bytes.saturating_sub(TEMPLATE_FREE_BYTES).max(0);
+    if pods.saturating_mul(excess) <= TEMPLATE_EXCESS_MAX {
+        return Ok(());
+    }
+    let field = "spec.leaderWorkerTemplate";
+    Err((
+        field.into(),
+        format!("{field}: {pods} pods of a {bytes}-byte template is over the simulator's limit: pods * (template bytes - {TEMPLATE_FREE_BYTES}) may be at most {TEMPLATE_EXCESS_MAX} (TEMPLATE_EXCESS_MAX; fewer labels and annotations, or fewer pods)"),
+    ))
 }
 
 /// `lws_size` on the numbers: (the offending field, the message).
@@ -325,7 +363,13 @@ pub fn install_limits(api: &mut crate::api::ApiServer) {
     api.add_limit_hook::<lws::api::LeaderWorkerSet>(LIMITS_HOOK, |l, _| {
         let replicas = l.spec.replicas.unwrap_or(1);
         let size = l.spec.leader_worker_template.size.unwrap_or(1);
-        check_lws_counts(i64::from(replicas), i64::from(size)).map_err(|(_, m)| m.into())
+        let (r, s) = (i64::from(replicas), i64::from(size));
+        check_lws_counts(r, s).map_err(|(_, m)| m.to_string())?;
+        let template = &l.spec.leader_worker_template;
+        check_template_weight(r * s, || {
+            serde_json::to_vec(template).map_or(usize::MAX, |b| b.len())
+        })
+        .map_err(|(_, m)| m.into())
     });
     api.add_limit_hook::<lws::disagg::api::DisaggregatedSet>(LIMITS_HOOK, |d, _| {
         let v = serde_json::to_value(d).expect("objects encode");

@@ -37,7 +37,7 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
     if bytes.len() as u64 > FILE_BYTES_MAX {
         return Err(too_big());
     }
-    String::from_utf8(bytes).map_err(|e| {
+    let text = String::from_utf8(bytes).map_err(|e| {
         let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
         LoadError {
@@ -45,6 +45,13 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
             line: Some(line),
             message: "not UTF-8 text (YAML files are UTF-8)".into(),
         }
+    })?;
+    // YAML breaks lines at CR, LF and CRLF alike; the error locator reads lines at LF, so a
+    // file written with CR alone (or a mix) is read with LF line breaks (same line numbers).
+    Ok(if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text
     })
 }
 

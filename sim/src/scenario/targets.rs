@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::error::LoadError;
 use super::limits::{
     check_grace, check_name, check_namespace, SpecLines, LWS_PODS_MAX, LWS_REPLICAS_MAX,
-    NODE_COUNT_MAX, STEP_COUNT_MAX,
+    NODE_COUNT_MAX, NODE_LABEL_EXCESS_MAX, NODE_LABEL_FREE_BYTES, STEP_COUNT_MAX,
 };
 use super::manifest::{Counts, Manifest};
 use super::spec::{NodesSpec, ObjectRef, ScenarioSpec, StepSpec};
@@ -566,6 +566,22 @@ pub fn check_scenario(
 /// other entry and no plain label sets, with at least one node per domain.
 /// An error names the domain entry it is about (`None`: the labels).
 fn check_nodes(n: &NodesSpec) -> Result<(), (Option<usize>, String)> {
+    let bytes: u64 = n
+        .labels
+        .iter()
+        .map(|(k, v)| (k.len() + v.len()) as u64)
+        .sum();
+    let count = u64::from(
+        n.count
+            .unwrap_or(crate::world::ClusterConfig::default().node_count),
+    );
+    let excess = bytes.saturating_sub(NODE_LABEL_FREE_BYTES);
+    if count.saturating_mul(excess) > NODE_LABEL_EXCESS_MAX {
+        return Err((
+            None,
+            format!("labels: {count} nodes of {bytes} bytes of labels is over the simulator's limit: count * (label bytes - {NODE_LABEL_FREE_BYTES}) may be at most {NODE_LABEL_EXCESS_MAX} (NODE_LABEL_EXCESS_MAX)"),
+        ));
+    }
     for (k, v) in &n.labels {
         qualified_name(k).map_err(|m| (None, format!("labels: Invalid value: {k:?}: {m}")))?;
         label_value(v).map_err(|m| (None, format!("labels.{k}: Invalid value: {v:?}: {m}")))?;

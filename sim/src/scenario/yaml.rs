@@ -52,7 +52,15 @@ pub(crate) fn load_error(
         };
     };
     let (line, column) = (loc.line() as usize, loc.column() as usize);
-    let message = match field_at(doc, line, column) {
+    let mut field = field_at(doc, line, column);
+    if message.starts_with("invalid type: sequence") {
+        // The parser places a list where a scalar belongs at the list's key (`maxSurge: [1]`,
+        // or `maxSurge:` over `- 1` lines), which `field_at` reads as the key's parent.
+        if let Some(k) = key_at(doc, line, column) {
+            field = Some(field.map_or(k.to_string(), |f| format!("{f}.{k}")));
+        }
+    }
+    let message = match field {
         Some(f) if !message.starts_with(&format!("{f}:")) => format!("{f}: {message}"),
         _ => message,
     };
@@ -131,6 +139,18 @@ pub(crate) fn field_at(doc: &str, line: usize, column: usize) -> Option<String> 
     let prefix: String = here.chars().take(column.saturating_sub(1)).collect();
     path.extend(flow_keys(&prefix));
     (!path.is_empty()).then(|| path.join("."))
+}
+
+/// The key of the line `line` of `doc` (1-based), if `column` is not past its start.
+fn key_at(doc: &str, line: usize, column: usize) -> Option<&str> {
+    let here = doc.lines().nth(line.checked_sub(1)?)?;
+    let at = here
+        .char_indices()
+        .nth(column.checked_sub(1)?)
+        .map(|(i, _)| i)?;
+    // Only the line's own key: nothing but indentation (or an item's dash) before it.
+    let before = here[..at].trim().trim_start_matches('-').trim();
+    before.is_empty().then(|| key_of(&here[at..])).flatten()
 }
 
 /// The `key:` of a line (after any `- `), if it has one.

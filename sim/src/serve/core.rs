@@ -2,7 +2,9 @@
 //! that arrive over a channel between steps of virtual time. Nothing here waits on a client.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicUsize;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -52,6 +54,9 @@ pub struct ApiRequest {
     pub query: BTreeMap<String, String>,
     pub content_type: String,
     pub accept: String,
+    /// The `User-Agent` header (invalid UTF-8 replaced): the field manager of a write that
+    /// names none.
+    pub user_agent: String,
     pub body: Vec<u8>,
 }
 
@@ -66,6 +71,8 @@ pub struct Core {
     pub minor: u32,
     pub addr: String,
     watchers: Vec<Watcher>,
+    /// Bytes every watch together has queued for its client (`watch::WATCHES_BYTES_MAX`).
+    watch_bytes: Arc<AtomicUsize>,
     next_compaction_ms: u64,
     rv_at_last_compaction: u64,
     compacted_rv: u64,
@@ -78,7 +85,7 @@ pub struct Core {
     /// Namespaces clients created (`namespaces.rs`).
     namespaces: super::namespaces::Created,
     /// The open watches of kinds that never change (CRDs): held so they stay open.
-    quiet_watches: Vec<tokio::sync::mpsc::Sender<String>>,
+    quiet_watches: Vec<tokio::sync::mpsc::Sender<super::stream::Line>>,
 }
 
 /// Where a resource request points.
@@ -227,6 +234,7 @@ impl Core {
             minor,
             addr,
             watchers: Vec::new(),
+            watch_bytes: Arc::default(),
             next_compaction_ms: (now / COMPACTION_MS + 1) * COMPACTION_MS,
             rv_at_last_compaction: rv,
             compacted_rv: 0,
@@ -821,6 +829,7 @@ impl Core {
             position: None,
             matching: None,
             tx,
+            budget: [Arc::default(), self.watch_bytes.clone()],
         };
         if w.selective() {
             w.matching = Some(Default::default());
@@ -917,23 +926,24 @@ impl Core {
         &mut self,
         ns: &str,
         name: &str,
-        manager: &str,
+        manager: (&str, Option<&'static str>),
         before: Option<Value>,
         after: &Value,
     ) {
         if let Some(before) = before {
             let key = (ns.to_string(), name.to_string());
             let api = &mut self.runner.world.api;
-            api.take_updated_fields::<K>(&key, manager, &before, after);
+            api.take_updated_fields::<K>(&key, manager.0, manager.1, &before, after);
         }
     }
 
+    /// The write's field manager, also its actor in the trace: `fieldManager`, else the
+    /// User-Agent's product (apiserver `managerOrUserAgent`, handlers/create.go at v0.33.0).
     fn actor(req: &ApiRequest) -> String {
-        req.query
-            .get("fieldManager")
-            .filter(|m| !m.is_empty())
-            .cloned()
-            .unwrap_or_else(|| "kubectl".into())
+        match req.query.get("fieldManager").filter(|m| !m.is_empty()) {
+            Some(m) => m.clone(),
+            None => ops::manager_from_user_agent(&req.user_agent),
+        }
     }
 
     fn record(&mut self, f: impl FnOnce(&mut Recorder, u64)) {
@@ -991,7 +1001,7 @@ impl Core {
                 self.record(|r, now| r.object(now, "create", K::ID, &v));
                 // The creator owns what it set (an Update entry of managedFields).
                 let ns = o.meta().namespace.clone().unwrap_or_default();
-                self.took_fields::<K>(&ns, &name, &actor, Some(json!({})), &v);
+                self.took_fields::<K>(&ns, &name, (&actor, None), Some(json!({})), &v);
                 self.settle();
                 Reply::json(201, &v)
             }
@@ -1078,7 +1088,7 @@ impl Core {
                     self.record(|r, now| r.object(now, verb, K::ID, &v));
                 }
                 // The writer takes over the fields it changed (an Update entry).
-                self.took_fields::<K>(&ns, &name, actor, before, &v);
+                self.took_fields::<K>(&ns, &name, (actor, None), before, &v);
                 self.settle();
                 Reply::ok(&v)
             }
@@ -1295,7 +1305,7 @@ impl Core {
                     self.record(|r, now| r.patch(now, K::ID, &ns, &name, &v));
                 }
                 let after = to_value(&*o);
-                self.took_fields::<K>(&ns, &name, &actor, before, &after);
+                self.took_fields::<K>(&ns, &name, (&actor, None), before, &after);
                 self.settle();
                 Reply::ok(&after)
             }
@@ -1329,7 +1339,7 @@ impl Core {
                 let after = to_value(&*o);
                 let v = crate::api::scale::scale_of(K::ID, &after);
                 self.record(|r, now| r.scale(now, K::ID, &ns, &name, replicas));
-                self.took_fields::<K>(&ns, &name, actor, Some(before), &after);
+                self.took_fields::<K>(&ns, &name, (actor, Some("scale")), Some(before), &after);
                 self.settle();
                 Reply::ok(&v)
             }

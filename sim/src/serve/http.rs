@@ -95,7 +95,7 @@ fn reply_response(r: Reply) -> Response {
                         Some(d) => tokio::time::timeout_at(d, rx.recv()).await.ok().flatten(),
                         None => rx.recv().await,
                     };
-                    next.map(|line| (Ok::<_, Infallible>(line + "\n"), (rx, deadline)))
+                    next.map(|line| (Ok::<_, Infallible>(line.into_text() + "\n"), (rx, deadline)))
                 });
             Response::builder()
                 .status(StatusCode::OK)
@@ -163,6 +163,11 @@ async fn handle(State(front): State<Front>, req: Request) -> Response {
         query: parse_query(parts.uri.query().unwrap_or("")),
         content_type,
         accept: header(header::ACCEPT),
+        user_agent: parts
+            .headers
+            .get(header::USER_AGENT)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+            .unwrap_or_default(),
         body,
     };
     let (otx, orx) = tokio::sync::oneshot::channel();

@@ -22,6 +22,7 @@ mod record;
 pub mod resources;
 mod reviews;
 mod strategic;
+pub mod stream;
 pub mod table;
 pub mod watch;
 

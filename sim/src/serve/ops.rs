@@ -117,6 +117,25 @@ pub fn check_query(q: &BTreeMap<String, String>, content_type: &str) -> Result<(
     Ok(())
 }
 
+/// `prefixFromUserAgent` (apiserver handlers/create.go at v0.33.0): the User-Agent up to its
+/// first `/`, without unprintable characters, cut to the 128 bytes a field manager may have
+/// (`kubectl/v1.33.0 (linux/amd64) ...` is `kubectl`; no User-Agent, an empty manager). Go's
+/// `unicode.IsPrint` is taken as "not a control character and not a space other than ' '".
+pub fn manager_from_user_agent(user_agent: &str) -> String {
+    let product = user_agent.split('/').next().unwrap_or("");
+    let mut manager = String::new();
+    for c in product
+        .chars()
+        .filter(|&c| !c.is_control() && (c == ' ' || !c.is_whitespace()))
+    {
+        if manager.len() + c.len_utf8() > 128 {
+            break;
+        }
+        manager.push(c);
+    }
+    manager
+}
+
 /// A list's options, checked as apimachinery's `ValidateListOptions` does (a 422 naming the
 /// field; `pkg/apis/meta/internalversion/validation/validation.go` @v0.33.0), then answered as
 /// far as a store without history can: `Exact` at a resourceVersion that is not the current one
@@ -410,12 +429,29 @@ pub fn prepare<K: Kind>(mut v: Value, r: &Resource, ns: Option<&str>) -> Result<
             )));
         }
     }
+    // `metadata` and its namespace must decode as an ObjectMeta and a string before anything
+    // reads them (the apiserver's decoder fails such a body with 400; `null` is an empty one).
+    let obj = v.as_object_mut().expect("object");
+    if obj.get("metadata").is_some_and(Value::is_null) {
+        obj.remove("metadata");
+    }
+    match obj.get("metadata") {
+        Some(m) if !m.is_object() => {
+            return Err(bad_request(format!(
+                "error decoding the object: metadata: invalid type: {}, expected an object",
+                json_type(m)
+            )))
+        }
+        Some(m) if m.get("namespace").is_some_and(|n| !n.is_string() && !n.is_null()) => {
+            return Err(bad_request(format!(
+                "error decoding the object: metadata.namespace: invalid type: {}, expected a string",
+                json_type(&m["namespace"])
+            )))
+        }
+        _ => {}
+    }
     if let Some(ns) = ns {
-        let meta = v
-            .as_object_mut()
-            .expect("object")
-            .entry("metadata")
-            .or_insert_with(|| json!({}));
+        let meta = obj.entry("metadata").or_insert_with(|| json!({}));
         match meta.get("namespace").and_then(Value::as_str) {
             None | Some("") => meta["namespace"] = json!(ns),
             Some(x) if x != ns => {
@@ -427,6 +463,18 @@ pub fn prepare<K: Kind>(mut v: Value, r: &Resource, ns: Option<&str>) -> Result<
         }
     }
     Ok(v)
+}
+
+/// A JSON value's type as serde words it in a decoding error.
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "sequence",
+        Value::Object(_) => "map",
+    }
 }
 
 pub fn list<K: Kind>(
@@ -551,4 +599,22 @@ pub fn scale_target(
             .map(str::to_string)
     };
     Ok((replicas, rv))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::manager_from_user_agent;
+
+    /// apiserver handlers/create_test.go `TestManagerOrUserAgent` (v0.33.0), and no header.
+    #[test]
+    fn a_manager_from_the_user_agent_is_its_printable_product_cut_to_128_bytes() {
+        let mozilla = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)";
+        assert_eq!(manager_from_user_agent(mozilla), "Mozilla");
+        let long = format!("{}/Something", "f".repeat(129));
+        assert_eq!(manager_from_user_agent(&long), "f".repeat(128));
+        let burgers = "\u{1f354}".repeat(60);
+        assert_eq!(manager_from_user_agent(&burgers), "\u{1f354}".repeat(32));
+        assert_eq!(manager_from_user_agent("kube\u{7}ctl\t/v1.33"), "kubectl");
+        assert_eq!(manager_from_user_agent(""), "");
+    }
 }

@@ -28,7 +28,7 @@ pub enum Reply {
         body: String,
     },
     Watch {
-        rx: tokio::sync::mpsc::Receiver<String>,
+        rx: tokio::sync::mpsc::Receiver<super::stream::Line>,
         timeout_s: Option<u64>,
     },
     /// A reply with admission warnings, each sent as a `Warning: 299 - "..."` header (kubectl

@@ -8,6 +8,7 @@
 //! cacher closes an unresponsive watcher, and the client re-lists; the simulation never waits.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::api::watch::Cursor;
 use serde_json::{json, Value};
@@ -18,13 +19,13 @@ use crate::api::{with_kind, ApiServer, EventType, Kind, KindId, Selector};
 
 use super::query::{fields_match, status_value, FieldReq};
 use super::resources::of_kind;
+use super::stream::{Budget, Line, WATCHES_BYTES_MAX, WATCH_BYTES_MAX};
 use super::table;
 
 /// Events a watch may have in flight before it counts as lagging and is closed.
 pub const WATCH_BUFFER: usize = 4096;
 /// Simulated time between bookmarks to a watch that asked for them.
 pub const BOOKMARK_EVERY_MS: u64 = 60_000;
-
 pub struct Watcher {
     pub kind: KindId,
     pub namespace: Option<String>,
@@ -48,7 +49,9 @@ pub struct Watcher {
     /// (`cache_watcher.go`, `convertToWatchEvent`). `None` without a selector: every event
     /// passes as it is.
     pub matching: Option<BTreeMap<(String, String), Value>>,
-    pub tx: Sender<String>,
+    pub tx: Sender<Line>,
+    /// This watch's queued bytes and every watch's (`WATCH_BYTES_MAX`, `WATCHES_BYTES_MAX`).
+    pub budget: Budget,
 }
 
 /// What happened to a watcher during a push.
@@ -180,7 +183,16 @@ impl Watcher {
         self.labels.matches(labels.as_ref()) && fields_match(&self.fields, obj)
     }
 
-    fn send(&mut self, line: String) -> Outcome {
+    /// Queue a line for the client; a watch whose client lags (its buffer, its bytes or every
+    /// watch's bytes full) is closed, as the cacher closes a watcher that does not keep up.
+    fn send(&mut self, text: String) -> Outcome {
+        let bytes = text.len();
+        let [mine, all] = &self.budget;
+        let over = |c: &AtomicUsize, max: usize| c.load(Ordering::Relaxed) + bytes > max;
+        if over(mine, WATCH_BYTES_MAX) || over(all, WATCHES_BYTES_MAX) {
+            return Outcome::Closed;
+        }
+        let line = Line::counted(text, self.budget.clone());
         match self.tx.try_send(line) {
             Ok(()) => Outcome::Open,
             Err(TrySendError::Full(_)) | Err(TrySendError::Closed(_)) => Outcome::Closed,
@@ -290,5 +302,58 @@ impl Watcher {
             }
         }
         Outcome::Open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn watcher(budget: Budget) -> (Watcher, tokio::sync::mpsc::Receiver<Line>) {
+        let (tx, rx) = tokio::sync::mpsc::channel(WATCH_BUFFER);
+        let w = Watcher {
+            kind: KindId::Pod,
+            namespace: None,
+            labels: Selector::everything(),
+            fields: Vec::new(),
+            bookmarks: false,
+            table: false,
+            metadata_only: false,
+            lws_printer_columns: false,
+            cursor: 0,
+            last_bookmark_ms: 0,
+            headers_sent: false,
+            position: None,
+            matching: None,
+            tx,
+            budget,
+        };
+        (w, rx)
+    }
+
+    /// A client that does not read holds at most its watch's byte budget (and all clients
+    /// together every watch's): the watch is closed instead of queueing more; what a client
+    /// takes, or a dropped stream, gives the bytes back.
+    #[test]
+    fn a_watch_that_is_not_read_is_closed_at_its_byte_budget() {
+        let all: Arc<AtomicUsize> = Arc::default();
+        let (mut w, mut rx) = watcher([Arc::default(), all.clone()]);
+        let big = "x".repeat(1 << 20);
+        let mut sent = 0;
+        while w.send(big.clone()) == Outcome::Open {
+            sent += 1;
+        }
+        assert_eq!(sent, WATCH_BYTES_MAX >> 20);
+        assert_eq!(all.load(Ordering::Relaxed), WATCH_BYTES_MAX);
+        let line = rx.try_recv().expect("queued");
+        assert_eq!(line.into_text().len(), 1 << 20);
+        assert_eq!(all.load(Ordering::Relaxed), WATCH_BYTES_MAX - (1 << 20));
+        drop(rx);
+        assert_eq!(all.load(Ordering::Relaxed), 0);
+        // Every watch's budget: a second watch is closed when all of them are full.
+        all.store(WATCHES_BYTES_MAX, Ordering::Relaxed);
+        let (mut other, _rx) = watcher([Arc::default(), all.clone()]);
+        assert!(other.send("{}".into()) == Outcome::Closed);
     }
 }
