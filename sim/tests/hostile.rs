@@ -654,6 +654,22 @@ fn a_file_that_is_not_utf8_is_refused_naming_the_line() {
     assert!(err.contains("not-utf8.yaml:4: not UTF-8 text"), "{err}");
 }
 
+/// YAML breaks lines at a lone CR too: a file written so is located like any other (the
+/// message lost its field path and carried the parser's position).
+#[test]
+fn a_file_with_carriage_return_line_ends_names_the_field() {
+    let body = "name: cr\rcluster:\r  nodes: {count: x, podsPerNode: 4}\rcontroller:\r  reconciler: v0.4.1\rsteps: []\r";
+    let path = scratch("cr-only", body);
+    let out = lws_sim(&["run", path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cr-only.yaml:3: cluster.nodes.count: expected a whole number"),
+        "{err}"
+    );
+    assert!(!err.contains("column"), "{err}");
+}
+
 /// An `apply` refused, but not as its `expectError` says, stopped the run as bad input (exit
 /// 2), while a `patch` in the same case is a `check` violation (exit 1): now both are.
 #[test]

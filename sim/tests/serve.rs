@@ -440,6 +440,16 @@ fn scale_status_and_server_side_apply_over_http() {
     assert_eq!(code, 200, "{body}");
     let (_, body) = s.http("GET", lws, "", "");
     assert!(body.contains("\"replicas\":2"), "{body}");
+    // A /scale body decodes as an autoscaling/v1 Scale: another kind, or replicas of the
+    // wrong type, is a 400 (it scaled, or read as "Required").
+    let pod_kind =
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"vllm"},"spec":{"replicas":1}}"#;
+    let (code, body) = s.http("PUT", &format!("{lws}/scale"), "application/json", pod_kind);
+    assert_eq!(code, 400, "{body}");
+    let quoted = r#"{"spec":{"replicas":"2"}}"#;
+    let merge = "application/merge-patch+json";
+    let (code, body) = s.http("PATCH", &format!("{lws}/scale"), merge, quoted);
+    assert_eq!(code, 400, "{body}");
     // Server-side apply with a field manager, then a conflicting one without force. The
     // `/scale` write above made its manager own spec.replicas: the first apply conflicts with
     // it (an Update owner, named with its subresource and version) unless forced.
@@ -1417,6 +1427,22 @@ fn namespaces_are_listed_and_created() {
     s.ok(&["create", "-f", &pod]);
     let out = s.ok(&["get", "pods", "-n", "team-a", "-o", "name"]);
     assert_eq!(out.trim(), "pod/p");
+    // A body that is not a Namespace, or a patch that would break or rename one: 400, and
+    // nothing created or changed.
+    let namespaces = "/api/v1/namespaces";
+    let pod_kind = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"team-b"}}"#;
+    let (code, body) = s.http("POST", namespaces, "application/json", pod_kind);
+    assert_eq!(code, 400, "{body}");
+    let merge = "application/merge-patch+json";
+    for patch in [
+        r#"{"metadata":{"labels":"x"}}"#,
+        r#"{"metadata":{"name":"other"}}"#,
+    ] {
+        let (code, body) = s.http("PATCH", &format!("{namespaces}/team-a"), merge, patch);
+        assert_eq!(code, 400, "{patch}: {body}");
+    }
+    let (ok, _) = s.kubectl(&["get", "ns", "team-b"]);
+    assert!(!ok, "team-b was created");
 }
 
 #[test]
@@ -1769,11 +1795,31 @@ fn a_patch_cannot_change_the_kind_and_a_mistyped_delete_body_deletes_nothing() {
         ("?limit=abc", 400),
         ("?watch=0", 200),
         ("?watch=FALSE", 200),
-        (long_manager.as_str(), 422),
+        // A read has no field manager: not decoded, so not refused.
+        (long_manager.as_str(), 200),
     ] {
         let (code, body) = s.http("GET", &format!("{pods}{query}"), "", "");
         assert_eq!(code, want, "{query}: {body}");
     }
+    // A write's options: its manager and field validation are validated (422), a list's
+    // `limit` is not one of them (ignored).
+    let bogus = "?fieldValidation=Bogus";
+    for (query, want) in [
+        (long_manager.as_str(), 422),
+        (bogus, 422),
+        ("?limit=x", 409),
+    ] {
+        let (code, body) = s.http("POST", &format!("{pods}{query}"), "application/yaml", yaml);
+        assert_eq!(code, want, "{query}: {body}");
+    }
+    let (code, body) = s.http(
+        "DELETE",
+        &format!("{pods}/web?propagationPolicy=Bogus"),
+        "",
+        "",
+    );
+    assert_eq!(code, 422, "{body}");
+    assert!(body.contains("Unsupported value"), "{body}");
     let (code, body) = s.http(
         "PATCH",
         &format!("{lws}?force=true"),

@@ -51,7 +51,29 @@ pub fn validate(kind: KindId, meta: &ObjectMeta, known: &mut KnownKeys) -> Resul
             "metadata.namespace: Invalid value: {ns:?}: {LABEL}"
         ));
     }
+    validate_finalizers(kind, meta)?;
     validate_labels_and_annotations(meta, known)
+}
+
+/// Finalizers: each a qualified name (apimachinery `ValidateFinalizerName`), and on a built-in
+/// kind one without a `/` must be a standard one (kubernetes pkg/apis/core/validation
+/// `validateKubeFinalizerName`: `kubernetes`, `orphan`, `foregroundDeletion`).
+fn validate_finalizers(kind: KindId, meta: &ObjectMeta) -> Result<(), String> {
+    let custom = matches!(
+        kind,
+        KindId::LeaderWorkerSet | KindId::DisaggregatedSet | KindId::DisaggregatedSetRoleScaler
+    );
+    for (i, f) in meta.finalizers.iter().flatten().enumerate() {
+        let at = format!("metadata.finalizers[{i}]: Invalid value: {f:?}");
+        qualified_name(f).map_err(|m| format!("{at}: {m}"))?;
+        let standard = ["kubernetes", "orphan", "foregroundDeletion"].contains(&f.as_str());
+        if !custom && !f.contains('/') && !standard {
+            return Err(format!(
+                "{at}: name is neither a standard finalizer name nor is it fully qualified"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `ValidateOwnerReferences` (apimachinery `pkg/api/validation/objectmeta.go`): each reference
@@ -235,6 +257,25 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.starts_with("metadata.namespace"), "{e}");
+    }
+
+    #[test]
+    fn finalizers_are_qualified_names_and_standard_when_unprefixed() {
+        let with = |kind, f: &str| {
+            let mut m = meta("x", None);
+            m.finalizers = Some(vec![f.to_string()]);
+            validate(kind, &m, &mut KnownKeys::default())
+        };
+        assert!(with(KindId::Pod, "leaderworkerset.sigs.k8s.io/group-restart").is_ok());
+        assert!(with(KindId::Pod, "foregroundDeletion").is_ok());
+        let e = with(KindId::Pod, "bad finalizer").unwrap_err();
+        assert!(
+            e.starts_with("metadata.finalizers[0]: Invalid value"),
+            "{e}"
+        );
+        let e = with(KindId::Pod, "mine").unwrap_err();
+        assert!(e.contains("neither a standard finalizer name"), "{e}");
+        assert!(with(KindId::LeaderWorkerSet, "mine").is_ok());
     }
 
     #[test]

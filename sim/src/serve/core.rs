@@ -581,7 +581,7 @@ impl Core {
     /// `?dryRun=All` runs the request through defaulting, admission and validation and stores
     /// nothing (`ApiServer::begin_dry_run`); it is neither recorded nor followed by a step.
     fn resource(&mut self, t: Target, req: &ApiRequest) -> Reply {
-        if let Err(r) = ops::check_query(&req.query, &req.content_type) {
+        if let Err(r) = ops::check_query(&req.query, &req.method, &req.content_type) {
             return r;
         }
         match ops::dry_run(&req.method, &req.query, &req.body) {

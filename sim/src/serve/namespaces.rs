@@ -49,6 +49,33 @@ fn object(name: &str, m: &Meta) -> Value {
     })
 }
 
+/// A namespace body (or a patch's result) decodes as a v1 Namespace, as the apiserver's
+/// decoder requires: another kind or version, a field of the wrong type (`labels: "x"`), or a
+/// patch renaming it, is a 400.
+fn decodes(doc: &Value, name: Option<&str>) -> Result<(), Reply> {
+    let bad = |m: String| Err(failure(400, "BadRequest", m));
+    for (field, want) in [("kind", "Namespace"), ("apiVersion", "v1")] {
+        match doc.get(field).and_then(Value::as_str) {
+            Some(got) if got != want => {
+                return bad(format!(
+                    "the {field} in the data ({got}) does not match {want}"
+                ))
+            }
+            _ => {}
+        }
+    }
+    if let Err(e) = serde_json::from_value::<k8s_openapi::api::core::v1::Namespace>(doc.clone()) {
+        return bad(format!("error decoding the Namespace: {e}"));
+    }
+    let named = doc.pointer("/metadata/name").and_then(Value::as_str);
+    match (name, named) {
+        (Some(url), Some(n)) if n != url => bad(format!(
+            "the name of the object ({n}) does not match the name on the URL ({url})"
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn string_map(v: Option<&Value>) -> serde_json::Map<String, Value> {
     v.and_then(Value::as_object)
         .map(|m| {
@@ -156,6 +183,9 @@ pub fn patch(api: &ApiServer, created: &mut Created, name: &str, body: &Value, d
     };
     let mut doc = object(name, m);
     crate::api::patch::merge_patch(&mut doc, body);
+    if let Err(r) = decodes(&doc, Some(name)) {
+        return r;
+    }
     let mut next = m.clone();
     next.labels = string_map(doc.pointer("/metadata/labels"));
     next.labels.remove("kubernetes.io/metadata.name");
@@ -169,6 +199,9 @@ pub fn patch(api: &ApiServer, created: &mut Created, name: &str, body: &Value, d
 /// `kubectl create namespace NAME`: 201, 409 when it exists, 422 for a name that is not a
 /// DNS-1123 label.
 pub fn create(api: &ApiServer, created: &mut Created, body: &Value, dry: bool) -> Reply {
+    if let Err(r) = decodes(body, None) {
+        return r;
+    }
     let name = body
         .pointer("/metadata/name")
         .and_then(Value::as_str)

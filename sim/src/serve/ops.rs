@@ -87,17 +87,30 @@ pub fn to_value<K: Kind>(obj: &K) -> Value {
     serde_json::to_value(obj).expect("stored objects serialize")
 }
 
-/// The query parameters every resource request may carry, checked as the apiserver's
-/// parameter decoding and options validation check them: a `limit` that is not a number is a
-/// 400; a `fieldManager` longer than 128 bytes or not printable, or `force` on a request that
-/// is not an apply patch, is a 422. (A boolean takes any value: `query::flag`.)
-pub fn check_query(q: &BTreeMap<String, String>, content_type: &str) -> Result<(), Reply> {
-    if let Some(l) = q.get("limit").filter(|l| l.parse::<i64>().is_err()) {
-        return Err(bad_request(format!(
-            "limit: invalid value {l:?}: not an integer"
-        )));
+/// The query parameters of a resource request, checked as the apiserver's parameter decoding
+/// and options validation check them, each only by the requests whose options carry it (the
+/// others are not decoded): a read's `limit` or `timeoutSeconds` that is not a number is a
+/// 400; a write's
+/// `fieldManager` longer than 128 bytes or not printable, or a `fieldValidation` other than
+/// `Ignore`, `Warn` or `Strict`, is a 422, and so is `force` on a patch that is not an apply.
+/// (A boolean takes any value: `query::flag`.)
+pub fn check_query(
+    q: &BTreeMap<String, String>,
+    method: &str,
+    content_type: &str,
+) -> Result<(), Reply> {
+    let write = matches!(method, "POST" | "PUT" | "PATCH");
+    // ListOptions' numbers (a read's; a watch checks its timeout again for its own use).
+    for field in ["limit", "timeoutSeconds"] {
+        if let Some(l) = q.get(field).filter(|l| l.parse::<i64>().is_err()) {
+            if method == "GET" {
+                return Err(bad_request(format!(
+                    "{field}: invalid value {l:?}: not an integer"
+                )));
+            }
+        }
     }
-    if let Some(m) = q.get("fieldManager") {
+    if let Some(m) = q.get("fieldManager").filter(|_| write) {
         if m.len() > 128 || !m.bytes().all(|b| (b' '..=b'~').contains(&b)) {
             return Err(failure(
                 422,
@@ -106,8 +119,18 @@ pub fn check_query(q: &BTreeMap<String, String>, content_type: &str) -> Result<(
             ));
         }
     }
+    // `ValidateFieldValidation` (apimachinery meta/v1/validation at v0.33.0).
+    if let Some(v) = q.get("fieldValidation").filter(|_| write) {
+        if !["", "Ignore", "Strict", "Warn"].contains(&v.as_str()) {
+            return Err(failure(
+                422,
+                "Invalid",
+                format!("fieldValidation: Unsupported value: {v:?}: supported values: \"\", \"Ignore\", \"Strict\", \"Warn\""),
+            ));
+        }
+    }
     let apply = content_type.starts_with("application/apply-patch");
-    if super::query::flag(q, "force") && !apply {
+    if method == "PATCH" && super::query::flag(q, "force") && !apply {
         return Err(failure(
             422,
             "Invalid",
@@ -529,10 +552,14 @@ pub fn delete_options(body: &[u8], q: &BTreeMap<String, String>) -> Result<Delet
         .propagation_policy
         .or_else(|| q.get("propagationPolicy").cloned())
     {
-        o.propagation = Some(
-            Propagation::parse(&p)
-                .ok_or_else(|| bad_request(format!("unknown propagationPolicy {p:?}")))?,
-        );
+        // `ValidateDeleteOptions` (apimachinery meta/v1/validation at v0.33.0): a 422.
+        o.propagation = Some(Propagation::parse(&p).ok_or_else(|| {
+            failure(
+                422,
+                "Invalid",
+                format!("propagationPolicy: Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""),
+            )
+        })?);
     }
     o.grace_period_seconds = match (body.grace_period_seconds, q.get("gracePeriodSeconds")) {
         (Some(g), _) => Some(g),
@@ -578,6 +605,7 @@ pub fn scale_target(
     } else {
         body
     };
+    check_scale_body(&scale)?;
     let replicas = scale
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
@@ -599,6 +627,29 @@ pub fn scale_target(
             .map(str::to_string)
     };
     Ok((replicas, rv))
+}
+
+/// A `/scale` body (or a patch's result) decodes as an autoscaling/v1 `Scale`, as the
+/// apiserver's decoder requires: another kind or version, or a field of the wrong type
+/// (`replicas: "2"`, past int32, `labels: "x"`), is 400.
+fn check_scale_body(scale: &Value) -> Result<(), Reply> {
+    for (field, want) in [("kind", "Scale"), ("apiVersion", "autoscaling/v1")] {
+        if let Some(got) = scale.get(field).and_then(Value::as_str) {
+            if got != want {
+                let what = if field == "kind" {
+                    "kind"
+                } else {
+                    "API version"
+                };
+                return Err(bad_request(format!(
+                    "the {what} in the data ({got}) does not match the expected {what} ({want})"
+                )));
+            }
+        }
+    }
+    serde_json::from_value::<k8s_openapi::api::autoscaling::v1::Scale>(scale.clone())
+        .map(drop)
+        .map_err(|e| bad_request(format!("error decoding the Scale: {e}")))
 }
 
 #[cfg(test)]
