@@ -92,6 +92,30 @@ struct RawCluster {
 }
 
 #[derive(Deserialize)]
+struct RawSteps {
+    #[serde(default)]
+    steps: Vec<Spanned<IgnoredAny>>,
+}
+
+/// `STEP_COUNT_MAX` before the file is read as a spec (which builds every step: a file one
+/// step over the limit took half a minute and 1.6 GB to be refused): the line of the first
+/// step past the limit, and the message; `None` when within it (or when the file does not
+/// parse, which the spec's reading reports).
+pub fn too_many_steps(text: &str) -> Option<(usize, String)> {
+    steps_over(text, STEP_COUNT_MAX)
+}
+
+fn steps_over(text: &str, max: usize) -> Option<(usize, String)> {
+    let raw: RawSteps = serde_saphyr::from_str_with_options(text, super::yaml_options()).ok()?;
+    let n = raw.steps.len();
+    let first_over = raw.steps.get(max)?;
+    let line = usize::try_from(first_over.referenced.line())
+        .unwrap_or(1)
+        .max(1);
+    Some((line, format!("steps: {n} steps, above the limit of {max}")))
+}
+
+#[derive(Deserialize)]
 struct RawLines {
     #[serde(default)]
     steps: Vec<Spanned<IgnoredAny>>,
@@ -375,4 +399,20 @@ pub fn install_limits(api: &mut crate::api::ApiServer) {
         let v = serde_json::to_value(d).expect("objects encode");
         ds_size(&v).map_err(|(_, m)| m.into())
     });
+}
+
+#[cfg(test)]
+mod step_count_tests {
+    use super::steps_over;
+
+    /// The count is read before the steps are built; the line is the first step past it.
+    #[test]
+    fn steps_past_the_limit_are_counted_before_they_are_built() {
+        let text = "name: s\nsteps:\n  - wait: 1s\n  - wait: 2s\n  - {bogus: 1}\n";
+        assert_eq!(steps_over(text, 3), None);
+        let (line, m) = steps_over(text, 2).expect("over");
+        assert_eq!(line, 5);
+        assert_eq!(m, "steps: 3 steps, above the limit of 2");
+        assert_eq!(steps_over("steps: [", 0), None);
+    }
 }

@@ -236,6 +236,13 @@ pub fn parse_spec(file: &str, text: &str) -> Result<ScenarioSpec, LoadError> {
     // for another tool, not something to ignore. Manifest files are parsed without this (a
     // scalar's unknown tag is ignored there).
     options.reject_unsupported_tags = true;
+    if let Some((line, message)) = limits::too_many_steps(text) {
+        return Err(LoadError {
+            file: file.into(),
+            line: Some(line),
+            message,
+        });
+    }
     let spec: ScenarioSpec = serde_saphyr::from_str_with_options(text, options)
         .map_err(|e| yaml::load_error(file, 1, text, &e))?;
     refuse_quoted_scalars(file, text, &spec)?;
