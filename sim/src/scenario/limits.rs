@@ -384,7 +384,16 @@ pub const LIMITS_HOOK: &str = "lws-sim-limits";
 /// file is held to when it loads, `serve`'s clients are held to at run time (403, an
 /// admission check's refusal).
 pub fn install_limits(api: &mut crate::api::ApiServer) {
-    api.add_limit_hook::<lws::api::LeaderWorkerSet>(LIMITS_HOOK, |l, _| {
+    api.add_limit_hook::<lws::api::LeaderWorkerSet>(LIMITS_HOOK, |l, old| {
+        // A write that leaves the groups and the template as stored (a status write, a label)
+        // has nothing these limits judge: the stored object passed them.
+        let same = |o: &lws::api::LeaderWorkerSet| {
+            o.spec.replicas == l.spec.replicas
+                && o.spec.leader_worker_template == l.spec.leader_worker_template
+        };
+        if old.is_some_and(same) {
+            return Ok(());
+        }
         let replicas = l.spec.replicas.unwrap_or(1);
         let size = l.spec.leader_worker_template.size.unwrap_or(1);
         let (r, s) = (i64::from(replicas), i64::from(size));

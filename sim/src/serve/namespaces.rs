@@ -54,16 +54,7 @@ fn object(name: &str, m: &Meta) -> Value {
 /// patch renaming it, is a 400.
 fn decodes(doc: &Value, name: Option<&str>) -> Result<(), Reply> {
     let bad = |m: String| Err(failure(400, "BadRequest", m));
-    for (field, want) in [("kind", "Namespace"), ("apiVersion", "v1")] {
-        match doc.get(field).and_then(Value::as_str) {
-            Some(got) if got != want => {
-                return bad(format!(
-                    "the {field} in the data ({got}) does not match {want}"
-                ))
-            }
-            _ => {}
-        }
-    }
+    super::ops::expect_type(doc, "Namespace", Some("v1"))?;
     if let Err(e) = serde_json::from_value::<k8s_openapi::api::core::v1::Namespace>(doc.clone()) {
         return bad(format!("error decoding the Namespace: {e}"));
     }

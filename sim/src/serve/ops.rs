@@ -101,13 +101,14 @@ pub fn check_query(
 ) -> Result<(), Reply> {
     let write = matches!(method, "POST" | "PUT" | "PATCH");
     // ListOptions' numbers (a read's; a watch checks its timeout again for its own use).
-    for field in ["limit", "timeoutSeconds"] {
+    for field in ["limit", "timeoutSeconds"]
+        .into_iter()
+        .filter(|_| method == "GET")
+    {
         if let Some(l) = q.get(field).filter(|l| l.parse::<i64>().is_err()) {
-            if method == "GET" {
-                return Err(bad_request(format!(
-                    "{field}: invalid value {l:?}: not an integer"
-                )));
-            }
+            return Err(bad_request(format!(
+                "{field}: invalid value {l:?}: not an integer"
+            )));
         }
     }
     if let Some(m) = q.get("fieldManager").filter(|_| write) {
@@ -436,22 +437,7 @@ pub fn prepare<K: Kind>(mut v: Value, r: &Resource, ns: Option<&str>) -> Result<
     if !v.is_object() {
         return Err(bad_request("the request body is not a JSON object"));
     }
-    if let Some(k) = v.get("kind").and_then(Value::as_str) {
-        if k != K::ID.as_str() {
-            return Err(bad_request(format!(
-                "the kind in the data ({k}) does not match the expected kind ({})",
-                K::ID
-            )));
-        }
-    }
-    if let Some(a) = v.get("apiVersion").and_then(Value::as_str) {
-        if a != r.group_version() {
-            return Err(bad_request(format!(
-                "the API version in the data ({a}) does not match the expected API version ({})",
-                r.group_version()
-            )));
-        }
-    }
+    expect_type(&v, K::ID.as_str(), Some(&r.group_version()))?;
     // `metadata` and its namespace must decode as an ObjectMeta and a string before anything
     // reads them (the apiserver's decoder fails such a body with 400; `null` is an empty one).
     let obj = v.as_object_mut().expect("object");
@@ -486,6 +472,25 @@ pub fn prepare<K: Kind>(mut v: Value, r: &Resource, ns: Option<&str>) -> Result<
         }
     }
     Ok(v)
+}
+
+/// A body's `kind` and `apiVersion` (`None`: any), when given, are the ones the request
+/// expects; else the apiserver decoder's 400.
+pub fn expect_type(v: &Value, kind: &str, api_version: Option<&str>) -> Result<(), Reply> {
+    let given = |f: &str| v.get(f).and_then(Value::as_str);
+    if let Some(k) = given("kind").filter(|k| *k != kind) {
+        return Err(bad_request(format!(
+            "the kind in the data ({k}) does not match the expected kind ({kind})"
+        )));
+    }
+    if let (Some(a), Some(want)) = (given("apiVersion"), api_version) {
+        if a != want {
+            return Err(bad_request(format!(
+                "the API version in the data ({a}) does not match the expected API version ({want})"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A JSON value's type as serde words it in a decoding error.
@@ -537,13 +542,7 @@ pub fn delete_options(body: &[u8], q: &BTreeMap<String, String>) -> Result<Delet
     } else {
         body_value(body, false)?
     };
-    if let Some(k) = v.get("kind").and_then(Value::as_str) {
-        if k != "DeleteOptions" {
-            return Err(bad_request(format!(
-                "the kind in the data ({k}) does not match the expected kind (DeleteOptions)"
-            )));
-        }
-    }
+    expect_type(&v, "DeleteOptions", None)?;
     type Typed = k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
     let body: Typed = serde_json::from_value(v)
         .map_err(|e| bad_request(format!("error decoding DeleteOptions: {e}")))?;
@@ -633,20 +632,7 @@ pub fn scale_target(
 /// apiserver's decoder requires: another kind or version, or a field of the wrong type
 /// (`replicas: "2"`, past int32, `labels: "x"`), is 400.
 fn check_scale_body(scale: &Value) -> Result<(), Reply> {
-    for (field, want) in [("kind", "Scale"), ("apiVersion", "autoscaling/v1")] {
-        if let Some(got) = scale.get(field).and_then(Value::as_str) {
-            if got != want {
-                let what = if field == "kind" {
-                    "kind"
-                } else {
-                    "API version"
-                };
-                return Err(bad_request(format!(
-                    "the {what} in the data ({got}) does not match the expected {what} ({want})"
-                )));
-            }
-        }
-    }
+    expect_type(scale, "Scale", Some("autoscaling/v1"))?;
     serde_json::from_value::<k8s_openapi::api::autoscaling::v1::Scale>(scale.clone())
         .map(drop)
         .map_err(|e| bad_request(format!("error decoding the Scale: {e}")))
