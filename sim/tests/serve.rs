@@ -920,6 +920,81 @@ fn watch_list_options_and_too_large_versions_are_answered_as_the_apiserver_does(
     );
 }
 
+/// Every page of a list, following its continue tokens: the names, and each page's
+/// `remainingItemCount` (if any).
+fn pages(s: &Server, path: &str, limit: usize) -> (Vec<String>, Vec<Option<u64>>) {
+    let (mut names, mut counts, mut token) = (Vec::new(), Vec::new(), String::new());
+    loop {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let url = format!("{path}{sep}limit={limit}&continue={token}");
+        let (code, body) = s.http("GET", &url, "", "");
+        assert_eq!(code, 200, "{url}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let items = v["items"].as_array().unwrap();
+        assert!(items.len() <= limit, "{body}");
+        names.extend(
+            items
+                .iter()
+                .map(|i| i["metadata"]["name"].as_str().unwrap().to_string()),
+        );
+        counts.push(v["metadata"]["remainingItemCount"].as_u64());
+        match v["metadata"]["continue"].as_str() {
+            Some(t) if !t.is_empty() => token = t.to_string(),
+            _ => return (names, counts),
+        }
+    }
+}
+
+#[test]
+fn paging_a_list_returns_each_object_once_with_or_without_a_field_selector() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    s.step("2m");
+    let pods = "/api/v1/namespaces/default/pods";
+    let all = |path: &str| {
+        let (_, body) = s.http("GET", path, "", "");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let names: Vec<String> = v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+            .collect();
+        names
+    };
+    let every = all(pods);
+    assert!(every.len() > 5, "{every:?}");
+    let (names, counts) = pages(&s, pods, 3);
+    assert_eq!(names, every);
+    // Unfiltered: each page but the last says how many follow it.
+    let want: Vec<Option<u64>> = (1..=every.len().div_ceil(3))
+        .map(|p| {
+            every
+                .len()
+                .checked_sub(p * 3)
+                .filter(|r| *r > 0)
+                .map(|r| r as u64)
+        })
+        .collect();
+    assert_eq!(counts, want);
+    // A field selector is matched on each object: pages hold matches only, no count.
+    let running = format!("{pods}?fieldSelector=status.phase%3DRunning");
+    let matching = all(&running);
+    assert!(!matching.is_empty() && matching.len() < every.len() + 1);
+    let (names, counts) = pages(&s, &running, 2);
+    assert_eq!(names, matching);
+    assert!(counts.iter().all(Option::is_none), "{counts:?}");
+    // A token past the last object is an empty page.
+    let last = every.last().unwrap();
+    let (code, body) = s.http(
+        "GET",
+        &format!("{pods}?limit=2&continue=default/{last}"),
+        "",
+        "",
+    );
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"items\":[]"), "{body}");
+}
+
 #[test]
 fn a_watch_from_before_the_kept_history_gets_410_instead_of_a_gap() {
     // The scenario brought the LWS up before serving: those pod writes were read by every

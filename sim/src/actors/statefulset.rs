@@ -39,7 +39,7 @@ pub struct StatefulSetController {
     revisions: Informer<ControllerRevision>,
     queue: WorkQueue,
     /// Template hash per (set uid, generation): a template is hashed once, not every sync.
-    hashes: BTreeMap<String, (i64, String, Arc<Value>)>,
+    hashes: BTreeMap<String, NewRevision>,
     /// Decoded templates of stored revisions by (name, resourceVersion): a revision is decoded
     /// once, not on every sync of a rollout.
     templates: BTreeMap<(String, String), Option<Arc<PodTemplateSpec>>>,
@@ -579,12 +579,15 @@ impl StatefulSetController {
         api: &mut ApiServer,
         set: &Shared<StatefulSet>,
     ) -> Result<(Revision, Revision), ()> {
-        let (name, data) = self.new_revision(set);
-        let uid = k8s::uid(&set.metadata).to_string();
+        let uid = k8s::uid(&set.metadata);
         let mut owned: Vec<Shared<ControllerRevision>> =
-            self.revisions.owned_by(&uid).into_iter().cloned().collect();
-        owned.sort_by_key(|r| (r.revision.unwrap_or(0), k8s::name(&r.metadata).to_string()));
-        let update = update_revision(api, set, &owned, name, &data)?;
+            self.revisions.owned_by(uid).into_iter().cloned().collect();
+        owned.sort_by(|a, b| {
+            (a.revision.unwrap_or(0), k8s::name(&a.metadata))
+                .cmp(&(b.revision.unwrap_or(0), k8s::name(&b.metadata)))
+        });
+        let new = self.new_revision(set);
+        let update = update_revision(api, set, &owned, new)?;
         Ok((
             current_revision(set, &owned, &update, &mut self.templates),
             update,
@@ -592,28 +595,33 @@ impl StatefulSetController {
     }
 
     /// `newRevision`'s name and data for the set's template, hashed once per generation.
-    fn new_revision(&mut self, set: &StatefulSet) -> (String, Arc<Value>) {
-        let uid = k8s::uid(&set.metadata).to_string();
+    fn new_revision(&mut self, set: &StatefulSet) -> &mut NewRevision {
+        let uid = k8s::uid(&set.metadata);
         let generation = set.metadata.generation.unwrap_or(0);
-        match self.hashes.get(&uid) {
-            Some((g, name, data)) if *g == generation => (name.clone(), data.clone()),
-            _ => {
-                let data = Arc::new(revision_data(&set.spec.template));
-                let collisions = set
-                    .status
-                    .as_ref()
-                    .and_then(|s| s.collision_count)
-                    .unwrap_or(0);
-                let name = format!(
-                    "{}-{}",
-                    k8s::name(&set.metadata),
-                    template_hash(&data, collisions)
-                );
-                self.hashes
-                    .insert(uid, (generation, name.clone(), data.clone()));
-                (name, data)
+        let fresh = || {
+            let data = revision_data(&set.spec.template);
+            let collisions = set
+                .status
+                .as_ref()
+                .and_then(|s| s.collision_count)
+                .unwrap_or(0);
+            let name = format!(
+                "{}-{}",
+                k8s::name(&set.metadata),
+                template_hash(&data, collisions)
+            );
+            NewRevision {
+                generation,
+                name,
+                data,
+                equal: Vec::new(),
             }
+        };
+        let entry = self.hashes.entry(uid.to_string()).or_insert_with(fresh);
+        if entry.generation != generation {
+            *entry = fresh();
         }
+        entry
     }
 
     fn truncate_history(
@@ -735,15 +743,12 @@ fn update_revision(
     api: &mut ApiServer,
     set: &StatefulSet,
     owned: &[Shared<ControllerRevision>],
-    name: String,
-    data: &Value,
+    new: &mut NewRevision,
 ) -> Result<Revision, ()> {
     let max_rev = owned.last().map(|r| r.revision.unwrap_or(0)).unwrap_or(0);
-    let hash = name.rsplit('-').next().unwrap_or("");
-    let equal: Vec<&Shared<ControllerRevision>> = owned
-        .iter()
-        .filter(|r| equal_revision(r, hash, data))
-        .collect();
+    let name = new.name.clone();
+    let equal: Vec<&Shared<ControllerRevision>> =
+        owned.iter().filter(|r| new.is_equal(r)).collect();
     Ok(match equal.last() {
         Some(last)
             if owned.last().map(|o| k8s::name(&o.metadata)) == Some(k8s::name(&last.metadata)) =>
@@ -764,7 +769,7 @@ fn update_revision(
             }
         }
         None => {
-            create_revision(api, set, &name, data, max_rev + 1)?;
+            create_revision(api, set, &name, &new.data, max_rev + 1)?;
             Revision {
                 name,
                 template: None,
@@ -775,10 +780,32 @@ fn update_revision(
 
 /// `history.EqualRevision`: revisions whose hash labels differ are not equal (no data compared);
 /// otherwise equal data is.
-fn equal_revision(r: &ControllerRevision, hash: &str, data: &Value) -> bool {
-    match k8s::label(&r.metadata, HASH_LABEL) {
-        Some(h) if h != hash => false,
-        _ => r.data.0 == *data,
+/// `newRevision`'s result for one generation of a set, and the stored revisions already found
+/// equal to it.
+struct NewRevision {
+    generation: i64,
+    name: String,
+    data: Value,
+    /// Revisions compared equal to `data`, held so that each is compared once: an unchanged
+    /// revision is the same `Shared` in the cache (and one held here is never freed and reused).
+    equal: Vec<Shared<ControllerRevision>>,
+}
+
+impl NewRevision {
+    /// `history.EqualRevision`: the hash label, when present, must match; then the data.
+    fn is_equal(&mut self, r: &Shared<ControllerRevision>) -> bool {
+        if self.equal.iter().any(|e| Arc::ptr_eq(e, r)) {
+            return true;
+        }
+        let hash = self.name.rsplit('-').next().unwrap_or("");
+        let equal = match k8s::label(&r.metadata, HASH_LABEL) {
+            Some(h) if h != hash => false,
+            _ => r.data.0 == self.data,
+        };
+        if equal {
+            self.equal.push(r.clone());
+        }
+        equal
     }
 }
 

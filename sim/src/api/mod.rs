@@ -716,12 +716,23 @@ impl ApiServer {
         meta.creation_timestamp = Some(now);
         meta.deletion_timestamp = None;
         meta.deletion_grace_period_seconds = None;
-        meta.resource_version = None;
+        let version = meta.resource_version.take();
         meta.managed_fields = None;
         meta.generation = K::tracks_generation().then_some(1);
         obj.clear_status();
         defaults::on_create(&mut obj, self.gates);
         if let Err(e) = self.admit(&mut obj, None, Operation::Create, Endpoint::Main) {
+            return self.fail(actor, "create", K::ID, &key, e);
+        }
+        // The storage refuses a create that names a version (apiserver storage/etcd3/store.go
+        // `Create`, `ErrResourceVersionSetOnCreate`: a plain error, so a 500); one that does not
+        // parse as a number it ignores, and so does this.
+        if version
+            .and_then(|v| v.parse::<u64>().ok())
+            .is_some_and(|v| v != 0)
+        {
+            let msg = "resourceVersion should not be set on objects to be created";
+            let e = ApiError::new(Reason::InternalError, msg);
             return self.fail(actor, "create", K::ID, &key, e);
         }
         drop_empty_meta(obj.meta_mut());
@@ -1004,6 +1015,9 @@ impl ApiServer {
                 Err(e) => return self.fail(manager, "apply", K::ID, key, e),
             };
             obj.clear_status();
+            // An apply creates through the update path, which takes no version from the body
+            // (genericregistry store.go `Update`, `creating`); only a POST refuses one.
+            obj.meta_mut().resource_version = None;
             let created = self.create(manager, obj)?;
             let mut managers = K::store(self).managed.get(key).cloned().unwrap_or_default();
             managers.insert(manager.to_string(), paths);

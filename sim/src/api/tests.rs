@@ -106,6 +106,33 @@ fn create_of_an_existing_name_is_409_already_exists() {
 }
 
 #[test]
+fn a_create_naming_a_resource_version_is_refused_but_an_apply_creating_one_is_not() {
+    // apiserver storage/etcd3/store.go `Create`: ErrResourceVersionSetOnCreate, a 500.
+    let mut a = api();
+    let mut p = pod("p");
+    p.metadata.resource_version = Some("42".into());
+    let e = a.create("t", p.clone()).unwrap_err();
+    assert_eq!((e.code, e.reason), (500, Reason::InternalError));
+    assert_eq!(
+        e.message,
+        "resourceVersion should not be set on objects to be created"
+    );
+    assert!(a.try_get::<Pod>("default", "p").is_none());
+    // "0" and a version that is no number are taken (and dropped), as upstream.
+    for v in ["0", "abc"] {
+        let mut q = pod(&format!("q{v}"));
+        q.metadata.resource_version = Some(v.into());
+        let q = a.create("t", q).unwrap();
+        assert_ne!(q.metadata.resource_version.as_deref(), Some(v));
+    }
+    // Server-side apply creates through the update path, which takes no version.
+    let mut s = sts("a", "v1");
+    s.metadata.resource_version = Some("42".into());
+    let created = a.apply("t", &s, true).unwrap();
+    assert_ne!(created.metadata.resource_version.as_deref(), Some("42"));
+}
+
+#[test]
 fn generate_name_draws_a_suffix() {
     let mut a = api();
     let mut p = pod("");

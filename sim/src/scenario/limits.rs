@@ -255,6 +255,7 @@ pub fn check_manifest(value: &Value, lws_counts: bool) -> Result<(), (String, St
     match value.get("kind").and_then(Value::as_str) {
         Some("LeaderWorkerSet") if lws_counts => lws_size(value)?,
         Some("DisaggregatedSet") if lws_counts => ds_size(value)?,
+        Some("StatefulSet") => statefulset_weight(value)?,
         _ => {}
     }
     Ok(())
@@ -325,12 +326,35 @@ fn lws_size(v: &Value) -> Result<(), (String, String)> {
     let (r, s) = (replicas.unwrap_or(1), size.unwrap_or(1));
     check_lws_counts(r, s)?;
     let template = v.pointer("/spec/leaderWorkerTemplate");
-    check_template_weight(r * s, || template.map_or(0, |t| t.to_string().len()))
+    check_template_weight(LWS_TEMPLATE, r * s, || {
+        template.map_or(0, |t| t.to_string().len())
+    })
 }
 
-/// `TEMPLATE_EXCESS_MAX` for `pods` pods of a template of `bytes()` bytes (computed only when
-/// the pods could reach the limit with a template of the largest size a body may have).
+/// A StatefulSet's pods times its `spec.template`'s bytes (`TEMPLATE_EXCESS_MAX`); its
+/// replicas are left to the API server's validation (at most `STATEFULSET_REPLICAS_MAX`, and
+/// not negative), which a run applies.
+fn statefulset_weight(v: &Value) -> Result<(), (String, String)> {
+    let replicas = v.pointer("/spec/replicas").and_then(Value::as_i64);
+    let pods = replicas
+        .unwrap_or(1)
+        .clamp(0, STATEFULSET_REPLICAS_MAX.into());
+    let template = v.pointer("/spec/template");
+    check_template_weight(STATEFULSET_TEMPLATE, pods, || {
+        template.map_or(0, |t| t.to_string().len())
+    })
+}
+
+/// The template field `TEMPLATE_EXCESS_MAX` names for an LWS.
+pub const LWS_TEMPLATE: &str = "spec.leaderWorkerTemplate";
+/// The template field `TEMPLATE_EXCESS_MAX` names for a StatefulSet.
+pub const STATEFULSET_TEMPLATE: &str = "spec.template";
+
+/// `TEMPLATE_EXCESS_MAX` for `pods` pods of the template at `field` of `bytes()` bytes
+/// (computed only when the pods could reach the limit with a template of the largest size a
+/// body may have).
 pub fn check_template_weight(
+    field: &str,
     pods: i64,
     bytes: impl FnOnce() -> usize,
 ) -> Result<(), (String, String)> {
@@ -343,7 +367,6 @@ pub fn check_template_weight(
     if pods.saturating_mul(excess) <= TEMPLATE_EXCESS_MAX {
         return Ok(());
     }
-    let field = "spec.leaderWorkerTemplate";
     Err((
         field.into(),
         format!("{field}: {pods} pods of a {bytes}-byte template is over the simulator's limit: pods * (template bytes - {TEMPLATE_FREE_BYTES}) may be at most {TEMPLATE_EXCESS_MAX} (TEMPLATE_EXCESS_MAX; fewer labels and annotations, or fewer pods)"),
@@ -399,8 +422,25 @@ pub fn install_limits(api: &mut crate::api::ApiServer) {
         let (r, s) = (i64::from(replicas), i64::from(size));
         check_lws_counts(r, s).map_err(|(_, m)| m.to_string())?;
         let template = &l.spec.leader_worker_template;
-        check_template_weight(r * s, || {
+        check_template_weight(LWS_TEMPLATE, r * s, || {
             serde_json::to_vec(template).map_or(usize::MAX, |b| b.len())
+        })
+        .map_err(|(_, m)| m.into())
+    });
+    // A StatefulSet an LWS's controllers made (owned by the LWS, or by a leader pod) carries
+    // that LWS's template, which the check above already held to the limit.
+    api.add_limit_hook::<k8s_openapi::api::apps::v1::StatefulSet>(LIMITS_HOOK, |set, old| {
+        let same = |o: &k8s_openapi::api::apps::v1::StatefulSet| {
+            o.spec.replicas == set.spec.replicas && o.spec.template == set.spec.template
+        };
+        let of_an_lws = lws::k8s::controller_of(&set.metadata)
+            .is_some_and(|o| matches!(o.kind.as_str(), "LeaderWorkerSet" | "Pod"));
+        if of_an_lws || old.is_some_and(same) {
+            return Ok(());
+        }
+        let pods = set.spec.replicas.unwrap_or(1).max(0);
+        check_template_weight(STATEFULSET_TEMPLATE, pods.into(), || {
+            serde_json::to_vec(&set.spec.template).map_or(usize::MAX, |b| b.len())
         })
         .map_err(|(_, m)| m.into())
     });

@@ -723,51 +723,38 @@ impl Core {
             Err(r) => return r,
         };
         let api = &self.runner.world.api;
-        let mut items = ops::list::<K>(api, t.namespace.as_deref(), &labels, &fields);
         // limit/continue: the token is the last key returned; the continuation reads the
         // current state after it (no snapshot at the first page's resourceVersion).
-        if let Some(c) = q.get("continue").filter(|c| !c.is_empty()) {
-            let Some((ns, name)) = c.split_once('/') else {
-                return bad_request("invalid continue token");
-            };
-            let after = (ns.to_string(), name.to_string());
-            items.retain(|o| {
-                let key = (
-                    o.pointer("/metadata/namespace")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    o.pointer("/metadata/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                );
-                key > after
-            });
-        }
+        let after = match q.get("continue").filter(|c| !c.is_empty()) {
+            Some(c) => match c.split_once('/') {
+                Some(key) => Some(key),
+                None => return bad_request("invalid continue token"),
+            },
+            None => None,
+        };
+        let limit = q.get("limit").and_then(|l| l.parse::<usize>().ok());
+        let ns = t.namespace.as_deref();
+        let page = ops::list_page::<K>(api, ns, &labels, &fields, after, limit);
+        let items = page.items;
         let mut meta = json!({"resourceVersion": api.resource_version().to_string()});
-        if let Some(limit) = q.get("limit").and_then(|l| l.parse::<usize>().ok()) {
-            if limit > 0 && items.len() > limit {
-                let rest = items.len() - limit;
-                items.truncate(limit);
-                let last = items.last().expect("limit > 0");
-                let token = format!(
-                    "{}/{}",
-                    last.pointer("/metadata/namespace")
-                        .and_then(Value::as_str)
-                        .unwrap_or(""),
-                    last.pointer("/metadata/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                );
-                meta["continue"] = json!(token);
-                // apiserver `storage.PrepareContinueToken`: the count only for an unfiltered list.
-                let filtered = ["labelSelector", "fieldSelector"]
-                    .iter()
-                    .any(|k| q.get(*k).is_some_and(|v| !v.is_empty()));
-                if !filtered {
-                    meta["remainingItemCount"] = json!(rest);
-                }
+        if page.more {
+            let last = items.last().expect("a page that continues holds objects");
+            let token = format!(
+                "{}/{}",
+                last.pointer("/metadata/namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(""),
+                last.pointer("/metadata/name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            );
+            meta["continue"] = json!(token);
+            // apiserver `storage.PrepareContinueToken`: the count only for an unfiltered list.
+            let filtered = ["labelSelector", "fieldSelector"]
+                .iter()
+                .any(|k| q.get(*k).is_some_and(|v| !v.is_empty()));
+            if let Some(rest) = page.remaining.filter(|_| !filtered) {
+                meta["remainingItemCount"] = json!(rest);
             }
         }
         if table::wants_table(&req.accept) {

@@ -511,11 +511,66 @@ pub fn list<K: Kind>(
     labels: &crate::api::Selector,
     fields: &[FieldReq],
 ) -> Vec<Value> {
-    api.list::<K>(ns, labels)
-        .iter()
-        .map(|o| to_value(&**o))
-        .filter(|v| fields_match(fields, v))
-        .collect()
+    list_page::<K>(api, ns, labels, fields, None, None).items
+}
+
+/// One page of a list: the matching objects after the key `after` (a continue token's), at
+/// most `limit` of them; only these are encoded, so paging through a large world costs each
+/// page its own objects, not the whole list's.
+pub struct Page {
+    pub items: Vec<Value>,
+    /// Whether objects match past the page (the list continues).
+    pub more: bool,
+    /// How many objects match past the page, known without a field selector (which is
+    /// matched on the encoded object, so only the next match is looked for).
+    pub remaining: Option<usize>,
+}
+
+pub fn list_page<K: Kind>(
+    api: &ApiServer,
+    ns: Option<&str>,
+    labels: &crate::api::Selector,
+    fields: &[FieldReq],
+    after: Option<(&str, &str)>,
+    limit: Option<usize>,
+) -> Page {
+    let all = api.list::<K>(ns, labels);
+    fn key<K: Kind>(o: &K) -> (&str, &str) {
+        let m = o.meta();
+        (
+            m.namespace.as_deref().unwrap_or(""),
+            m.name.as_deref().unwrap_or(""),
+        )
+    }
+    let start = after.map_or(0, |a| all.partition_point(|o| key(&**o) <= a));
+    let limit = limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
+    let mut items = Vec::new();
+    for (i, o) in all.iter().enumerate().skip(start) {
+        if items.len() == limit && fields.is_empty() {
+            return Page {
+                items,
+                more: true,
+                remaining: Some(all.len() - i),
+            };
+        }
+        let v = to_value(&**o);
+        if !fields_match(fields, &v) {
+            continue;
+        }
+        if items.len() == limit {
+            return Page {
+                items,
+                more: true,
+                remaining: None,
+            };
+        }
+        items.push(v);
+    }
+    Page {
+        items,
+        more: false,
+        remaining: None,
+    }
 }
 
 /// Remove strategic-merge-patch directives (`$patch`, `$setElementOrder/...`, `$retainKeys`,

@@ -102,15 +102,17 @@ pub fn flag(q: &BTreeMap<String, String>, key: &str) -> bool {
         .is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
-/// Decode `a=b&c=d` (percent-decoding, `+` as space).
+/// Decode `a=b&c=d` (percent-decoding, `+` as space). A parameter given twice takes its first
+/// value, as the apiserver's parameter codec does (apimachinery runtime/conversion.go
+/// `Convert_Slice_string_To_string` and its siblings read `(*in)[0]`).
 pub fn parse_query(q: &str) -> BTreeMap<String, String> {
-    q.split('&')
-        .filter(|kv| !kv.is_empty())
-        .map(|kv| {
-            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
-            (percent_decode(k), percent_decode(v))
-        })
-        .collect()
+    let mut out = BTreeMap::new();
+    for kv in q.split('&').filter(|kv| !kv.is_empty()) {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        out.entry(percent_decode(k))
+            .or_insert_with(|| percent_decode(v));
+    }
+    out
 }
 
 pub fn percent_decode(s: &str) -> String {
@@ -424,6 +426,15 @@ mod tests {
             .map(|k| flag(&q, k))
             .collect();
         assert_eq!(got, [true, true, true, true, false, false, false, false]);
+    }
+
+    #[test]
+    fn a_parameter_given_twice_takes_its_first_value() {
+        let q = parse_query("watch=false&limit=5&watch=true&limit=500&dryRun=All&dryRun=");
+        assert_eq!(q["watch"], "false");
+        assert_eq!(q["limit"], "5");
+        assert!(!flag(&q, "watch"));
+        assert_eq!(q["dryRun"], "All");
     }
 
     #[test]
