@@ -444,15 +444,13 @@ impl StatefulSetController {
     fn update_status(
         &mut self,
         api: &mut ApiServer,
-        set: &StatefulSet,
+        set: &Shared<StatefulSet>,
         status: &StatefulSetStatus,
     ) -> Result<bool, ()> {
         if !inconsistent_status(set.status.as_ref(), status) {
             return Ok(true);
         }
-        let mut updated = set.clone();
-        updated.status = Some(status.clone());
-        match api.update_status(ACTOR, updated) {
+        match api.update_status_of(ACTOR, set, |s| s.status = Some(status.clone())) {
             Ok(_) => Ok(true),
             Err(e) if e.is(Reason::NotFound) => Ok(false),
             Err(_) => Err(()),

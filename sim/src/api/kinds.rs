@@ -119,6 +119,10 @@ pub trait Kind:
     fn same_but_status(&self, _other: &Self) -> bool {
         false
     }
+    /// Equal in status (always `true` for kinds without status).
+    fn status_eq(&self, _other: &Self) -> bool {
+        true
+    }
     fn store(api: &ApiServer) -> &Store<Self>;
     fn store_mut(api: &mut ApiServer) -> &mut Store<Self>;
 }
@@ -151,6 +155,9 @@ macro_rules! kind {
             fn same_but_status(&self, other: &Self) -> bool {
                 kind!(@same $status, self, other)
             }
+            fn status_eq(&self, other: &Self) -> bool {
+                kind!(@status_eq $status, self, other)
+            }
             fn store(api: &ApiServer) -> &Store<Self> {
                 &api.$field
             }
@@ -169,6 +176,8 @@ macro_rules! kind {
         meta_eq_but_rv(&$a.metadata, &$b.metadata) && $a.spec == $b.spec
     };
     (@same false, $a:ident, $b:ident) => {{ let _ = ($a, $b); false }};
+    (@status_eq true, $a:ident, $b:ident) => { $a.status == $b.status };
+    (@status_eq false, $a:ident, $b:ident) => {{ let _ = ($a, $b); true }};
 }
 
 /// Two objects' metadata, equal but for `resourceVersion` (every field named, so a new

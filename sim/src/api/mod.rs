@@ -750,6 +750,24 @@ impl ApiServer {
         self.update_at(actor, "update-status", obj, true)
     }
 
+    /// PUT on `/status` of `base` (a stored version of the object, from a cache) with its status
+    /// set by `set_status`: `update_status` of `base` so changed, without comparing a body's
+    /// other fields with the stored object's (they are `base`'s, and a `base` of the stored
+    /// version is the stored object).
+    pub fn update_status_of<K: Kind>(
+        &mut self,
+        actor: &str,
+        base: &Shared<K>,
+        set_status: impl FnOnce(&mut K),
+    ) -> ApiResult<Shared<K>> {
+        assert!(K::has_status(), "{} has no status subresource", K::ID);
+        let verb = "update-status";
+        let old = self.update_target(actor, verb, &**base)?;
+        let mut new = (*old).clone();
+        set_status(&mut new);
+        self.write_existing(actor, verb, old, new)
+    }
+
     fn update_at<K: Kind>(
         &mut self,
         actor: &str,
@@ -757,7 +775,36 @@ impl ApiServer {
         obj: K,
         status_only: bool,
     ) -> ApiResult<Shared<K>> {
-        let key = key_with_default_ns(&obj);
+        let old = self.update_target(actor, verb, &obj)?;
+        let new = if status_only {
+            if obj.same_but_status(&old) {
+                // The body is the stored object with a new status: take it, not a copy.
+                let mut new = obj;
+                new.meta_mut().resource_version = old.meta().resource_version.clone();
+                new
+            } else {
+                let mut new = (*old).clone();
+                new.copy_status(&obj);
+                new
+            }
+        } else {
+            let mut new = obj;
+            new.copy_status(&old);
+            new
+        };
+        self.write_existing(actor, verb, old, new)
+    }
+
+    /// The stored object an update of `obj` replaces, after the update's preconditions: an
+    /// injected error, a missing object (404), another UID or a stale resourceVersion (409), and
+    /// an unconditional update of a custom resource (422).
+    fn update_target<K: Kind>(
+        &mut self,
+        actor: &str,
+        verb: &'static str,
+        obj: &K,
+    ) -> ApiResult<Shared<K>> {
+        let key = key_with_default_ns(obj);
         if let Some(e) = self.take_injected(actor, verb, K::ID) {
             return self.fail(actor, verb, K::ID, &key, e);
         }
@@ -792,23 +839,7 @@ impl ApiServer {
             }
             _ => {}
         }
-        let new = if status_only {
-            if obj.same_but_status(&old) {
-                // The body is the stored object with a new status: take it, not a copy.
-                let mut new = obj;
-                new.meta_mut().resource_version = old.meta().resource_version.clone();
-                new
-            } else {
-                let mut new = (*old).clone();
-                new.copy_status(&obj);
-                new
-            }
-        } else {
-            let mut new = obj;
-            new.copy_status(&old);
-            new
-        };
-        self.write_existing(actor, verb, old, new)
+        Ok(old)
     }
 
     /// JSON merge patch on the main endpoint; no resourceVersion check unless the patch has one.
@@ -1397,10 +1428,17 @@ impl ApiServer {
             return self.fail(actor, verb, K::ID, &key, invalid(K::ID, &key.1, &m));
         }
         drop_empty_meta(new.meta_mut());
-        if K::tracks_generation() && K::spec_differs(&old, &new) {
-            *new.meta_mut().generation.get_or_insert(0) += 1;
-        }
-        if *old == new {
+        // A `/status` PUT holds the stored object's other fields (`update_at`,
+        // `update_status_of`): its generation stays, and only its status can differ.
+        let unchanged = if verb == "update-status" {
+            old.status_eq(&new) && old.meta() == new.meta()
+        } else {
+            if K::tracks_generation() && K::spec_differs(&old, &new) {
+                *new.meta_mut().generation.get_or_insert(0) += 1;
+            }
+            *old == new
+        };
+        if unchanged {
             return Ok(old);
         }
         // ShouldDeleteDuringUpdate: the last finalizer removed from a deleting object removes it.
