@@ -1130,6 +1130,19 @@ fn dry_run_answers_like_the_write_and_changes_nothing() {
     assert_eq!(code, 201, "{body}");
     assert!(body.contains("\"uid\""), "{body}");
     assert_eq!(s.http("GET", &format!("{pods}/probe"), "", "").0, 404);
+    // Each dry run's UID is fresh, and none is the one the real create then gets.
+    let uid = |body: &str| {
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        v["metadata"]["uid"].as_str().unwrap().to_string()
+    };
+    let (_, again) = s.http(
+        "POST",
+        &format!("{pods}?dryRun=All"),
+        "application/json",
+        pod,
+    );
+    let dry_uids = [uid(&body), uid(&again)];
+    assert_ne!(dry_uids[0], dry_uids[1]);
     let (code, body) = s.http(
         "POST",
         &format!("{pods}?dryRun=Some"),
@@ -1151,6 +1164,9 @@ fn dry_run_answers_like_the_write_and_changes_nothing() {
         .ok(&["scale", "lws", "vllm", "--replicas", "5"])
         .contains("scaled"));
     assert_ne!(rv(&s), before);
+    let (code, real) = s.http("POST", pods, "application/json", pod);
+    assert_eq!(code, 201, "{real}");
+    assert!(!dry_uids.contains(&uid(&real)), "{real}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1921,6 +1937,25 @@ fn a_write_names_the_object_of_its_url_and_keeps_its_uid() {
         400,
         "name in URL does not match name in Eviction object",
     );
+    // The body is decoded as an Eviction: another kind or group is a 400, and nothing is
+    // evicted.
+    let set = r#"{"apiVersion":"apps/v1","kind":"StatefulSet","metadata":{"name":"vllm-0"}}"#;
+    reply(
+        s.http("POST", &evict, "application/json", set),
+        400,
+        "the kind in the data (StatefulSet) does not match the expected kind (Eviction)",
+    );
+    let v2 = r#"{"apiVersion":"policy/v2","kind":"Eviction","metadata":{"name":"vllm-0"}}"#;
+    reply(
+        s.http("POST", &evict, "application/json", v2),
+        400,
+        "the API version in the data (policy/v2) does not match",
+    );
+    reply(
+        s.http("GET", &format!("{pods}/vllm-0"), "", ""),
+        200,
+        "vllm-0",
+    );
     // handlers `checkName`: a PUT of a Scale, or a merge patch renaming the object.
     let sts = "/apis/apps/v1/namespaces/default/statefulsets/vllm/scale";
     let scale = r#"{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other","namespace":"default"},"spec":{"replicas":3}}"#;
@@ -2166,6 +2201,17 @@ fn kubectl_prints_the_disaggregated_set_webhook_s_warning() {
     );
     // Admitted: a warning is not a refusal.
     assert!(s.ok(&["get", "disaggregatedsets"]).contains("test-hpa"));
+    // A custom resource has no patch strategies: a strategic merge patch is a 415, for the
+    // DisaggregatedSet as for the LeaderWorkerSet.
+    let ds = "/apis/disaggregatedset.x-k8s.io/v1/namespaces/default/disaggregatedsets/test-hpa";
+    let (code, body) = s.http(
+        "PATCH",
+        ds,
+        "application/strategic-merge-patch+json",
+        r#"{"metadata":{"labels":{"smp":"yes"}}}"#,
+    );
+    assert_eq!(code, 415, "{body}");
+    assert!(body.contains("UnsupportedMediaType"), "{body}");
 }
 
 #[test]

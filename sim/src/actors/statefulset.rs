@@ -40,9 +40,10 @@ pub struct StatefulSetController {
     queue: WorkQueue,
     /// Template hash per (set uid, generation): a template is hashed once, not every sync.
     hashes: BTreeMap<String, NewRevision>,
-    /// Decoded templates of stored revisions by (name, resourceVersion): a revision is decoded
-    /// once, not on every sync of a rollout.
-    templates: BTreeMap<(String, String), Option<Arc<PodTemplateSpec>>>,
+    /// Decoded templates of stored revisions, each held with the revision it was decoded from
+    /// (an unchanged revision is the same `Shared` in the cache, and one held here is never
+    /// freed and reused): a revision is decoded once, not on every sync of a rollout.
+    templates: Vec<(Shared<ControllerRevision>, Option<Arc<PodTemplateSpec>>)>,
     /// Whether `MaxUnavailableStatefulSet` is on (cluster setting).
     max_unavailable_gate: bool,
     /// 1.37+: replace unavailable old pods first (see `FeatureGates`).
@@ -69,7 +70,7 @@ impl StatefulSetController {
             revisions: Informer::start(api, lags_ms[2]),
             queue,
             hashes: BTreeMap::new(),
-            templates: BTreeMap::new(),
+            templates: Vec::new(),
             max_unavailable_gate: api.gates.max_unavailable_statefulset,
             unavailable_first: api.gates.statefulset_replaces_unavailable_first,
             last_failed_create: None,
@@ -615,11 +616,14 @@ impl StatefulSetController {
                 equal: Vec::new(),
             }
         };
-        let entry = self.hashes.entry(uid.to_string()).or_insert_with(fresh);
-        if entry.generation != generation {
-            *entry = fresh();
+        if self
+            .hashes
+            .get(uid)
+            .is_none_or(|e| e.generation != generation)
+        {
+            self.hashes.insert(uid.to_string(), fresh());
         }
-        entry
+        self.hashes.get_mut(uid).expect("inserted above")
     }
 
     fn truncate_history(
@@ -862,7 +866,7 @@ fn current_revision(
     set: &StatefulSet,
     owned: &[Shared<ControllerRevision>],
     update: &Revision,
-    templates: &mut BTreeMap<(String, String), Option<Arc<PodTemplateSpec>>>,
+    templates: &mut Vec<(Shared<ControllerRevision>, Option<Arc<PodTemplateSpec>>)>,
 ) -> Revision {
     let current_name = set
         .status
@@ -874,21 +878,24 @@ fn current_revision(
         .find(|r| k8s::name(&r.metadata) == current_name)
     {
         Some(r) if current_name != update.name => {
-            let rv = r.metadata.resource_version.clone().unwrap_or_default();
-            if templates.len() >= 64 {
-                templates.clear(); // bounded: only the revisions of live rollouts matter
-            }
-            let template = templates
-                .entry((current_name.clone(), rv))
-                .or_insert_with(|| {
-                    r.data
+            let known = templates.iter().find(|(held, _)| Arc::ptr_eq(held, r));
+            let template = match known {
+                Some((_, t)) => t.clone(),
+                None => {
+                    if templates.len() >= 64 {
+                        templates.clear(); // bounded: only the revisions of live rollouts matter
+                    }
+                    let t = r
+                        .data
                         .0
                         .pointer("/spec/template")
                         .cloned()
                         .and_then(|t| serde_json::from_value(t).ok())
-                        .map(Arc::new)
-                })
-                .clone();
+                        .map(Arc::new);
+                    templates.push((r.clone(), t.clone()));
+                    t
+                }
+            };
             Revision {
                 name: current_name,
                 template,

@@ -130,6 +130,7 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
     if let Some(pod) = any.downcast_ref::<Pod>() {
         let rules = podspec::Rules {
             relaxed_env_names: gates.relaxed_env_var_names,
+            resize_policy: gates.in_place_pod_resize,
         };
         let empty = PodSpec::default();
         found(podspec::validate(
@@ -381,6 +382,24 @@ fn validate_statefulset(
     }
     if template.active_deadline_seconds.is_some() {
         errs.push("spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in StatefulSet is not Supported".into());
+    }
+    // ValidatePersistentVolumeClaimRetentionPolicyType (kubernetes
+    // pkg/apis/apps/validation/validation.go): after defaulting, Retain or Delete.
+    let retention = spec.persistent_volume_claim_retention_policy.as_ref();
+    if let Some(p) = retention.filter(|_| gates.statefulset_auto_delete_pvc) {
+        for (field, value) in [
+            ("whenDeleted", &p.when_deleted),
+            ("whenScaled", &p.when_scaled),
+        ] {
+            if let Some(v) = value
+                .as_deref()
+                .filter(|v| !matches!(*v, "Retain" | "Delete"))
+            {
+                errs.push(format!(
+                    "spec.persistentVolumeClaimRetentionPolicy.{field}: Unsupported value: {v:?}: supported values: \"Retain\", \"Delete\""
+                ));
+            }
+        }
     }
     found(errs)?;
     let selector = Selector::from_label_selector(Some(&spec.selector))?;

@@ -78,6 +78,14 @@ impl KindId {
         }
     }
 
+    /// A custom resource (served from a CRD): the apiserver has no patch strategies for it.
+    pub fn custom(self) -> bool {
+        matches!(
+            self,
+            KindId::LeaderWorkerSet | KindId::DisaggregatedSet | KindId::DisaggregatedSetRoleScaler
+        )
+    }
+
     /// Nodes are cluster-scoped; everything else here is namespaced.
     pub fn namespaced(self) -> bool {
         self != KindId::Node

@@ -373,6 +373,9 @@ pub struct FeatureGates {
     /// `RelaxedEnvironmentVariableValidation`: beta (on) from 1.32; with it an env var name
     /// may be any printable ASCII but `=` (`podspec::Rules`).
     pub relaxed_env_var_names: bool,
+    /// `InPlacePodVerticalScaling`: beta (on) from 1.33; with it a container's `resizePolicy`
+    /// is kept and validated (before, the API server drops the field).
+    pub in_place_pod_resize: bool,
 }
 
 impl FeatureGates {
@@ -382,6 +385,7 @@ impl FeatureGates {
             statefulset_replaces_unavailable_first: minor >= 37,
             statefulset_auto_delete_pvc: minor >= 27,
             relaxed_env_var_names: minor >= 32,
+            in_place_pod_resize: minor >= 33,
         }
     }
 }
@@ -428,6 +432,9 @@ pub struct ApiServer {
     /// While a dry-run request is served: the random stream as it was before it, restored
     /// after (`begin_dry_run`).
     dry_run: Option<SimRng>,
+    /// The random stream dry runs draw from (UIDs, generated names), their own so that a dry
+    /// run's answer neither repeats an earlier one's nor foretells the next real create's.
+    dry_rng: SimRng,
     /// The resourceVersion at the last look at the watch logs' compaction (`compact`): with no
     /// write since, no log has grown, so another look would find nothing to do.
     compaction_seen_rv: Option<u64>,
@@ -462,16 +469,18 @@ impl ApiServer {
             injected: Vec::new(),
             events: Default::default(),
             dry_run: None,
+            dry_rng: SimRng::labelled(seed, "apiserver-dry-run"),
         }
     }
 
     /// Serve the writes until `end_dry_run` as `?dryRun=All` (apiserver
     /// `pkg/registry/generic/registry/dryrun.go`): every step up to admission and validation
     /// runs, and nothing is stored, versioned, traced, watched or drawn from the random stream
-    /// (the answer carries the UID and name it would have had; the next real create draws them
-    /// again). Injected errors are left for the calls they are aimed at.
+    /// (the answer's UID and generated name come from the dry runs' own stream, as a real
+    /// server's are fresh each time). Injected errors are left for the calls they are aimed at.
     pub fn begin_dry_run(&mut self) {
-        self.dry_run = Some(self.rng.clone());
+        let main = std::mem::replace(&mut self.rng, self.dry_rng.clone());
+        self.dry_run = Some(main);
     }
 
     /// Whether a dry run is being served.
@@ -480,8 +489,8 @@ impl ApiServer {
     }
 
     pub fn end_dry_run(&mut self) {
-        if let Some(rng) = self.dry_run.take() {
-            self.rng = rng;
+        if let Some(main) = self.dry_run.take() {
+            self.dry_rng = std::mem::replace(&mut self.rng, main);
         }
     }
 

@@ -35,6 +35,9 @@ pub struct Rules {
     /// `RelaxedEnvironmentVariableValidation` (beta, on by default from 1.32): env names are
     /// any printable ASCII but `=`, else `IsEnvVarName`'s C-like names.
     pub relaxed_env_names: bool,
+    /// `InPlacePodVerticalScaling` (beta, on by default from 1.33): a container's
+    /// `resizePolicy` is validated (`validateResizePolicy`).
+    pub resize_policy: bool,
 }
 
 /// Every error of a pod's spec, in `ValidatePodSpec`'s order, at paths under `path`.
@@ -196,6 +199,9 @@ fn identity(errs: &mut Vec<String>, at: &str, c: &Container) {
 fn container(errs: &mut Vec<String>, at: &str, c: &Container, is_init: bool, rules: Rules) {
     ports(errs, at, c);
     env(errs, at, c, rules);
+    if rules.resize_policy && !is_init {
+        resize_policy(errs, &format!("{at}.resizePolicy"), c);
+    }
     if let Some(r) = &c.resources {
         resources(errs, &format!("{at}.resources"), r);
     }
@@ -647,6 +653,36 @@ fn not_supported(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&st
 fn defaulted_enum(errs: &mut Vec<String>, path: &str, value: Option<&str>, allowed: &[&str]) {
     if let Some(v) = value.filter(|v| !v.is_empty()) {
         not_supported(errs, path, v, allowed);
+    }
+}
+
+/// `validateResizePolicy` (kubernetes pkg/apis/core/validation/validation.go): each entry
+/// names a resource once, `cpu` or `memory`, and a restart policy, `NotRequired` or
+/// `RestartContainer`. (The rule that a pod of `restartPolicy: Never` takes only `NotRequired`
+/// is not checked.)
+fn resize_policy(errs: &mut Vec<String>, path: &str, c: &Container) {
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, p) in c.resize_policy.iter().flatten().enumerate() {
+        if !seen.insert(p.resource_name.as_str()) {
+            errs.push(format!(
+                "{path}[{i}]: Duplicate value: {:?}",
+                p.resource_name
+            ));
+        }
+        let checks = [
+            (p.resource_name.as_str(), &["cpu", "memory"][..]),
+            (
+                p.restart_policy.as_str(),
+                &["NotRequired", "RestartContainer"][..],
+            ),
+        ];
+        for (value, allowed) in checks {
+            if value.is_empty() {
+                errs.push(format!("{path}: Required value"));
+            } else {
+                not_supported(errs, path, value, allowed);
+            }
+        }
     }
 }
 

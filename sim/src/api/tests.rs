@@ -133,6 +133,58 @@ fn a_create_naming_a_resource_version_is_refused_but_an_apply_creating_one_is_no
 }
 
 #[test]
+fn resize_policies_are_validated_from_1_33_and_retention_policies_always() {
+    // validateResizePolicy: from 1.33 (InPlacePodVerticalScaling on), cpu or memory once each,
+    // NotRequired or RestartContainer.
+    let bogus = |name: &str| {
+        let mut p = pod(name);
+        p.spec.as_mut().unwrap().containers[0].resize_policy = Some(vec![
+            k8s_openapi::api::core::v1::ContainerResizePolicy {
+                resource_name: "cpu".into(),
+                restart_policy: "Bogus".into(),
+            },
+            k8s_openapi::api::core::v1::ContainerResizePolicy {
+                resource_name: "cpu".into(),
+                restart_policy: "NotRequired".into(),
+            },
+        ]);
+        p
+    };
+    let mut new = ApiServer::new(1, FeatureGates::for_minor(33));
+    let e = new.create("t", bogus("p")).unwrap_err();
+    assert_eq!(e.code, 422, "{}", e.message);
+    assert!(
+        e.message
+            .contains("spec.containers[0].resizePolicy: Unsupported value: \"Bogus\""),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message
+            .contains("spec.containers[0].resizePolicy[1]: Duplicate value: \"cpu\""),
+        "{}",
+        e.message
+    );
+    // Before 1.33 the field is not validated (the API server drops it).
+    api().create("t", bogus("p")).unwrap();
+    // ValidatePersistentVolumeClaimRetentionPolicyType: Retain or Delete.
+    let mut s = sts("a", "v1");
+    s.spec.persistent_volume_claim_retention_policy = Some(
+        k8s_openapi::api::apps::v1::StatefulSetPersistentVolumeClaimRetentionPolicy {
+            when_deleted: Some("Bogus".into()),
+            when_scaled: None,
+        },
+    );
+    let e = api().create("t", s).unwrap_err();
+    assert_eq!(e.code, 422, "{}", e.message);
+    assert!(
+        e.message.contains("spec.persistentVolumeClaimRetentionPolicy.whenDeleted: Unsupported value: \"Bogus\": supported values: \"Retain\", \"Delete\""),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
 fn generate_name_draws_a_suffix() {
     let mut a = api();
     let mut p = pod("");

@@ -1080,7 +1080,10 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
     ]
     .into_iter()
     .map(|k| {
-        let period = (cfg.sync_period_ms as f64 * (0.9 + 0.2 * rng.unit())) as u64;
+        // Jittered by +-10% (controller-runtime's cache `SyncPeriod` jitter); at least 1 ms for
+        // a period of 1 ms or more, where client-go's nanoseconds would never round to 0.
+        let jittered = (cfg.sync_period_ms as f64 * (0.9 + 0.2 * rng.unit())) as u64;
+        let period = jittered.max(cfg.sync_period_ms.min(1));
         (after(now, period), period, k)
     })
     .collect();

@@ -444,6 +444,11 @@ pub fn install_limits(api: &mut crate::api::ApiServer) {
         })
         .map_err(|(_, m)| m.into())
     });
+    // A role scaler's replicas become its role's LeaderWorkerSet's groups.
+    api.add_limit_hook::<lws::disagg::api::DisaggregatedSetRoleScaler>(LIMITS_HOOK, |r, _| {
+        let groups = i64::from(r.spec.replicas);
+        check_lws_counts(groups, 1).map_err(|(_, m)| m.into())
+    });
     api.add_limit_hook::<lws::disagg::api::DisaggregatedSet>(LIMITS_HOOK, |d, _| {
         let v = serde_json::to_value(d).expect("objects encode");
         ds_size(&v).map_err(|(_, m)| m.into())

@@ -303,6 +303,9 @@ fn check_step(
                 if o.kind == "LeaderWorkerSet" && counts == Counts::Checked {
                     check_lws_patch(&f("merge"), merge, o, pop)?;
                 }
+                if o.kind == "DisaggregatedSetRoleScaler" && counts == Counts::Checked {
+                    check_role_scaler_patch(&f("merge"), merge)?;
+                }
             }
         }
         StepSpec::DeletePod(d) => {
@@ -400,6 +403,16 @@ fn check_lws_patch(
         return Err((at.clone(), format!("{at}: {r} {groups} of {s} pods is more than {LWS_PODS_MAX} pods (the simulator's limit)")));
     }
     Ok(())
+}
+
+/// A merge patch of a DisaggregatedSetRoleScaler sets the groups of its role's LeaderWorkerSet:
+/// held to the group limit, as a `scale` step of it is.
+fn check_role_scaler_patch(field: &str, merge: &Value) -> Result<(), (String, String)> {
+    let at = format!("{field}.spec.replicas");
+    match patched_integer(merge, "/spec/replicas", &at)? {
+        Some(r) if !(0..=LWS_REPLICAS_MAX).contains(&r) => Err((at.clone(), format!("{at}: {r} is out of range: a role's LeaderWorkerSet has 0..={LWS_REPLICAS_MAX} groups (the simulator's limit)"))),
+        _ => Ok(()),
+    }
 }
 
 /// The integer a merge patch sets at `pointer`, if it sets one there. A number that is not an

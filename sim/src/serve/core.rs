@@ -610,6 +610,18 @@ impl Core {
                 Err(r) => return r,
             }
         };
+        // The body decodes as a policy Eviction (another kind is a 400, as the apiserver's
+        // decoder answers it), served at v1 and, for older clients, v1beta1.
+        if let Err(r) = ops::expect_type(&body, "Eviction", None) {
+            return r;
+        }
+        if let Some(a) = body.get("apiVersion").and_then(Value::as_str) {
+            if !matches!(a, "policy/v1" | "policy/v1beta1") {
+                return bad_request(format!(
+                    "the API version in the data ({a}) does not match the expected API version (policy/v1)"
+                ));
+            }
+        }
         // kubernetes pkg/registry/core/pod/storage/eviction.go `Create`: the Eviction must
         // name the pod of the URL (an Eviction without a name does not).
         if body.pointer("/metadata/name").and_then(Value::as_str) != Some(name.as_str()) {
@@ -1228,7 +1240,7 @@ impl Core {
             return bad_request("a patch must be a JSON object");
         }
         let strategic = ct == "application/strategic-merge-patch+json";
-        if strategic && K::ID == KindId::LeaderWorkerSet {
+        if strategic && K::ID.custom() {
             // A custom resource: the apiserver has no patch strategies for it.
             return failure(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (strategic merge patch is not supported for custom resources)");
         }
