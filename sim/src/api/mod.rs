@@ -959,10 +959,10 @@ impl ApiServer {
             );
             return self.fail(actor, verb, K::ID, &key, ApiError::new(Reason::Invalid, m));
         }
-        let patched: K = match serde_json::from_value(value) {
+        let patched: K = match decode_at(value) {
             Ok(p) => p,
-            Err(e) => {
-                let e = ApiError::new(Reason::Invalid, format!("patch does not decode: {e}"));
+            Err(m) => {
+                let e = ApiError::new(Reason::Invalid, format!("patch does not decode: {m}"));
                 return self.fail(actor, verb, K::ID, &key, e);
             }
         };
@@ -1019,10 +1019,10 @@ impl ApiServer {
         }
         strip_empty(&mut intent);
         let decode = || {
-            serde_json::from_value::<K>(intent.clone()).map_err(|e| {
+            decode_at::<K>(intent.clone()).map_err(|m| {
                 ApiError::new(
                     Reason::Invalid,
-                    format!("the applied object does not decode: {e}"),
+                    format!("the applied object does not decode: {m}"),
                 )
             })
         };
@@ -1093,12 +1093,12 @@ impl ApiServer {
         release_fields(&managers, &mut current, &paths, manager);
         patch::overlay(&mut current, intent_value);
         managers.insert(manager.to_string(), paths);
-        let mut new: K = match serde_json::from_value(current) {
+        let mut new: K = match decode_at(current) {
             Ok(n) => n,
-            Err(e) => {
+            Err(m) => {
                 let e = ApiError::new(
                     Reason::Invalid,
-                    format!("applied object does not decode: {e}"),
+                    format!("applied object does not decode: {m}"),
                 );
                 return self.fail(manager, "apply", K::ID, key, e);
             }
@@ -1630,6 +1630,25 @@ impl ApiServer {
 /// where an empty repeated field and a missing one are the same, and `ObjectMeta`'s JSON tags
 /// are `omitempty` (apimachinery `pkg/apis/meta/v1/types.go`). A garbage collector that strips
 /// the last owner reference leaves no `ownerReferences: []`.
+/// Decode an object from JSON, an error naming the field as the apiserver's schema validation
+/// does (`spec.replicas: Invalid value: invalid type: string "x", expected i32`, `spec.roles:
+/// Required value`), where serde alone names none.
+fn decode_at<K: serde::de::DeserializeOwned>(v: Value) -> Result<K, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let missing = inner
+            .strip_prefix("missing field `")
+            .and_then(|m| m.strip_suffix('`'));
+        match (path.as_str(), missing) {
+            (".", Some(field)) => format!("{field}: Required value"),
+            (_, Some(field)) => format!("{path}.{field}: Required value"),
+            (".", None) => inner,
+            _ => format!("{path}: Invalid value: {inner}"),
+        }
+    })
+}
+
 fn drop_empty_meta(meta: &mut ObjectMeta) {
     if meta.owner_references.as_ref().is_some_and(Vec::is_empty) {
         meta.owner_references = None;

@@ -185,6 +185,35 @@ fn resize_policies_are_validated_from_1_33_and_retention_policies_always() {
 }
 
 #[test]
+fn a_patch_that_does_not_decode_names_the_field() {
+    let mut a = api();
+    a.create("t", sts("a", "v1")).unwrap();
+    let wrong =
+        json!({"spec": {"template": {"spec": {"containers": [{"name": "c", "image": true}]}}}});
+    let e = a
+        .merge_patch::<StatefulSet>("t", "default", "a", &wrong)
+        .unwrap_err();
+    assert_eq!(e.code, 422, "{}", e.message);
+    assert!(
+        e.message.contains(
+            "spec.template.spec.containers[0].image: Invalid value: invalid type: boolean `true`"
+        ),
+        "{}",
+        e.message
+    );
+    let nameless = json!({"spec": {"template": {"spec": {"containers": [{"image": "x"}]}}}});
+    let e = a
+        .merge_patch::<StatefulSet>("t", "default", "a", &nameless)
+        .unwrap_err();
+    assert!(
+        e.message
+            .contains("spec.template.spec.containers[0].name: Required value"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
 fn generate_name_draws_a_suffix() {
     let mut a = api();
     let mut p = pod("");

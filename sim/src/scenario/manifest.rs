@@ -106,6 +106,15 @@ fn vanished(input: &Value, output: &Value, path: &mut Vec<String>, out: &mut Vec
     }
 }
 
+/// The value at a path of keys and list indexes.
+fn value_at<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| match v {
+        Value::Object(m) => m.get(k),
+        Value::Array(a) => k.parse::<usize>().ok().and_then(|i| a.get(i)),
+        _ => None,
+    })
+}
+
 /// The first key set to `null` that the type does not know. A null vanishes from the decoded
 /// object whether its field is known or not, so each one is probed: set to `{}`, a known field
 /// either refuses it (a string, a list) or keeps it (an object, a map); an unknown one is
@@ -325,10 +334,17 @@ fn decode<K: DeserializeOwned + Serialize>(
     unknown.retain(|p| p.first().is_some_and(|f| f != "status"));
     if let Some(p) = unknown.first() {
         let key = p.last().cloned().unwrap_or_default();
+        // A known string field holds "" as its absence (the type drops it on encoding): the
+        // CRD's schema refuses an empty value of such a field (an enum, a name).
+        let message = if value_at(value, p) == Some(&Value::String(String::new())) {
+            format!("{}: Unsupported value: \"\": this field takes no empty string (leave it out for its default)", dotted(p))
+        } else {
+            format!("unknown field {:?} at {}", key, dotted(p))
+        };
         return Err(LoadError {
             file: file.into(),
             line: Some(line_of_path(doc, start, p)),
-            message: format!("unknown field {:?} at {}", key, dotted(p)),
+            message,
         });
     }
     if let Some((p, got)) = retyped(value, &back, &mut Vec::new()) {
@@ -545,6 +561,21 @@ spec:
         let e = parse("f.yaml", &bad).unwrap_err();
         assert_eq!(e.line, Some(6), "{e}");
         assert!(e.message.contains("replicaz"), "{e}");
+    }
+
+    #[test]
+    fn an_empty_string_the_type_drops_is_an_unsupported_value_not_an_unknown_field() {
+        let bad = LWS.replace(
+            "  replicas: 2",
+            "  replicas: 2\n  rolloutStrategy: {type: \"\"}",
+        );
+        let e = parse("f.yaml", &bad).unwrap_err();
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(
+            e.message
+                .starts_with("spec.rolloutStrategy.type: Unsupported value: \"\""),
+            "{e}"
+        );
     }
 
     #[test]

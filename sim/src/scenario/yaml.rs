@@ -53,11 +53,18 @@ pub(crate) fn load_error(
     };
     let (line, column) = (loc.line() as usize, loc.column() as usize);
     let mut field = field_at(doc, line, column);
-    if message.starts_with("invalid type: sequence") {
-        // The parser places a list where a scalar belongs at the list's key (`maxSurge: [1]`,
-        // or `maxSurge:` over `- 1` lines), which `field_at` reads as the key's parent.
+    if message.starts_with("invalid type:") {
+        // The parser places some wrong values at their key: a list where a scalar belongs
+        // (`maxSurge: [1]`, or `maxSurge:` over `- 1` lines), and any value of a type that
+        // buffers it to choose (`maxSurge: 1.5`, an IntOrString), which `field_at` reads as
+        // the key's parent.
         if let Some(k) = key_at(doc, line, column) {
-            field = Some(field.map_or(k.to_string(), |f| format!("{f}.{k}")));
+            let named = field
+                .as_deref()
+                .is_some_and(|f| f == k || f.ends_with(&format!(".{k}")));
+            if !named {
+                field = Some(field.map_or(k.to_string(), |f| format!("{f}.{k}")));
+            }
         }
     }
     let message = match field {

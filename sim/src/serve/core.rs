@@ -584,6 +584,9 @@ impl Core {
         if let Err(r) = ops::check_query(&req.query, &req.method, &req.content_type) {
             return r;
         }
+        if let Some(m) = t.name.as_deref().and_then(ops::invalid_path_name) {
+            return bad_request(m);
+        }
         match ops::dry_run(&req.method, &req.query, &req.body) {
             Ok(false) => self.dispatch(t, req),
             Ok(true) => {

@@ -505,6 +505,25 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
+/// A URL's object name the storage cannot key (apiserver registry `NamespaceKeyFunc`, apimachinery
+/// `path.IsValidPathSegmentName`): `.` or `..`, or one containing `/` or `%`; a 400.
+pub fn invalid_path_name(name: &str) -> Option<String> {
+    let why = if name == "." || name == ".." {
+        format!("may not be '{name}'")
+    } else {
+        let bad: Vec<String> = ["/", "%"]
+            .iter()
+            .filter(|c| name.contains(**c))
+            .map(|c| format!("may not contain '{c}'"))
+            .collect();
+        if bad.is_empty() {
+            return None;
+        }
+        bad.join(";")
+    };
+    Some(format!("Name parameter invalid: {name:?}: {why}"))
+}
+
 pub fn list<K: Kind>(
     api: &ApiServer,
     ns: Option<&str>,
@@ -695,7 +714,22 @@ fn check_scale_body(scale: &Value) -> Result<(), Reply> {
 
 #[cfg(test)]
 mod tests {
-    use super::manager_from_user_agent;
+    use super::{invalid_path_name, manager_from_user_agent};
+
+    /// apimachinery `path.IsValidPathSegmentName`, worded as `NamespaceKeyFunc` does.
+    #[test]
+    fn names_a_url_cannot_key_are_refused() {
+        assert_eq!(
+            invalid_path_name("..").as_deref(),
+            Some("Name parameter invalid: \"..\": may not be '..'")
+        );
+        assert_eq!(
+            invalid_path_name("a/b%").as_deref(),
+            Some("Name parameter invalid: \"a/b%\": may not contain '/';may not contain '%'")
+        );
+        assert_eq!(invalid_path_name("vllm-0"), None);
+        assert_eq!(invalid_path_name("a.b"), None);
+    }
 
     /// apiserver handlers/create_test.go `TestManagerOrUserAgent` (v0.33.0), and no header.
     #[test]
