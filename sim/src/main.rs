@@ -1042,15 +1042,45 @@ fn check_table(rows: &[CheckRow]) -> Vec<String> {
     out
 }
 
+/// Make a directory the simulator writes its own files into (`--out`, a case directory): a
+/// symbolic link in its place is refused, never written through.
+fn output_dir(dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    if dir.symlink_metadata()?.is_dir() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(
+            "not a directory (a symbolic link is never written through)",
+        ))
+    }
+}
+
+/// Create (or truncate) a file in such a directory: an existing path that is not a regular
+/// file (a symbolic link, a FIFO, a directory) is refused, never written through or waited on.
+fn create_output(path: &Path) -> std::io::Result<File> {
+    match path.symlink_metadata() {
+        Ok(m) if !m.file_type().is_file() => Err(std::io::Error::other(
+            "not a regular file (a symbolic link or a special file is never written through)",
+        )),
+        _ => File::create(path),
+    }
+}
+
+fn write_output(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    create_output(path)?.write_all(bytes)
+}
+
 /// Write a scenario held in memory into `dir`: its manifests, and the scenario as `file`.
 fn write_scenario(dir: &Path, file: &str, s: &ScenarioFiles) -> Result<PathBuf, String> {
-    let io = |e: std::io::Error| format!("{}: {e}", dir.display());
-    std::fs::create_dir_all(dir).map_err(io)?;
+    let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+    output_dir(dir).map_err(|e| io(dir, e))?;
     for (name, text) in &s.manifests {
-        std::fs::write(dir.join(name), text).map_err(io)?;
+        let path = dir.join(name);
+        write_output(&path, text.as_bytes()).map_err(|e| io(&path, e))?;
     }
     let path = dir.join(file);
-    std::fs::write(&path, s.yaml()).map_err(io)?;
+    write_output(&path, s.yaml().as_bytes()).map_err(|e| io(&path, e))?;
     Ok(path)
 }
 
@@ -1065,7 +1095,7 @@ fn write_picture_beside(scenario_file: &Path, profile: &Profile) -> Result<PathB
     };
     let r = scenario::run_with_options(&s, profile, opts).map_err(|e| e.0)?;
     let svg = scenario_file.with_extension("svg");
-    let f = File::create(&svg).map_err(|e| format!("{}: {e}", svg.display()))?;
+    let f = create_output(&svg).map_err(|e| format!("{}: {e}", svg.display()))?;
     write_svg((svg.clone(), f), &r)?;
     Ok(svg)
 }
@@ -1223,7 +1253,7 @@ fn minimized_line(m: &Minimized, cases: &[u64], scenario: &Path, svg: &Path) -> 
 /// Write a summary as `DIR/summary.json`.
 fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
     let path = dir.join(summary::FILE);
-    std::fs::write(&path, s.json()).map_err(|e| format!("{}: {e}", path.display()))
+    write_output(&path, s.json().as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Run a campaign: case indices of this shard, in batches over `jobs` threads; results are
@@ -1241,7 +1271,7 @@ fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
         ));
     }
     // What an earlier campaign left goes first: only a finished one writes a summary again.
-    let ready = std::fs::create_dir_all(&a.out)
+    let ready = output_dir(&a.out)
         .map_err(|e| format!("--out {}: {e}", a.out.display()))
         .and_then(|_| forget_earlier_campaign(&a.out));
     if let Err(e) = ready {
@@ -1356,7 +1386,7 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
             from.display()
         ));
     }
-    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
+    output_dir(to).map_err(|e| io(to, e))?;
     let mut entries: Vec<PathBuf> = std::fs::read_dir(from)
         .map_err(|e| io(from, e))?
         .map(|e| e.map(|e| e.path()).map_err(|e| io(from, e)))
@@ -1379,7 +1409,9 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
                 lws_sim::scenario::limits::FILE_BYTES_MAX
             ));
         } else {
-            std::fs::copy(&src, &dst).map_err(|e| io(&src, e))?;
+            let mut from = File::open(&src).map_err(|e| io(&src, e))?;
+            let mut to = create_output(&dst).map_err(|e| io(&dst, e))?;
+            std::io::copy(&mut from, &mut to).map_err(|e| io(&dst, e))?;
         }
     }
     Ok(())
@@ -1493,8 +1525,8 @@ fn write_finding(
         &dir,
     );
     let file = out.join(format!("{invariant}-{cause}.yaml"));
-    std::fs::create_dir_all(out)
-        .and_then(|_| std::fs::write(&file, scenario::spec_yaml(&spec)))
+    output_dir(out)
+        .and_then(|_| write_output(&file, scenario::spec_yaml(&spec).as_bytes()))
         .map_err(|e| format!("{}: {e}", file.display()))?;
     let svg = write_picture_beside(&file, &a.reconciler)?;
     say!(
@@ -1546,14 +1578,25 @@ fn write_findings(
 
 /// Remove the findings an earlier exploration wrote to `out` (`<invariant>-<cause>.yaml` and
 /// its `.svg`, for every invariant and cause name): left in place, `check DIR` would run a
-/// finding this exploration no longer makes beside the new ones. Nothing else is touched.
+/// finding this exploration no longer makes beside the new ones. A symbolic link of such a
+/// name is removed too (not what it points at); a FIFO, a directory or another special file
+/// there is refused before the exploration starts. Nothing else is touched.
 fn forget_earlier_findings(out: &Path) -> std::io::Result<()> {
     for inv in lws_sim::invariants::InvariantId::ALL {
         for cause in lws_sim::explore::Perturbation::CAUSES {
             for ext in ["yaml", "svg"] {
                 let f = out.join(format!("{}-{cause}.{ext}", inv.as_str()));
-                if f.symlink_metadata().is_ok_and(|m| m.is_file()) {
+                let Ok(m) = f.symlink_metadata() else {
+                    continue;
+                };
+                if m.is_file() || m.file_type().is_symlink() {
                     std::fs::remove_file(&f)?;
+                } else {
+                    let e = format!(
+                        "{}: not a regular file (a finding is written there)",
+                        f.display()
+                    );
+                    return Err(std::io::Error::other(e));
                 }
             }
         }
@@ -1571,7 +1614,7 @@ fn cmd_explore(a: ExploreArgs) -> ExitCode {
         Err(e) => return input_error(e),
     };
     // The output directory is made before the exploration, so a bad `--out` is said at once.
-    let ready = std::fs::create_dir_all(&out).and_then(|_| forget_earlier_findings(&out));
+    let ready = output_dir(&out).and_then(|_| forget_earlier_findings(&out));
     if let Err(e) = ready {
         return input_error(format!("--out {}: {e}", out.display()));
     }

@@ -234,6 +234,50 @@ fn jobs_never_change_the_report_or_the_files_written() {
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
+/// A finding's name in `--out` held by a symbolic link: the link is removed, not written
+/// through (a file outside `--out` was overwritten); a FIFO there is refused at once (the
+/// exploration waited on it forever).
+#[cfg(unix)]
+#[test]
+fn explore_never_writes_through_a_link_nor_waits_on_a_fifo_in_out() {
+    let scratch = std::env::temp_dir().join(format!("lws-sim-explore-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    let (out, victim) = (scratch.join("out"), scratch.join("victim.txt"));
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(&victim, "VICTIM").unwrap();
+    let finding = out.join("partitionBudget-kill-after-write.yaml");
+    std::os::unix::fs::symlink(&victim, &finding).unwrap();
+    let (code, text) = explore_cli("rollout.yaml", "v0.3.0", "10", "1", &out);
+    assert_eq!(code, 1, "{text}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "VICTIM");
+    assert!(
+        finding.symlink_metadata().unwrap().is_file(),
+        "the finding replaced the link"
+    );
+    let fifo_out = scratch.join("fifo");
+    std::fs::create_dir_all(&fifo_out).unwrap();
+    let fifo = fifo_out.join("partitionBudget-kill-after-write.svg");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scenarios/rollout.yaml");
+    let o = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args(["explore", path.to_str().unwrap(), "--reconciler", "v0.3.0"])
+        .args([
+            "--max",
+            "10",
+            "--jobs",
+            "1",
+            "--out",
+            fifo_out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
 #[test]
 fn explore_jobs_0_is_a_usage_error() {
     let o = Command::new(env!("CARGO_BIN_EXE_lws-sim"))

@@ -996,6 +996,23 @@ fn paging_a_list_returns_each_object_once_with_or_without_a_field_selector() {
 }
 
 #[test]
+fn media_types_are_case_insensitive_and_names_the_storage_cannot_key_are_400() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pods = "/api/v1/namespaces/default/pods";
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"upper"},"spec":{"containers":[{"name":"c","image":"busybox"}]}}"#;
+    let (code, body) = s.http("POST", pods, "APPLICATION/JSON", pod);
+    assert_eq!(code, 201, "{body}");
+    for (name, why) in [("..", "may not be '..'"), ("a%25b", "may not contain '%'")] {
+        let (code, body) = s.http("GET", &format!("{pods}/{name}"), "", "");
+        assert_eq!(code, 400, "{name}: {body}");
+        assert!(
+            body.contains("Name parameter invalid") && body.contains(why),
+            "{body}"
+        );
+    }
+}
+
+#[test]
 fn a_watch_from_before_the_kept_history_gets_410_instead_of_a_gap() {
     // The scenario brought the LWS up before serving: those pod writes were read by every
     // reader and dropped from the pods' watch log, although the apiserver's own 5-minute

@@ -120,7 +120,8 @@ async fn handle(State(front): State<Front>, req: Request) -> Response {
             .unwrap_or("")
             .to_string()
     };
-    let content_type = header(header::CONTENT_TYPE);
+    // Media types are case-insensitive (RFC 9110; Go's `mime.ParseMediaType` lowers them).
+    let content_type = header(header::CONTENT_TYPE).to_ascii_lowercase();
     if content_type.starts_with("application/vnd.kubernetes.protobuf")
         && !super::reviews::is_review_path(parts.uri.path())
     {
