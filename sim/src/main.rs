@@ -1688,7 +1688,15 @@ fn cmd_sweep(a: SweepArgs) -> ExitCode {
         steps: a.steps,
         seeds: a.seeds,
     };
-    let total = sw.points().len() as u64 * a.seeds;
+    let total = (sw.points().len() as u64).saturating_mul(a.seeds);
+    if total > sweep::SWEEP_RUNS_MAX {
+        return usage_error(&format!(
+            "--seeds {} at {} grid points is {total} runs, over the limit of {} runs per sweep (SWEEP_RUNS_MAX): fewer --steps or --seeds",
+            a.seeds,
+            sw.points().len(),
+            sweep::SWEEP_RUNS_MAX
+        ));
+    }
     let pb = progress(total, !a.json, "sweep");
     let started = Instant::now();
     let results = match run_sweep(&sw, jobs, &pb) {

@@ -121,6 +121,33 @@ fn the_command_prints_the_same_json_for_any_jobs() {
     assert_eq!(v["points"][1]["point"]["cluster.gcLag"]["text"], "1s");
 }
 
+#[test]
+fn a_sweep_past_a_million_runs_is_refused_before_it_starts() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args([
+            "sweep",
+            scenario_path().to_str().unwrap(),
+            "--reconciler",
+            RECONCILER,
+        ])
+        .args([
+            "--vary",
+            "cluster.gcLag=1ms..8760h",
+            "--vary",
+            "controller.apiLatency=1ms..1h",
+        ])
+        .args(["--steps", "100", "--seeds", "100000", "--jobs", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--seeds 100000 at ")
+            && err.contains("runs, over the limit of 1000000 runs per sweep"),
+        "{err}"
+    );
+}
+
 /// A copy of workaround-ondelete-recreate with other expectations, in a scratch directory.
 fn rate_scenario(expect: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lws-sim-seeds-{}", std::process::id()));
