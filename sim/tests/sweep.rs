@@ -84,27 +84,34 @@ fn rates_are_those_of_the_individual_runs_and_order_changes_nothing() {
     }
 }
 
+/// `lws-sim sweep` of the test scenario under `RECONCILER`, with `args` after.
+fn sweep_command(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args([
+            "sweep",
+            scenario_path().to_str().unwrap(),
+            "--reconciler",
+            RECONCILER,
+        ])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_command_prints_the_same_json_for_any_jobs() {
     let run = |jobs: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
-            .args([
-                "sweep",
-                scenario_path().to_str().unwrap(),
-                "--reconciler",
-                RECONCILER,
-            ])
-            .args([
-                "--vary",
-                "cluster.gcLag=1ms..1s",
-                "--steps",
-                "2",
-                "--seeds",
-                "2",
-            ])
-            .args(["--json", "--jobs", jobs])
-            .output()
-            .unwrap();
+        let out = sweep_command(&[
+            "--vary",
+            "cluster.gcLag=1ms..1s",
+            "--steps",
+            "2",
+            "--seeds",
+            "2",
+            "--json",
+            "--jobs",
+            jobs,
+        ]);
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -123,22 +130,18 @@ fn the_command_prints_the_same_json_for_any_jobs() {
 
 #[test]
 fn a_sweep_past_a_million_runs_is_refused_before_it_starts() {
-    let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
-        .args([
-            "sweep",
-            scenario_path().to_str().unwrap(),
-            "--reconciler",
-            RECONCILER,
-        ])
-        .args([
-            "--vary",
-            "cluster.gcLag=1ms..8760h",
-            "--vary",
-            "controller.apiLatency=1ms..1h",
-        ])
-        .args(["--steps", "100", "--seeds", "100000", "--jobs", "1"])
-        .output()
-        .unwrap();
+    let out = sweep_command(&[
+        "--vary",
+        "cluster.gcLag=1ms..8760h",
+        "--vary",
+        "controller.apiLatency=1ms..1h",
+        "--steps",
+        "100",
+        "--seeds",
+        "100000",
+        "--jobs",
+        "1",
+    ]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(

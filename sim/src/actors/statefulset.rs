@@ -780,8 +780,6 @@ fn update_revision(
     })
 }
 
-/// `history.EqualRevision`: revisions whose hash labels differ are not equal (no data compared);
-/// otherwise equal data is.
 /// `newRevision`'s result for one generation of a set, and the stored revisions already found
 /// equal to it.
 struct NewRevision {

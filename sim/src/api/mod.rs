@@ -1426,7 +1426,7 @@ impl ApiServer {
         }
         defaults::on_update(&mut new, &old, self.gates);
         // Webhooks are registered for the main resource; `/status` writes skip them.
-        let status_subresource = matches!(verb, "update-status" | "patch-status");
+        let status_subresource = status_verb(verb);
         // A `/status` write keeps the stored labels and annotations, valid already: only a
         // main-resource write has them checked.
         if !status_subresource {
@@ -1523,7 +1523,7 @@ impl ApiServer {
         };
         self.record(actor, verb, ty, &key, &obj);
         let store = K::store_mut(self);
-        if !matches!(verb, "update-status" | "patch-status") {
+        if !status_verb(verb) {
             store.main_writes += 1;
         }
         store.objects.insert(key, obj.clone());
@@ -1640,10 +1640,11 @@ impl ApiServer {
     }
 }
 
-/// An empty list or map in the metadata is stored as absent: etcd holds objects as protobuf,
-/// where an empty repeated field and a missing one are the same, and `ObjectMeta`'s JSON tags
-/// are `omitempty` (apimachinery `pkg/apis/meta/v1/types.go`). A garbage collector that strips
-/// the last owner reference leaves no `ownerReferences: []`.
+/// A write to the `/status` subresource (which holds the stored spec and metadata).
+fn status_verb(verb: &str) -> bool {
+    matches!(verb, "update-status" | "patch-status")
+}
+
 /// Decode an object from JSON, an error naming the field as the apiserver's schema validation
 /// does (`spec.replicas: Invalid value: invalid type: string "x", expected i32`, `spec.roles:
 /// Required value`), where serde alone names none.
@@ -1667,6 +1668,10 @@ fn decode_at<K: serde::de::DeserializeOwned>(v: Value) -> Result<K, String> {
     })
 }
 
+/// An empty list or map in the metadata is stored as absent: etcd holds objects as protobuf,
+/// where an empty repeated field and a missing one are the same, and `ObjectMeta`'s JSON tags
+/// are `omitempty` (apimachinery `pkg/apis/meta/v1/types.go`). A garbage collector that strips
+/// the last owner reference leaves no `ownerReferences: []`.
 fn drop_empty_meta(meta: &mut ObjectMeta) {
     if meta.owner_references.as_ref().is_some_and(Vec::is_empty) {
         meta.owner_references = None;

@@ -199,7 +199,7 @@ fn identity(errs: &mut Vec<String>, at: &str, c: &Container) {
 fn container(errs: &mut Vec<String>, at: &str, c: &Container, is_init: bool, rules: Rules) {
     ports(errs, at, c);
     env(errs, at, c, rules);
-    if rules.resize_policy && !is_init {
+    if rules.resize_policy && !is_init && c.resize_policy.is_some() {
         resize_policy(errs, &format!("{at}.resizePolicy"), c);
     }
     if let Some(r) = &c.resources {

@@ -615,15 +615,12 @@ impl Core {
         };
         // The body decodes as a policy Eviction (another kind is a 400, as the apiserver's
         // decoder answers it), served at v1 and, for older clients, v1beta1.
-        if let Err(r) = ops::expect_type(&body, "Eviction", None) {
+        let given = body.get("apiVersion").and_then(Value::as_str);
+        let version = given
+            .filter(|a| *a == "policy/v1beta1")
+            .unwrap_or("policy/v1");
+        if let Err(r) = ops::expect_type(&body, "Eviction", Some(version)) {
             return r;
-        }
-        if let Some(a) = body.get("apiVersion").and_then(Value::as_str) {
-            if !matches!(a, "policy/v1" | "policy/v1beta1") {
-                return bad_request(format!(
-                    "the API version in the data ({a}) does not match the expected API version (policy/v1)"
-                ));
-            }
         }
         // kubernetes pkg/registry/core/pod/storage/eviction.go `Create`: the Eviction must
         // name the pod of the URL (an Eviction without a name does not).
