@@ -107,6 +107,8 @@ impl Error {
     }
 }
 
+/// The reason, then the message. An event message that upstream formats with Go's `%v` of an
+/// API error (a `StatusError`'s message alone) takes `message`, not this.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?}: {}", self.reason, self.message)

@@ -180,6 +180,56 @@ pub fn check_enum(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&s
     }
 }
 
+/// The `required` fields of the pod templates' schema that a template commonly lacks: a
+/// template's `spec.containers`, and each container's and env var's `name` (the CRD's pod
+/// templates are Kubernetes' `PodSpec`, `Container` and `EnvVar`, whose schemas list them as
+/// required at every tag). The API server checks them after the mutating webhooks, with every
+/// other schema rule: a template without containers is a 422, not a LeaderWorkerSet whose
+/// StatefulSets the API server then refuses at every reconcile.
+///
+/// The typed object cannot tell an absent list or name from an empty one, so an explicit
+/// `containers: []` or `name: ""`, which the schema lets through, is refused too
+/// (docs/fidelity.md).
+pub fn check_required_pod_fields(errs: &mut Vec<String>, lws: &LeaderWorkerSet) {
+    let t = &lws.spec.leader_worker_template;
+    let templates = [
+        (
+            "spec.leaderWorkerTemplate.leaderTemplate",
+            t.leader_template.as_ref(),
+        ),
+        (
+            "spec.leaderWorkerTemplate.workerTemplate",
+            Some(&t.worker_template),
+        ),
+    ];
+    for (path, template) in templates {
+        let Some(spec) = template.and_then(|t| t.spec.as_ref()) else {
+            continue;
+        };
+        if spec.containers.is_empty() {
+            errs.push(format!("{path}.spec.containers: Required value"));
+        }
+        let init = spec.init_containers.as_deref().unwrap_or(&[]);
+        let lists = [
+            ("containers", spec.containers.as_slice()),
+            ("initContainers", init),
+        ];
+        for (list, containers) in lists {
+            for (i, c) in containers.iter().enumerate() {
+                let at = format!("{path}.spec.{list}[{i}]");
+                if c.name.is_empty() {
+                    errs.push(format!("{at}.name: Required value"));
+                }
+                for (j, e) in c.env.iter().flatten().enumerate() {
+                    if e.name.is_empty() {
+                        errs.push(format!("{at}.env[{j}].name: Required value"));
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +254,40 @@ mod tests {
         });
         l.spec.leader_worker_template.volume_claim_templates = Some(vec![]);
         l
+    }
+
+    /// A worker template without containers, a container without a name and an env var
+    /// without one are each `Required value` at their path; a leader template is checked when
+    /// there is one.
+    #[test]
+    fn required_pod_template_fields_are_named() {
+        let from = |v: serde_json::Value| -> LeaderWorkerSet { serde_json::from_value(v).unwrap() };
+        let mut errs = Vec::new();
+        let l = from(
+            serde_json::json!({"spec": {"leaderWorkerTemplate": {"workerTemplate": {"spec": {}}}}}),
+        );
+        check_required_pod_fields(&mut errs, &l);
+        assert_eq!(
+            errs,
+            ["spec.leaderWorkerTemplate.workerTemplate.spec.containers: Required value"]
+        );
+        let mut errs = Vec::new();
+        let l = from(serde_json::json!({"spec": {"leaderWorkerTemplate": {
+            "leaderTemplate": {"spec": {"containers": [{"name": "l", "image": "i", "env": [{"value": "1"}]}]}},
+            "workerTemplate": {"spec": {"containers": [{"image": "i"}]}}}}}));
+        check_required_pod_fields(&mut errs, &l);
+        assert_eq!(
+            errs,
+            [
+                "spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].env[0].name: Required value",
+                "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].name: Required value",
+            ]
+        );
+        let mut errs = Vec::new();
+        let l = from(serde_json::json!({"spec": {"leaderWorkerTemplate": {
+            "workerTemplate": {"spec": {"containers": [{"name": "w", "image": "i"}]}}}}}));
+        check_required_pod_fields(&mut errs, &l);
+        assert!(errs.is_empty(), "{errs:?}");
     }
 
     fn partition(l: &LeaderWorkerSet) -> Option<i32> {

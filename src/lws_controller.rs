@@ -414,7 +414,7 @@ async fn create_headless_service_if_missing<C: Client>(c: &C, lws: &LeaderWorker
             &*lws,
             "Warning",
             "FailedCreate",
-            &format!("Failed to create headless service: {e}"),
+            &format!("Failed to create headless service: {}", e.message),
         );
     })
 }

@@ -98,6 +98,7 @@ pub fn validate_schema(lws: &LeaderWorkerSet, flags: &Flags) -> Result<(), Strin
             &["RollingUpdate"],
         );
     }
+    crate::crd::check_required_pod_fields(&mut errs, lws);
     match errs.len() {
         0 => Ok(()),
         1 => Err(errs.remove(0)),

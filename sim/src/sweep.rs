@@ -279,12 +279,28 @@ impl Sweep {
         for (p, v) in self.params.iter().zip(point) {
             set_field(&mut s.spec, &p.path, *v)?;
         }
-        // The limits a file with these values would meet at load (README, "Limits").
+        // The limits a file with these values would meet at load (README, "Limits"); a value
+        // the grid set is blamed on its `--vary`, not on a line of the file.
         let file = s.path.display().to_string();
         scenario::targets::check_scenario(&file, &s.lines, &s.spec, &s.manifests, &s.steps)
-            .map_err(|e| e.to_string())?;
-        s.cluster_config()?;
+            .map_err(|e| self.blame_vary(point, &e.message).unwrap_or(e.to_string()))?;
+        s.cluster_config()
+            .map_err(|m| self.blame_vary(point, &m).unwrap_or(m))?;
         Ok(s)
+    }
+
+    /// An error about a field the grid sets, worded as the `--vary` that set it.
+    fn blame_vary(&self, point: &[u64], message: &str) -> Option<String> {
+        let (p, v) = self
+            .params
+            .iter()
+            .zip(point)
+            .find(|(p, _)| message.starts_with(&format!("{}:", p.path)))?;
+        Some(format!(
+            "--vary {}: at the grid value {}: {message}",
+            p.path,
+            p.text(*v)
+        ))
     }
 
     /// Every run of the sweep, in (point, seed) order: the scenario of each point, and the

@@ -613,7 +613,9 @@ fn server_side_apply_owns_only_the_fields_the_intent_sets() {
         "application/apply-patch+yaml",
         r#"{"apiVersion":"leaderworkerset.x-k8s.io/v1","kind":"LeaderWorkerSet","metadata":{"name":"new"}}"#,
     );
-    assert_eq!(code, 400, "{body}");
+    // Schema validation, not a decoder's failure: a 422 naming the field.
+    assert_eq!(code, 422, "{body}");
+    assert!(body.contains("spec: Required value"), "{body}");
     assert!(s.http("GET", other, "", "").0 == 404);
 }
 
@@ -800,6 +802,87 @@ fn the_events_are_served_as_events_k8s_io_v1_too() {
         let found = s.ok(&["get", "events", "--field-selector", selector, "-o", "name"]);
         assert!(found.lines().count() >= 2, "{selector}: {found}");
     }
+}
+
+/// A LeaderWorkerSet body is checked against its CRD's schema as the apiserver checks it: a
+/// template without containers or a container without a name is a 422 `Required value` (it
+/// was created, and its controllers failed at every reconcile), a wrong type a 422 in the
+/// schema's words, on create and on a patch.
+#[test]
+fn kubectl_gets_the_crd_schemas_required_and_type_errors() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = temp_dir("serve-crd-required");
+    let lws = |name: &str, spec: &str| {
+        format!("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: {name}}}\nspec: {spec}\n")
+    };
+    let file = write_file(
+        &dir,
+        "nocont.yaml",
+        &lws(
+            "nocont",
+            "{leaderWorkerTemplate: {workerTemplate: {spec: {}}}}",
+        ),
+    );
+    let (ok, out) = s.kubectl(&["create", "-f", &file]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("spec.leaderWorkerTemplate.workerTemplate.spec.containers: Required value"),
+        "{out}"
+    );
+    let file = write_file(
+        &dir,
+        "noname.yaml",
+        &lws(
+            "noname",
+            "{leaderWorkerTemplate: {workerTemplate: {spec: {containers: [{image: x}]}}}}",
+        ),
+    );
+    let (ok, out) = s.kubectl(&["create", "-f", &file]);
+    assert!(
+        !ok && out.contains("containers[0].name: Required value"),
+        "{out}"
+    );
+    let file = write_file(&dir, "two.yaml", &lws("two", "{replicas: two, leaderWorkerTemplate: {workerTemplate: {spec: {containers: [{name: w, image: x}]}}}}"));
+    let (ok, out) = s.kubectl(&["create", "-f", &file]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(r#"The LeaderWorkerSet "two" is invalid: spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#),
+        "{out}"
+    );
+    let (ok, out) = s.merge_patch("lws", "vllm", r#"{"spec":{"replicas":"3"}}"#);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(r#"is invalid: spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#),
+        "{out}"
+    );
+}
+
+/// The Accept header negotiates the reply's media type as the apiserver's does: YAML when
+/// asked (`curl -H 'Accept: application/yaml'`), errors too; a header naming nothing the
+/// server writes is 406 NotAcceptable; a browser's header (`*/*` last) gets JSON.
+#[test]
+fn accept_negotiates_yaml_json_or_406() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    s.step("10s");
+    let lws = "/apis/leaderworkerset.x-k8s.io/v1/namespaces/default/leaderworkersets";
+    let (code, body) = s.get_as(&format!("{lws}/vllm"), "application/yaml");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("kind: LeaderWorkerSet"), "{body}");
+    let (code, body) = s.get_as(&format!("{lws}/nothing"), "application/yaml");
+    assert_eq!(code, 404, "{body}");
+    assert!(body.contains("reason: NotFound"), "{body}");
+    let (code, body) = s.get_as("/api/v1/namespaces/default/pods", "text/html");
+    assert_eq!(code, 406, "{body}");
+    assert!(
+        body.contains("only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"),
+        "{body}"
+    );
+    let (code, body) = s.get_as(lws, "text/html,application/xhtml+xml,*/*;q=0.8");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("\"kind\":\"LeaderWorkerSetList\""), "{body}");
+    // Outside the API groups nothing is negotiated.
+    let (code, body) = s.get_as("/version", "text/html");
+    assert_eq!(code, 200, "{body}");
 }
 
 /// client-go's metadata client (controller-runtime's `OnlyMetadata`) asks for

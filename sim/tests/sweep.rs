@@ -283,3 +283,25 @@ fn check_over_seeds_gives_the_same_answer_for_any_jobs() {
     );
     assert_eq!((code1, one), (code2, two));
 }
+
+/// A grid value past a limit is the command line's, not the file's: the error names the
+/// `--vary` and the value, and no line of the scenario.
+#[test]
+fn a_grid_value_past_a_limit_is_blamed_on_its_vary() {
+    let out = sweep_command(&[
+        "--vary",
+        "cluster.nodes.count=1..20000",
+        "--steps",
+        "2",
+        "--seeds",
+        "1",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--vary cluster.nodes.count: at the grid value 20000: cluster.nodes.count: 20000 is above the limit"),
+        "{err}"
+    );
+    let file = scenario_path().display().to_string();
+    assert!(!err.contains(&format!("{file}:")), "{err}");
+}

@@ -94,7 +94,11 @@ pub async fn reconcile<C: Client>(
             None => ("FailedCreate", CREATE, "create"),
             Some(_) => ("FailedUpdate", UPDATE, "update"),
         };
-        let msg = format!("Failed to {verb} leader statefulset {}: {e}", lws.name());
+        let msg = format!(
+            "Failed to {verb} leader statefulset {}: {}",
+            lws.name(),
+            e.message
+        );
         c.eventf(&*lws, None, "Warning", reason, action, &msg);
         return Err(e);
     }
@@ -107,7 +111,7 @@ pub async fn reconcile<C: Client>(
         partition,
     );
     if let Err(e) = reconcile_headless_services(c, &lws).await {
-        let msg = format!("Failed to create headless service for error: {e}");
+        let msg = format!("Failed to create headless service for error: {}", e.message);
         c.eventf(&*lws, None, "Warning", "FailedCreate", CREATE, &msg);
         return Err(e);
     }

@@ -168,8 +168,9 @@ async fn reconcile_leader<C: Client>(
         Err(e) if e.is_already_exists() => Ok(Action::done()),
         Err(e) => {
             let msg = format!(
-                "Failed to create worker statefulset for leader pod {}: {e}",
-                k8s::name(&pod.metadata)
+                "Failed to create worker statefulset for leader pod {}: {}",
+                k8s::name(&pod.metadata),
+                e.message
             );
             let related = Some(Related::of(pod));
             c.eventf(lws, related, "Warning", "FailedCreate", CREATE, &msg);

@@ -147,6 +147,7 @@ fn validate_schema(lws: &LeaderWorkerSet, errs: &mut Vec<String>) {
             &["Shared", "UniquePerReplica"],
         );
     }
+    crate::crd::check_required_pod_fields(errs, lws);
 }
 
 /// The admission of a create (`old` None) or update: schema, `generalValidate`, and on update

@@ -842,7 +842,7 @@ impl ApiServer {
             }
             // Unconditional update: fine for built-ins, 422 for custom resources
             // (apiextensions strategy.go L268-271).
-            _ if K::ID == KindId::LeaderWorkerSet => {
+            _ if K::ID.custom() => {
                 let msg =
                     "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update";
                 return self.fail(
@@ -969,7 +969,7 @@ impl ApiServer {
         let patched: K = match decode_at(value) {
             Ok(p) => p,
             Err(m) => {
-                let e = ApiError::new(Reason::Invalid, format!("patch does not decode: {m}"));
+                let e = ApiError::new(Reason::Invalid, m);
                 return self.fail(actor, verb, K::ID, &key, e);
             }
         };
@@ -1025,14 +1025,8 @@ impl ApiServer {
             return self.fail(manager, "apply", K::ID, &key, e);
         }
         strip_empty(&mut intent);
-        let decode = || {
-            decode_at::<K>(intent.clone()).map_err(|m| {
-                ApiError::new(
-                    Reason::Invalid,
-                    format!("the applied object does not decode: {m}"),
-                )
-            })
-        };
+        let decode =
+            || decode_at::<K>(intent.clone()).map_err(|m| ApiError::new(Reason::Invalid, m));
         let (result, managers) = self.apply_fields(manager, &key, &intent, force, decode)?;
         if self.dry_run.is_none() {
             let store = K::store_mut(self);
@@ -1103,10 +1097,7 @@ impl ApiServer {
         let mut new: K = match decode_at(current) {
             Ok(n) => n,
             Err(m) => {
-                let e = ApiError::new(
-                    Reason::Invalid,
-                    format!("applied object does not decode: {m}"),
-                );
+                let e = ApiError::new(Reason::Invalid, m);
                 return self.fail(manager, "apply", K::ID, key, e);
             }
         };
@@ -1646,9 +1637,9 @@ fn status_verb(verb: &str) -> bool {
 }
 
 /// Decode an object from JSON, an error naming the field as the apiserver's schema validation
-/// does (`spec.replicas: Invalid value: invalid type: string "x", expected i32`, `spec.roles:
-/// Required value`), where serde alone names none.
-fn decode_at<K: serde::de::DeserializeOwned>(v: Value) -> Result<K, String> {
+/// does (`spec.replicas: Invalid value: "string": spec.replicas in body must be of type
+/// integer: "string"`, `spec.roles: Required value`), where serde alone names none.
+pub fn decode_at<K: serde::de::DeserializeOwned>(v: Value) -> Result<K, String> {
     // The path is tracked only to word a failure: most objects decode.
     if let Ok(k) = K::deserialize(&v) {
         return Ok(k);
@@ -1663,9 +1654,44 @@ fn decode_at<K: serde::de::DeserializeOwned>(v: Value) -> Result<K, String> {
             (".", Some(field)) => format!("{field}: Required value"),
             (_, Some(field)) => format!("{path}.{field}: Required value"),
             (".", None) => inner,
-            _ => format!("{path}: Invalid value: {inner}"),
+            _ => match schema_types(&inner) {
+                Some((got, want)) => format!(
+                    "{path}: Invalid value: \"{got}\": {path} in body must be of type {want}: \"{got}\""
+                ),
+                None => format!("{path}: Invalid value: {inner}"),
+            },
         }
     })
+}
+
+/// serde's `invalid type: string "3", expected i32` as OpenAPI's type names, the value's and
+/// the schema's (`string`, `integer`), as the apiserver's schema validation words a wrong type
+/// (kube-openapi `validate/type.go`).
+fn schema_types(serde_message: &str) -> Option<(&'static str, &'static str)> {
+    let rest = serde_message.strip_prefix("invalid type: ")?;
+    let (got, want) = rest.split_once(", expected ")?;
+    let got = match got.split([' ', '`']).next()? {
+        "string" => "string",
+        "integer" => "integer",
+        "floating" => "number",
+        "boolean" => "boolean",
+        "map" => "object",
+        "sequence" => "array",
+        "null" => "null",
+        _ => return None,
+    };
+    let want = match want.trim() {
+        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize" => {
+            "integer"
+        }
+        "f32" | "f64" => "number",
+        "a string" | "string" => "string",
+        "a boolean" => "boolean",
+        "a sequence" => "array",
+        w if w.starts_with("struct ") || w == "a map" => "object",
+        _ => return None,
+    };
+    Some((got, want))
 }
 
 /// An empty list or map in the metadata is stored as absent: etcd holds objects as protobuf,

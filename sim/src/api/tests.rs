@@ -196,7 +196,7 @@ fn a_patch_that_does_not_decode_names_the_field() {
     assert_eq!(e.code, 422, "{}", e.message);
     assert!(
         e.message.contains(
-            "spec.template.spec.containers[0].image: Invalid value: invalid type: boolean `true`"
+            "spec.template.spec.containers[0].image: Invalid value: \"boolean\": spec.template.spec.containers[0].image in body must be of type string: \"boolean\""
         ),
         "{}",
         e.message
@@ -297,7 +297,7 @@ fn stale_resource_version_is_409_conflict() {
 }
 
 #[test]
-fn unconditional_update_is_allowed_for_builtins_but_422_for_the_lws_crd() {
+fn unconditional_update_is_allowed_for_builtins_but_422_for_custom_resources() {
     // AllowUnconditionalUpdate: true for StatefulSet, false for CRs (each kind's registry strategy).
     let mut a = api();
     let s = a.create("t", sts("a", "v1")).unwrap();
@@ -311,6 +311,22 @@ fn unconditional_update_is_allowed_for_builtins_but_422_for_the_lws_crd() {
     u.spec.replicas = Some(2);
     let e = a.update("t", u).unwrap_err();
     assert_eq!((e.code, e.reason), (422, Reason::Invalid));
+    // Every custom resource: a DisaggregatedSetRoleScaler too (a PUT without one was taken).
+    a.disaggregated_set_crds = true;
+    let scaler: lws::disagg::api::DisaggregatedSetRoleScaler = serde_json::from_value(
+        serde_json::json!({"metadata": {"name": "r", "namespace": "default"}, "spec": {"replicas": 1}}),
+    )
+    .unwrap();
+    let r = a.create("t", scaler).unwrap();
+    let mut u = (*r).clone();
+    u.metadata.resource_version = None;
+    let e = a.update("t", u).unwrap_err();
+    assert_eq!((e.code, e.reason), (422, Reason::Invalid));
+    assert!(
+        e.message.contains("must be specified for an update"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]

@@ -261,7 +261,7 @@ pub fn check_manifest(value: &Value, lws_counts: bool) -> Result<(), (String, St
     Ok(())
 }
 
-/// `check_lws_counts` on every role of a DisaggregatedSet (its fields under
+/// `lws_size` on every role of a DisaggregatedSet (its fields under
 /// `spec.roles[i].`), then its pods over all slices against `DS_PODS_MAX`.
 fn ds_size(v: &Value) -> Result<(), (String, String)> {
     let int = |v: &Value, p: &str| v.pointer(p).and_then(Value::as_i64);
@@ -270,7 +270,9 @@ fn ds_size(v: &Value) -> Result<(), (String, String)> {
     for (i, role) in roles.into_iter().flatten().enumerate() {
         let r = int(role, "/spec/replicas").unwrap_or(1);
         let s = int(role, "/spec/leaderWorkerTemplate/size").unwrap_or(1);
-        check_lws_counts(r, s).map_err(|(field, m)| {
+        // A role's `spec` is its LeaderWorkerSet's, held to the same limits (groups, pods and
+        // template bytes).
+        lws_size(role).map_err(|(field, m)| {
             let at = format!("spec.roles[{i}].");
             (format!("{at}{field}"), format!("{at}{m}"))
         })?;
@@ -283,6 +285,12 @@ fn ds_size(v: &Value) -> Result<(), (String, String)> {
         return Err((field.into(), m));
     }
     Ok(())
+}
+
+/// The grace periods and partitions a patch step's `merge` writes, held to what a manifest's
+/// are (the path under `merge`, and what is wrong).
+pub fn check_merge_fields(merge: &Value) -> Result<(), (String, String)> {
+    walk(merge, &mut Vec::new(), true)
 }
 
 /// Fields anywhere in a manifest: grace periods and partitions.
@@ -468,5 +476,31 @@ mod step_count_tests {
         assert_eq!(line, 5);
         assert_eq!(m, "steps: 3 steps, above the limit of 2");
         assert_eq!(steps_over("steps: [", 0), None);
+    }
+}
+
+#[cfg(test)]
+mod ds_tests {
+    use super::check_manifest;
+
+    /// Each role of a DisaggregatedSet becomes a LeaderWorkerSet: its template's bytes times
+    /// its pods are held to `TEMPLATE_EXCESS_MAX` as a LeaderWorkerSet's are (a role past it
+    /// loaded, and its LeaderWorkerSet was refused at every try, without a word).
+    #[test]
+    fn a_role_with_a_heavy_template_is_refused_naming_the_role() {
+        let role = |name: &str, replicas: i64, note: usize| {
+            serde_json::json!({"name": name, "spec": {"replicas": replicas, "leaderWorkerTemplate": {
+                "size": 2,
+                "workerTemplate": {"metadata": {"annotations": {"a": "x".repeat(note)}},
+                    "spec": {"containers": [{"name": "c", "image": "i"}]}}}}})
+        };
+        let ds = |heavy: usize| {
+            serde_json::json!({"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
+                "metadata": {"name": "d"}, "spec": {"roles": [role("decode", 1, 10), role("prefill", 5000, heavy)]}})
+        };
+        assert!(check_manifest(&ds(100), true).is_ok());
+        let (field, m) = check_manifest(&ds(20_000), true).expect_err("over the limit");
+        assert_eq!(field, "spec.roles[1].spec.leaderWorkerTemplate");
+        assert!(m.contains("10000 pods of a"), "{m}");
     }
 }

@@ -52,6 +52,10 @@ impl Manifest {
 
 pub use super::error::LoadError;
 
+/// Documents in one manifest file, as the YAML budget holds every file to (serde-saphyr 2.2's
+/// default; manifests are split here, a document at a time, so the parser never counts them).
+pub const MANIFEST_DOCUMENTS_MAX: usize = 1024;
+
 /// Split into documents at `---` lines, keeping each document's first line number (1-based).
 fn documents(text: &str) -> Vec<(usize, String)> {
     let mut docs = Vec::new();
@@ -436,7 +440,18 @@ fn parse_documents(
 ) -> Result<(Vec<Manifest>, Vec<String>), LoadError> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
-    for (start, doc) in documents(text) {
+    let docs = documents(text);
+    if let Some((line, _)) = docs.get(MANIFEST_DOCUMENTS_MAX) {
+        return Err(LoadError {
+            file: file.into(),
+            line: Some(*line),
+            message: format!(
+                "{} documents, above the limit of {MANIFEST_DOCUMENTS_MAX} documents per file (the YAML budget)",
+                docs.len()
+            ),
+        });
+    }
+    for (start, doc) in docs {
         let value: Value = serde_saphyr::from_str_with_options(&doc, super::yaml_options())
             .map_err(|e| saphyr_error(file, start, &doc, &e))?;
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
@@ -481,6 +496,30 @@ pub fn from_value(file: &str, value: &Value, counts: Counts) -> Result<Manifest,
 
 #[cfg(test)]
 mod tests {
+    /// Past the YAML budget's document count a manifest is refused at the first document
+    /// over it (3,000 pods loaded one by one).
+    #[test]
+    fn a_manifest_of_more_documents_than_the_budget_is_refused() {
+        let doc = |i: usize| {
+            format!("apiVersion: v1\nkind: Service\nmetadata: {{name: s{i}}}\nspec: {{ports: [{{port: 80}}]}}\n")
+        };
+        let file = |n: usize| (0..n).map(doc).collect::<Vec<_>>().join("---\n");
+        let max = super::MANIFEST_DOCUMENTS_MAX;
+        assert_eq!(
+            super::parse("m.yaml", &file(max))
+                .expect("at the limit")
+                .len(),
+            max
+        );
+        let e = super::parse("m.yaml", &file(max + 1)).expect_err("over the limit");
+        assert_eq!(e.line, Some(max * 5 + 1));
+        assert!(
+            e.message
+                .contains("1025 documents, above the limit of 1024"),
+            "{e:?}"
+        );
+    }
+
     #[test]
     fn a_field_is_found_on_its_own_line_not_the_first_of_its_name() {
         let doc = "kind: LeaderWorkerSet

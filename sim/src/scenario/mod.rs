@@ -224,6 +224,33 @@ fn expectations(
     Ok(out)
 }
 
+/// An `expect` that names an invariant the scenario does not check (`invariants:
+/// [availability]` expecting `groupRestart`) can never be met: refused at its line.
+fn unselected_expectation(
+    file: &str,
+    lines: &SpecLines,
+    expect: &BTreeMap<String, Expectation>,
+    selected: &[String],
+) -> Result<(), LoadError> {
+    for (reconciler, e) in expect {
+        let off = e
+            .invariants()
+            .iter()
+            .find(|n| invariants::ALL.contains(&n.as_str()) && !selected.iter().any(|s| s == *n));
+        if let Some(n) = off {
+            return Err(err_at(
+                file,
+                lines.expect.get(reconciler).copied(),
+                format!(
+                    "expect.{reconciler}.violates: {n:?} is not among the scenario's invariants ({}); the run never checks it, so it cannot break",
+                    selected.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether two profiles run the same code: one release, every flag the same.
 fn same_reconciler(a: &Profile, b: &Profile) -> bool {
     a.release == b.release && a.flags == b.flags
@@ -430,6 +457,7 @@ impl Scenario {
         targets::check_scenario(&file, &lines, &spec, &manifests, &steps)?;
         let invariants = selected_invariants(&file, lines.invariants, &spec.invariants)?;
         let expect = expectations(&file, &lines, &spec.expect)?;
+        unselected_expectation(&file, &lines, &spec.expect, &invariants)?;
         let reconciler = match &spec.controller.reconciler {
             Some(r) => Some(Profile::parse(r).map_err(|m| {
                 err_at(

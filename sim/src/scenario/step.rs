@@ -465,6 +465,21 @@ fn check_operators(v: &Value, path: &str) -> Result<(), String> {
     }
 }
 
+/// A `match` is a map of the object's fields: an operator in its place (`match: {$exists:
+/// false}`) would be read as a field of that name and decide the verdict without a word.
+/// Absence of the object is `absent: true`; an operator goes under the field it tests.
+fn check_whole_object(p: &Value) -> Result<(), String> {
+    let Some(m) = p.as_object() else {
+        return Err("match: must be a map of the object's fields".into());
+    };
+    match m.keys().find(|k| k.starts_with('$')) {
+        Some(k) => Err(format!(
+            "match.{k}: an operator tests a field, not the whole object: put it under the field (match: {{metadata: {{deletionTimestamp: {{{k}: ...}}}}}}), or ask for a missing object with `absent: true`"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// `{$fieldOf: {kind, name, pointer}}`: a kind the API serves, a name, a JSON pointer.
 fn check_field_of(v: &Value, at: &str) -> Result<(), String> {
     let Some(m) = v.as_object() else {
@@ -522,6 +537,7 @@ fn object_match(ctx: &str, step: &str, r: &ObjectRef) -> Result<ObjectMatch, Loa
         return Err(err(ctx, m));
     }
     if let Some(p) = &r.pattern {
+        check_whole_object(p).map_err(|m| err(ctx, format!("{step}: {m}")))?;
         check_operators(p, "match").map_err(|m| err(ctx, format!("{step}: {m}")))?;
     }
     let (kind, namespace) = if r.kind == "Event" {

@@ -300,6 +300,15 @@ fn check_step(
                 node_can_exist(&f("name"), &o.name, pop, nodes)?;
             }
             if let (StepSpec::Patch(_), Some(merge)) = (spec, &o.merge) {
+                if counts == Counts::Checked {
+                    // The message starts with the path under `merge`.
+                    super::limits::check_merge_fields(merge).map_err(|(at, m)| {
+                        (
+                            format!("{}.{at}", f("merge")),
+                            format!("{}.{m}", f("merge")),
+                        )
+                    })?;
+                }
                 if o.kind == "LeaderWorkerSet" && counts == Counts::Checked {
                     check_lws_patch(&f("merge"), merge, o, pop)?;
                 }

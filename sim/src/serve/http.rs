@@ -21,6 +21,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 
 use super::core::{ApiRequest, Msg};
+use super::negotiate::Output;
 use super::query::{failure, parse_query, Reply};
 
 /// kube-apiserver's `MaxRequestBodyBytes` (3 MiB, `--max-request-bytes`' default there): a
@@ -53,7 +54,17 @@ fn json_response(code: u16, body: String) -> Response {
 }
 
 fn reply_response(r: Reply) -> Response {
+    reply_response_as(r, Output::Json)
+}
+
+/// `r` written in the negotiated media type (`negotiate.rs`): a JSON reply as YAML when asked.
+fn reply_response_as(r: Reply, output: Output) -> Response {
     match r {
+        Reply::Json { code, body } if output == Output::Yaml => {
+            let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let body = super::negotiate::yaml_body(&body);
+            (code, [(header::CONTENT_TYPE, "application/yaml")], body).into_response()
+        }
         Reply::Json { code, body } => json_response(code, body),
         Reply::Text { code, body } => {
             let code = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
@@ -73,7 +84,7 @@ fn reply_response(r: Reply) -> Response {
             (code, [(header::CONTENT_TYPE, content_type)], body).into_response()
         }
         Reply::Warned { reply, warnings } => {
-            let mut response = reply_response(*reply);
+            let mut response = reply_response_as(*reply, output);
             for w in warnings {
                 // RFC 7234 warn-text: a quoted string (apiserver `pkg/warning`, code 299).
                 let text = w.replace('\\', "\\\\").replace('"', "\\\"");
@@ -106,6 +117,32 @@ fn reply_response(r: Reply) -> Response {
     }
 }
 
+/// The request's body within `--request-timeout` and `BODY_LIMIT`, or the reply refusing it.
+async fn read_body(body: Body, request_timeout: Duration) -> Result<Vec<u8>, Reply> {
+    match tokio::time::timeout(request_timeout, axum::body::to_bytes(body, BODY_LIMIT)).await {
+        Err(_) => {
+            // The apiserver's timeout filter (`filters/timeout.go`) answers a request that did
+            // not finish in time with 504 Timeout.
+            Err(failure(
+                504,
+                "Timeout",
+                "Timeout: request did not complete within requested timeout - context deadline exceeded",
+            ))
+        }
+        Ok(Ok(b)) => Ok(b.to_vec()),
+        Ok(Err(e)) => {
+            // A body over the limit is 413, as the apiserver answers; anything else 400.
+            let too_large = e.to_string().contains("length limit");
+            let (code, reason) = if too_large {
+                (413, "RequestEntityTooLarge")
+            } else {
+                (400, "BadRequest")
+            };
+            Err(failure(code, reason, format!("reading the body: {e}")))
+        }
+    }
+}
+
 async fn handle(State(front): State<Front>, req: Request) -> Response {
     let Front {
         tx,
@@ -134,36 +171,26 @@ async fn handle(State(front): State<Front>, req: Request) -> Response {
             "lws-sim serve does not decode protobuf; send application/json (e.g. kubectl create -f FILE)",
         ));
     }
-    let body = match tokio::time::timeout(request_timeout, axum::body::to_bytes(body, BODY_LIMIT))
-        .await
-    {
-        Err(_) => {
-            // The apiserver's timeout filter (`filters/timeout.go`) answers a request that did
-            // not finish in time with 504 Timeout.
-            return reply_response(failure(
-                504,
-                "Timeout",
-                "Timeout: request did not complete within requested timeout - context deadline exceeded",
-            ));
+    let path = parts.uri.path();
+    let accept = header(header::ACCEPT);
+    let output = if super::negotiate::negotiated(path) {
+        match super::negotiate::negotiate(path, &accept) {
+            Ok(o) => o,
+            Err(refused) => return reply_response(refused),
         }
-        Ok(Ok(b)) => b.to_vec(),
-        Ok(Err(e)) => {
-            // A body over the limit is 413, as the apiserver answers; anything else 400.
-            let too_large = e.to_string().contains("length limit");
-            let (code, reason) = if too_large {
-                (413, "RequestEntityTooLarge")
-            } else {
-                (400, "BadRequest")
-            };
-            return reply_response(failure(code, reason, format!("reading the body: {e}")));
-        }
+    } else {
+        Output::Json
+    };
+    let body = match read_body(body, request_timeout).await {
+        Ok(b) => b,
+        Err(refused) => return reply_response(refused),
     };
     let r = ApiRequest {
         method: parts.method.as_str().to_string(),
         path: parts.uri.path().to_string(),
         query: parse_query(parts.uri.query().unwrap_or("")),
         content_type,
-        accept: header(header::ACCEPT),
+        accept,
         user_agent: parts
             .headers
             .get(header::USER_AGENT)
@@ -190,7 +217,7 @@ async fn handle(State(front): State<Front>, req: Request) -> Response {
         }
     }
     match orx.await {
-        Ok(r) => reply_response(r),
+        Ok(r) => reply_response_as(r, output),
         Err(_) => reply_response(failure(
             503,
             "ServiceUnavailable",

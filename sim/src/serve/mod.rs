@@ -15,6 +15,7 @@ mod crds;
 mod events;
 mod http;
 mod namespaces;
+mod negotiate;
 pub mod ops;
 mod proto;
 pub mod query;

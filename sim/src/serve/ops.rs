@@ -418,8 +418,18 @@ pub fn decode<K: Kind>(v: Value, r: &Resource, ns: Option<&str>, strict: bool) -
     // strict here), and its serialization leaves out empty defaults: compare built-in kinds
     // only, whose k8s-openapi types serialize every field they decoded.
     let input = (strict && K::ID != KindId::LeaderWorkerSet).then(|| v.clone());
-    let obj: K = serde_json::from_value(v)
-        .map_err(|e| bad_request(format!("error decoding the object: {e}")))?;
+    // A custom resource's body is checked against its CRD's schema, whose errors are 422s
+    // naming the field (`spec.replicas: Invalid value: "string": ...`, `...: Required
+    // value`); a built-in kind's fails its decoder (400).
+    let obj: K = if K::ID.custom() {
+        let name = v.pointer("/metadata/name").and_then(Value::as_str);
+        let name = name.unwrap_or_default().to_string();
+        crate::api::decode_at(v)
+            .map_err(|m| api_error(&ApiError::new(Reason::Invalid, m), r, &name))?
+    } else {
+        serde_json::from_value(v)
+            .map_err(|e| bad_request(format!("error decoding the object: {e}")))?
+    };
     if let Some(input) = input {
         let decoded = to_value(&obj);
         if let Some(f) = dropped_field(&input, &decoded, "") {
