@@ -962,6 +962,20 @@ fn verdict_list(v: &[String]) -> String {
     }
 }
 
+/// A file name as the table shows it: control characters (an escape sequence, a newline in
+/// the name) escaped, so a name cannot redraw the terminal or break a row.
+fn printable(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// `text` in lines of at most `width` characters, broken after commas where possible.
 fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(4);
@@ -976,7 +990,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
         for piece in token.chars().collect::<Vec<_>>().chunks(width) {
             let piece: String = piece.iter().collect();
             let last = lines.last_mut().expect("one line at least");
-            if last.len() + piece.len() <= width {
+            if last.chars().count() + piece.chars().count() <= width {
                 last.push_str(&piece);
             } else {
                 lines.push(piece);
@@ -1010,9 +1024,15 @@ fn check_table(rows: &[CheckRow]) -> Vec<String> {
             let base = r.reconciler.split(',').next().unwrap_or_default();
             format!("{base} [{n}]")
         };
-        cells.push([r.name.clone(), rec, r.expected_text(), r.result_text()]);
+        cells.push([printable(&r.name), rec, r.expected_text(), r.result_text()]);
     }
-    let natural = |c: usize| cells.iter().map(|r| r[c].len()).max().unwrap_or(0);
+    let natural = |c: usize| {
+        cells
+            .iter()
+            .map(|r| r[c].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
     let w0 = natural(0).min(36);
     let w1 = natural(1).min(SPEC_SHORT + 5);
     let rest = TABLE_WIDTH - w0 - w1 - 6;
@@ -1782,4 +1802,20 @@ fn main() -> ExitCode {
         }
     };
     finish(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{printable, wrap};
+
+    /// A file name cannot redraw the terminal or break a row of the check table; a row is as
+    /// wide as its characters, not its bytes.
+    #[test]
+    fn table_cells_are_printable_and_wrap_by_characters() {
+        assert_eq!(
+            printable("\u{1b}[31mred\nnl.yaml"),
+            "\\u{1b}[31mred\\nnl.yaml"
+        );
+        assert_eq!(wrap("éééé,éééé", 5), ["éééé,", "éééé"]);
+    }
 }

@@ -535,6 +535,53 @@ fn scale_status_and_server_side_apply_over_http() {
     assert_eq!(now(&after), now(&before) + 90_000);
 }
 
+/// Two managers apply to one container of an LWS's template: the container and its env merge
+/// by name (the CRD's `x-kubernetes-list-map-keys`), each manager owning what it set; a
+/// change to the other's field conflicts naming the item.
+#[test]
+fn server_side_apply_merges_containers_and_env_by_name() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = temp_dir("serve-ssa-keyed");
+    let lws = |container: &str| {
+        format!("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: keyed}}\nspec: {{leaderWorkerTemplate: {{workerTemplate: {{spec: {{containers: [{container}]}}}}}}}}\n")
+    };
+    let a = write_file(
+        &dir,
+        "a.yaml",
+        &lws("{name: w, image: busybox, env: [{name: A, value: '1'}]}"),
+    );
+    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &a]);
+    let b = write_file(
+        &dir,
+        "b.yaml",
+        &lws("{name: w, env: [{name: B, value: '2'}]}"),
+    );
+    s.ok(&["apply", "--server-side", "--field-manager=b", "-f", &b]);
+    let containers = ".spec.leaderWorkerTemplate.workerTemplate.spec.containers";
+    let got = s.jsonpath(
+        "lws",
+        "keyed",
+        &format!("{{{containers}[0].image}} {{{containers}[0].env[*].name}}"),
+    );
+    assert_eq!(got, "busybox A B");
+    let c = write_file(
+        &dir,
+        "c.yaml",
+        &lws("{name: w, image: alpine, env: [{name: B, value: '2'}]}"),
+    );
+    let (ok, out) = s.kubectl(&["apply", "--server-side", "--field-manager=b", "-f", &c]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(r#"conflict with "a": .spec.leaderWorkerTemplate.workerTemplate.spec.containers[name="w"].image"#),
+        "{out}"
+    );
+    // b lets go of B: its env var goes, a's stays.
+    let d = write_file(&dir, "d.yaml", &lws("{name: w}"));
+    s.ok(&["apply", "--server-side", "--field-manager=b", "-f", &d]);
+    let got = s.jsonpath("lws", "keyed", &format!("{{{containers}[0].env[*].name}}"));
+    assert_eq!(got, "A");
+}
+
 #[test]
 fn server_side_apply_owns_only_the_fields_the_intent_sets() {
     let s = Server::start("scenarios/rollout.yaml", &[]);
@@ -854,6 +901,21 @@ fn kubectl_gets_the_crd_schemas_required_and_type_errors() {
     assert!(
         out.contains(r#"is invalid: spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#),
         "{out}"
+    );
+}
+
+/// `fieldValidation=Strict` (kubectl's default) lists every unknown field of a body, in the
+/// decoder's words, not only the first.
+#[test]
+fn strict_validation_names_every_unknown_field() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pod = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"typos"},"spec":{"containers":[{"name":"c","image":"i","imagePullPolicyy":"Always"}],"foo":1}}"#;
+    let pods = "/api/v1/namespaces/default/pods?fieldValidation=Strict";
+    let (code, body) = s.http("POST", pods, "application/json", pod);
+    assert_eq!(code, 400, "{body}");
+    assert!(
+        body.contains(r#"Pod in version \"v1\" cannot be handled as a Pod: strict decoding error: unknown field \"spec.containers[0].imagePullPolicyy\", unknown field \"spec.foo\""#),
+        "{body}"
     );
 }
 

@@ -1127,9 +1127,7 @@ impl ApiServer {
         let managers = store.managed.entry(key.clone()).or_default();
         // A field's value, absent and null alike.
         fn at<'v>(v: &'v Value, p: &FieldPath) -> Option<&'v Value> {
-            p.iter()
-                .try_fold(v, |v, k| v.get(k))
-                .filter(|x| !x.is_null())
+            patch::get_path(v, p).filter(|x| !x.is_null())
         }
         let owned_kind = |p: &FieldPath| match p.first().map(String::as_str) {
             Some("spec") => true,
@@ -1766,7 +1764,7 @@ fn take_fields(
                 if force {
                     owned.remove(p);
                 } else {
-                    conflicts.push((m.clone(), format!(".{}", p.join("."))));
+                    conflicts.push((m.clone(), patch::path_text(p)));
                 }
             }
         }
@@ -1834,7 +1832,11 @@ fn release_fields(
     manager: &str,
 ) {
     let previously = managers.get(manager).cloned().unwrap_or_default();
-    for p in previously.difference(paths) {
+    // An item's key fields last, once its other fields are gone (`patch::remove_path`).
+    let (keys, fields): (Vec<&FieldPath>, Vec<&FieldPath>) = previously
+        .difference(paths)
+        .partition(|p| patch::is_key_leaf(p));
+    for p in fields.into_iter().chain(keys) {
         let shared = managers
             .iter()
             .any(|(m, owned)| m != manager && owned.contains(p));

@@ -2,15 +2,19 @@
 //! `serde_json::Value` (kubernetes.io "Server-Side Apply";
 //! kubernetes/apiserver `pkg/endpoints/handlers/patch.go`).
 //!
-//! Simplification (docs/fidelity.md): every list is atomic for apply, where the real server merges
-//! `containers`, `env` and `ownerReferences` by key. The LWS controllers always send whole lists
-//! under one manager, so the difference is not observable for them.
+//! Lists are atomic for apply except the associative lists (`x-kubernetes-list-type: map`) of
+//! pod templates and object metadata that clients most often apply in part: containers, init
+//! and ephemeral containers, env and volumes by `name`, volume mounts by `mountPath`, owner
+//! references by `uid` (`list_keys`). An item of such a list is a path element of its own,
+//! `k:{"name":"w"}` as in `managedFields`, so two managers can own different containers, or
+//! different fields of one. The rest is listed in docs/fidelity.md.
 
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-/// A path of map keys from the object root to a leaf (a scalar, a list or an empty map).
+/// A path of map keys (and keyed list items, `k:{...}`) from the object root to a leaf (a
+/// scalar, an atomic list or an empty map).
 pub type FieldPath = Vec<String>;
 
 /// RFC 7386: maps merge recursively, `null` deletes, everything else (lists too) replaces.
@@ -34,9 +38,49 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
+/// The key fields of an associative list, by the list's field name (Kubernetes' `PodSpec`,
+/// `Container` and `ObjectMeta` mark them `+listType=map` with these `+listMapKey`s; the CRD
+/// schemas of the LeaderWorkerSet's pod templates carry them as `x-kubernetes-list-map-keys`).
+fn list_keys(field: &str) -> Option<&'static [&'static str]> {
+    match field {
+        "containers" | "initContainers" | "ephemeralContainers" | "env" | "volumes" => {
+            Some(&["name"])
+        }
+        "volumeMounts" => Some(&["mountPath"]),
+        "ownerReferences" => Some(&["uid"]),
+        _ => None,
+    }
+}
+
+/// An item's path element, `k:{"name":"w"}`, or None when it lacks a key field.
+fn item_key(item: &Value, keys: &[&str]) -> Option<String> {
+    let m = item.as_object()?;
+    let mut key = Map::new();
+    for k in keys {
+        key.insert(
+            (*k).to_string(),
+            m.get(*k).filter(|v| !v.is_null())?.clone(),
+        );
+    }
+    Some(format!("k:{}", Value::Object(key)))
+}
+
+/// The items' path elements, when `list` (the value of field `field`) is associative and every
+/// item has its keys, each once; None for a list applied whole.
+fn item_keys(field: &str, list: &[Value]) -> Option<Vec<String>> {
+    let keys = list_keys(field)?;
+    let out: Vec<String> = list
+        .iter()
+        .map(|i| item_key(i, keys))
+        .collect::<Option<_>>()?;
+    let distinct: BTreeSet<&String> = out.iter().collect();
+    (distinct.len() == out.len()).then_some(out)
+}
+
 /// The leaf paths an apply configuration sets. Identity fields are not "owned".
 pub fn leaf_paths(value: &Value) -> BTreeSet<FieldPath> {
     fn walk(v: &Value, prefix: &mut FieldPath, out: &mut BTreeSet<FieldPath>) {
+        let field = prefix.last().map_or("", String::as_str);
         match v {
             Value::Object(m) if !m.is_empty() => {
                 for (k, child) in m {
@@ -45,6 +89,18 @@ pub fn leaf_paths(value: &Value) -> BTreeSet<FieldPath> {
                     prefix.pop();
                 }
             }
+            Value::Array(items) if !items.is_empty() => match item_keys(field, items) {
+                Some(keys) => {
+                    for (key, item) in keys.into_iter().zip(items) {
+                        prefix.push(key);
+                        walk(item, prefix, out);
+                        prefix.pop();
+                    }
+                }
+                None => {
+                    out.insert(prefix.clone());
+                }
+            },
             _ => {
                 out.insert(prefix.clone());
             }
@@ -64,42 +120,161 @@ fn is_identity(p: &FieldPath) -> bool {
     ) || p.first().is_some_and(|f| *f == "status")
 }
 
-pub fn get_path<'a>(value: &'a Value, path: &FieldPath) -> Option<&'a Value> {
-    path.iter().try_fold(value, |v, k| v.get(k))
+/// The index of the item of `list` (the value of field `field`) a `k:{...}` element names.
+fn item_index(field: &str, list: &[Value], element: &str) -> Option<usize> {
+    let keys = list_keys(field)?;
+    list.iter()
+        .position(|i| item_key(i, keys).as_deref() == Some(element))
 }
 
-/// Remove a leaf, then any maps the removal left empty.
+/// One step down: a map's field, or an associative list's item.
+fn child<'a>(v: &'a Value, field: &str, element: &str) -> Option<&'a Value> {
+    match v {
+        Value::Array(list) if element.starts_with("k:") => {
+            list.get(item_index(field, list, element)?)
+        }
+        _ => v.get(element),
+    }
+}
+
+pub fn get_path<'a>(value: &'a Value, path: &FieldPath) -> Option<&'a Value> {
+    let mut v = value;
+    let mut field = "";
+    for element in path {
+        v = child(v, field, element)?;
+        field = element;
+    }
+    Some(v)
+}
+
+/// A path as structured-merge-diff prints it in a conflict: `.spec.containers[name="w"].image`.
+pub fn path_text(path: &FieldPath) -> String {
+    let mut out = String::new();
+    for element in path {
+        let key = element
+            .strip_prefix("k:")
+            .and_then(|k| serde_json::from_str::<Map<String, Value>>(k).ok());
+        match key {
+            Some(fields) => {
+                let parts: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                out.push_str(&format!("[{}]", parts.join(",")));
+            }
+            None => {
+                out.push('.');
+                out.push_str(element);
+            }
+        }
+    }
+    out
+}
+
+/// Whether a path ends at a key field of an associative list's item (`...k:{"name":"w"}.name`):
+/// such a leaf is released after the item's other fields (`remove_path` removes the item then).
+pub fn is_key_leaf(path: &[String]) -> bool {
+    match path {
+        [.., item, field] => item
+            .strip_prefix("k:")
+            .and_then(|k| serde_json::from_str::<Map<String, Value>>(k).ok())
+            .is_some_and(|key| key.contains_key(field)),
+        _ => false,
+    }
+}
+
+/// Remove a leaf, then any maps or lists the removal left empty; a key field of an associative
+/// list's item removes the item, if nothing but its keys is left in it.
 pub fn remove_path(value: &mut Value, path: &[String]) {
+    remove_at(value, "", path);
+}
+
+fn remove_at(value: &mut Value, field: &str, path: &[String]) {
     let Some((first, rest)) = path.split_first() else {
         return;
     };
-    let Value::Object(m) = value else { return };
-    if rest.is_empty() {
-        m.remove(first);
-        return;
-    }
-    if let Some(child) = m.get_mut(first) {
-        remove_path(child, rest);
-        if child.as_object().is_some_and(Map::is_empty) {
-            m.remove(first);
+    match value {
+        Value::Object(m) => {
+            if rest.is_empty() {
+                m.remove(first);
+                return;
+            }
+            if let Some(child) = m.get_mut(first) {
+                remove_at(child, first, rest);
+                let emptied = match child {
+                    Value::Object(c) => c.is_empty(),
+                    Value::Array(l) => l.is_empty(),
+                    _ => false,
+                };
+                if emptied {
+                    m.remove(first);
+                }
+            }
         }
+        Value::Array(list) if first.starts_with("k:") => {
+            let Some(i) = item_index(field, list, first) else {
+                return;
+            };
+            if rest.is_empty() {
+                list.remove(i);
+                return;
+            }
+            let keys = list_keys(field).unwrap_or(&[]);
+            if let [k] = rest {
+                if keys.contains(&k.as_str()) {
+                    // A key field goes with its item, once nothing else is left in it.
+                    let only_keys = list[i]
+                        .as_object()
+                        .is_some_and(|m| m.keys().all(|f| keys.contains(&f.as_str())));
+                    if only_keys {
+                        list.remove(i);
+                    }
+                    return;
+                }
+            }
+            remove_at(&mut list[i], first, rest);
+        }
+        _ => {}
     }
 }
 
-/// Overlay an apply configuration: maps merge, leaves (lists included) replace.
+/// Overlay an apply configuration: maps merge, associative lists merge item by item (a new
+/// item goes last), other lists and scalars replace.
 pub fn overlay(target: &mut Value, intent: &Value) {
+    overlay_at(target, "", intent);
+}
+
+fn overlay_at(target: &mut Value, field: &str, intent: &Value) {
     match (target, intent) {
         (Value::Object(t), Value::Object(i)) => {
             for (k, v) in i {
                 match t.get_mut(k) {
-                    Some(existing) if existing.is_object() && v.is_object() => overlay(existing, v),
+                    Some(existing) if mergeable(k, existing, v) => overlay_at(existing, k, v),
                     _ => {
                         t.insert(k.clone(), v.clone());
                     }
                 }
             }
         }
+        (Value::Array(t), Value::Array(i)) => {
+            for item in i {
+                let key = list_keys(field).and_then(|keys| item_key(item, keys));
+                match key.and_then(|k| item_index(field, t, &k)) {
+                    Some(at) => overlay_at(&mut t[at], "", item),
+                    None => t.push(item.clone()),
+                }
+            }
+        }
         (t, i) => *t = i.clone(),
+    }
+}
+
+/// Whether an intent's value merges into the stored one: two maps, or two associative lists
+/// whose items all carry their keys.
+fn mergeable(field: &str, existing: &Value, intent: &Value) -> bool {
+    match (existing, intent) {
+        (Value::Object(_), Value::Object(_)) => true,
+        (Value::Array(e), Value::Array(i)) => {
+            item_keys(field, e).is_some() && item_keys(field, i).is_some()
+        }
+        _ => false,
     }
 }
 
@@ -122,6 +297,67 @@ mod tests {
                        "spec": {"replicas": 2, "list": [1]}, "status": {"replicas": 1}});
         let got: Vec<String> = leaf_paths(&v).into_iter().map(|p| p.join(".")).collect();
         assert_eq!(got, vec!["metadata.labels.a", "spec.list", "spec.replicas"]);
+    }
+
+    /// Containers and env merge by name: each item is a path element of its own, lists
+    /// without their keys (or of another field) stay whole.
+    #[test]
+    fn associative_lists_are_owned_and_merged_item_by_item() {
+        let a = json!({"spec": {"containers": [{"name": "w", "image": "busybox", "env": [{"name": "A"}]}],
+                                "args": ["x"]}});
+        let got: Vec<String> = leaf_paths(&a).iter().map(path_text).collect();
+        assert_eq!(
+            got,
+            [
+                ".spec.args",
+                r#".spec.containers[name="w"].env[name="A"].name"#,
+                r#".spec.containers[name="w"].image"#,
+                r#".spec.containers[name="w"].name"#,
+            ]
+        );
+        let mut stored = a.clone();
+        let b = json!({"spec": {"containers": [{"name": "w", "env": [{"name": "B"}]}, {"name": "s", "image": "side"}]}});
+        overlay(&mut stored, &b);
+        assert_eq!(
+            stored,
+            json!({"spec": {"containers": [
+                {"name": "w", "image": "busybox", "env": [{"name": "A"}, {"name": "B"}]},
+                {"name": "s", "image": "side"}], "args": ["x"]}})
+        );
+        let image: FieldPath = ["spec", r#"k:{"name":"w"}"#, "image"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            get_path(&stored, &image),
+            None,
+            "containers sit under spec.containers"
+        );
+        let image: FieldPath = ["spec", "containers", r#"k:{"name":"w"}"#, "image"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(get_path(&stored, &image), Some(&json!("busybox")));
+        // The item's key goes with the item once its other fields are gone.
+        let side = |leaf: &str| -> FieldPath {
+            ["spec", "containers", r#"k:{"name":"s"}"#, leaf]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+        };
+        assert!(is_key_leaf(&side("name")) && !is_key_leaf(&side("image")));
+        let len = |v: &Value| v["spec"]["containers"].as_array().map(Vec::len);
+        remove_path(&mut stored, &side("name"));
+        assert_eq!(len(&stored), Some(2));
+        remove_path(&mut stored, &side("image"));
+        remove_path(&mut stored, &side("name"));
+        assert_eq!(len(&stored), Some(1));
+        // Items without their key: the list is applied whole.
+        let keyless = json!({"spec": {"containers": [{"image": "x"}]}});
+        let got: Vec<String> = leaf_paths(&keyless).iter().map(path_text).collect();
+        assert_eq!(got, [".spec.containers"]);
+        overlay(&mut stored, &keyless);
+        assert_eq!(stored["spec"]["containers"], json!([{"image": "x"}]));
     }
 
     #[test]

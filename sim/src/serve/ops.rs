@@ -362,29 +362,53 @@ pub fn strict(query: &BTreeMap<String, String>) -> bool {
     query.get("fieldValidation").is_some_and(|v| v == "Strict")
 }
 
-/// The first field of `input` that decoding into the typed object dropped (an unknown field),
-/// as a dotted path with list indices: what strict field validation refuses.
-fn dropped_field(input: &Value, decoded: &Value, path: &str) -> Option<String> {
+/// The fields of `input` that decoding into the typed object dropped (unknown fields), in the
+/// body's order, as dotted paths with list indices: what strict field validation refuses.
+fn dropped_fields(input: &Value, decoded: &Value, path: &str, out: &mut Vec<String>) {
     match (input, decoded) {
-        (Value::Object(i), Value::Object(d)) => i.iter().find_map(|(k, v)| {
-            let at = if path.is_empty() {
-                k.clone()
-            } else {
-                format!("{path}.{k}")
-            };
-            match d.get(k) {
-                _ if v.is_null() => None,
-                None => Some(at),
-                Some(dv) => dropped_field(v, dv, &at),
+        (Value::Object(i), Value::Object(d)) => {
+            for (k, v) in i {
+                let at = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match d.get(k) {
+                    _ if v.is_null() => {}
+                    None => out.push(at),
+                    Some(dv) => dropped_fields(v, dv, &at, out),
+                }
             }
-        }),
-        (Value::Array(i), Value::Array(d)) => i
-            .iter()
-            .zip(d)
-            .enumerate()
-            .find_map(|(n, (v, dv))| dropped_field(v, dv, &format!("{path}[{n}]"))),
-        _ => None,
+        }
+        (Value::Array(i), Value::Array(d)) => {
+            for (n, (v, dv)) in i.iter().zip(d).enumerate() {
+                dropped_fields(v, dv, &format!("{path}[{n}]"), out);
+            }
+        }
+        _ => {}
     }
+}
+
+/// `fieldValidation=Strict`'s 400 for the unknown fields of a `K` body, every one listed, as
+/// the apiserver's decoder words it (`transformDecodeError` in `handlers/rest.go`, apimachinery
+/// `runtime.NewStrictDecodingError`), or None when there are none.
+fn strict_error<K: Kind>(input: &Value, decoded: &Value) -> Option<Reply> {
+    let mut fields = Vec::new();
+    dropped_fields(input, decoded, "", &mut fields);
+    if fields.is_empty() {
+        return None;
+    }
+    let kind = K::ID.as_str();
+    let api_version = K::ID.api_version();
+    let version = api_version.rsplit('/').next().unwrap_or(api_version);
+    let unknown: Vec<String> = fields
+        .iter()
+        .map(|f| format!("unknown field \"{f}\""))
+        .collect();
+    Some(bad_request(format!(
+        "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+        unknown.join(", ")
+    )))
 }
 
 /// A LeaderWorkerSet body (an object, a merge patch or an apply intent) pruned by the CRD's
@@ -401,10 +425,8 @@ pub fn prune_custom<K: Kind>(v: &mut Value, strict: bool) -> Result<(), Reply> {
     if !schema.prune_value(v) {
         return Ok(());
     }
-    match before.and_then(|b| dropped_field(&b, v, "")) {
-        Some(f) => Err(bad_request(format!(
-            "strict decoding error: unknown field \"{f}\""
-        ))),
+    match before.and_then(|b| strict_error::<K>(&b, v)) {
+        Some(refused) => Err(refused),
         None => Ok(()),
     }
 }
@@ -430,13 +452,8 @@ pub fn decode<K: Kind>(v: Value, r: &Resource, ns: Option<&str>, strict: bool) -
         serde_json::from_value(v)
             .map_err(|e| bad_request(format!("error decoding the object: {e}")))?
     };
-    if let Some(input) = input {
-        let decoded = to_value(&obj);
-        if let Some(f) = dropped_field(&input, &decoded, "") {
-            return Err(bad_request(format!(
-                "strict decoding error: unknown field \"{f}\""
-            )));
-        }
+    if let Some(refused) = input.and_then(|i| strict_error::<K>(&i, &to_value(&obj))) {
+        return Err(refused);
     }
     Ok(obj)
 }
