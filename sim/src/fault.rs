@@ -60,6 +60,17 @@ impl ClusterFault {
             ClusterFault::ApiErrors(s) if ![429, 500, 503].contains(&s.code) => {
                 Err(format!("apiErrors.code: {} is not 429, 500 or 503", s.code))
             }
+            // A fault of no length (or no slowness) would do nothing: a step that silently
+            // injects nothing is a mistake for the one meant.
+            ClusterFault::ApiErrors(s) if s.duration.0 == 0 => {
+                Err("apiErrors.for: 0s injects nothing; at least 1ms".into())
+            }
+            ClusterFault::SlowApi(s) if s.duration.0 == 0 => {
+                Err("slowApi.for: 0s injects nothing; at least 1ms".into())
+            }
+            ClusterFault::SlowApi(s) if s.extra.0 == 0 => {
+                Err("slowApi.extra: 0s slows nothing; at least 1ms".into())
+            }
             ClusterFault::ApiErrors(_) | ClusterFault::SlowApi(_) => Ok(()),
         }
     }

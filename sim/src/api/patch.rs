@@ -52,29 +52,52 @@ fn list_keys(field: &str) -> Option<&'static [&'static str]> {
     }
 }
 
-/// An item's path element, `k:{"name":"w"}`, or None when it lacks a key field.
-fn item_key(item: &Value, keys: &[&str]) -> Option<String> {
-    let m = item.as_object()?;
-    let mut key = Map::new();
-    for k in keys {
-        key.insert(
-            (*k).to_string(),
-            m.get(*k).filter(|v| !v.is_null())?.clone(),
-        );
-    }
-    Some(format!("k:{}", Value::Object(key)))
+/// An item's key values, or None when it lacks one.
+fn key_values<'a>(item: &'a Value, keys: &[&str]) -> Option<Vec<&'a Value>> {
+    keys.iter()
+        .map(|k| item.get(*k).filter(|v| !v.is_null()))
+        .collect()
 }
 
-/// The items' path elements, when `list` (the value of field `field`) is associative and every
-/// item has its keys, each once; None for a list applied whole.
-fn item_keys(field: &str, list: &[Value]) -> Option<Vec<String>> {
+/// Whether two items of an associative list are the same item: equal key values.
+fn same_item(a: &Value, b: &Value, keys: &[&str]) -> bool {
+    keys.iter().all(|k| {
+        a.get(*k)
+            .is_some_and(|x| !x.is_null() && b.get(*k) == Some(x))
+    })
+}
+
+/// The list's keys when `list` (the value of field `field`) is associative and every item has
+/// its keys, each once; None for a list applied whole.
+fn associative(field: &str, list: &[Value]) -> Option<&'static [&'static str]> {
     let keys = list_keys(field)?;
-    let out: Vec<String> = list
-        .iter()
-        .map(|i| item_key(i, keys))
-        .collect::<Option<_>>()?;
-    let distinct: BTreeSet<&String> = out.iter().collect();
-    (distinct.len() == out.len()).then_some(out)
+    for (n, item) in list.iter().enumerate() {
+        key_values(item, keys)?;
+        if list[..n]
+            .iter()
+            .any(|earlier| same_item(earlier, item, keys))
+        {
+            return None;
+        }
+    }
+    Some(keys)
+}
+
+/// An item's path element, `k:{"name":"w"}` (keys in their listed order, values as JSON).
+fn item_key(item: &Value, keys: &[&str]) -> String {
+    let mut out = String::from("k:{");
+    for (n, k) in keys.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(k);
+        out.push_str("\":");
+        let v = item.get(*k).unwrap_or(&Value::Null);
+        out.push_str(&v.to_string());
+    }
+    out.push('}');
+    out
 }
 
 /// The leaf paths an apply configuration sets. Identity fields are not "owned".
@@ -89,10 +112,10 @@ pub fn leaf_paths(value: &Value) -> BTreeSet<FieldPath> {
                     prefix.pop();
                 }
             }
-            Value::Array(items) if !items.is_empty() => match item_keys(field, items) {
+            Value::Array(items) if !items.is_empty() => match associative(field, items) {
                 Some(keys) => {
-                    for (key, item) in keys.into_iter().zip(items) {
-                        prefix.push(key);
+                    for item in items {
+                        prefix.push(item_key(item, keys));
                         walk(item, prefix, out);
                         prefix.pop();
                     }
@@ -123,8 +146,8 @@ fn is_identity(p: &FieldPath) -> bool {
 /// The index of the item of `list` (the value of field `field`) a `k:{...}` element names.
 fn item_index(field: &str, list: &[Value], element: &str) -> Option<usize> {
     let keys = list_keys(field)?;
-    list.iter()
-        .position(|i| item_key(i, keys).as_deref() == Some(element))
+    let wanted: Value = serde_json::from_str(element.strip_prefix("k:")?).ok()?;
+    list.iter().position(|i| same_item(&wanted, i, keys))
 }
 
 /// One step down: a map's field, or an associative list's item.
@@ -253,10 +276,10 @@ fn overlay_at(target: &mut Value, field: &str, intent: &Value) {
                 }
             }
         }
-        (Value::Array(t), Value::Array(i)) => {
+        (Value::Array(t), Value::Array(i)) if list_keys(field).is_some() => {
+            let keys = list_keys(field).unwrap_or(&[]);
             for item in i {
-                let key = list_keys(field).and_then(|keys| item_key(item, keys));
-                match key.and_then(|k| item_index(field, t, &k)) {
+                match t.iter().position(|x| same_item(item, x, keys)) {
                     Some(at) => overlay_at(&mut t[at], "", item),
                     None => t.push(item.clone()),
                 }
@@ -272,7 +295,7 @@ fn mergeable(field: &str, existing: &Value, intent: &Value) -> bool {
     match (existing, intent) {
         (Value::Object(_), Value::Object(_)) => true,
         (Value::Array(e), Value::Array(i)) => {
-            item_keys(field, e).is_some() && item_keys(field, i).is_some()
+            associative(field, e).is_some() && associative(field, i).is_some()
         }
         _ => false,
     }
