@@ -580,6 +580,33 @@ fn server_side_apply_merges_containers_and_env_by_name() {
     s.ok(&["apply", "--server-side", "--field-manager=b", "-f", &d]);
     let got = s.jsonpath("lws", "keyed", &format!("{{{containers}[0].env[*].name}}"));
     assert_eq!(got, "A");
+    // A container a lets go of goes whole, its volume mounts too (its key was released
+    // before the mounts' and the item stayed as {name: m}).
+    let e = write_file(&dir, "e.yaml", &lws("{name: w, image: busybox, env: [{name: A, value: '1'}]}, {name: m, image: x, volumeMounts: [{name: v, mountPath: /data}]}"));
+    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &e]);
+    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &a]);
+    let got = s.jsonpath("lws", "keyed", &format!("{{{containers}[*].name}}"));
+    assert_eq!(got, "w");
+    // An empty map a applied and b filled is b's too: a dropping it leaves b's fields.
+    let f = write_file(
+        &dir,
+        "f.yaml",
+        &lws("{name: w, image: busybox, env: [{name: A, value: '1'}], resources: {}}"),
+    );
+    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &f]);
+    let g = write_file(
+        &dir,
+        "g.yaml",
+        &lws("{name: w, resources: {limits: {cpu: '1'}}}"),
+    );
+    s.ok(&["apply", "--server-side", "--field-manager=b", "-f", &g]);
+    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &a]);
+    let got = s.jsonpath(
+        "lws",
+        "keyed",
+        &format!("{{{containers}[0].resources.limits.cpu}}"),
+    );
+    assert_eq!(got, "1");
 }
 
 #[test]

@@ -1832,14 +1832,18 @@ fn release_fields(
     manager: &str,
 ) {
     let previously = managers.get(manager).cloned().unwrap_or_default();
-    // An item's key fields last, once its other fields are gone (`patch::remove_path`).
-    let (keys, fields): (Vec<&FieldPath>, Vec<&FieldPath>) = previously
+    // An item's key fields last, once its other fields are gone (`patch::remove_path`), the
+    // deepest first (a volume mount's key before its container's).
+    let (mut keys, fields): (Vec<&FieldPath>, Vec<&FieldPath>) = previously
         .difference(paths)
         .partition(|p| patch::is_key_leaf(p));
+    keys.sort_by_key(|p| std::cmp::Reverse(p.len()));
     for p in fields.into_iter().chain(keys) {
+        // Shared when another manager owns it or anything under it (an empty list or map one
+        // manager applied, which another filled).
         let shared = managers
             .iter()
-            .any(|(m, owned)| m != manager && owned.contains(p));
+            .any(|(m, owned)| m != manager && owned.iter().any(|o| o.starts_with(p)));
         if !shared {
             patch::remove_path(current, p);
         }
