@@ -542,21 +542,20 @@ fn scale_status_and_server_side_apply_over_http() {
 fn server_side_apply_merges_containers_and_env_by_name() {
     let s = Server::start("scenarios/rollout.yaml", &[]);
     let dir = temp_dir("serve-ssa-keyed");
-    let lws = |container: &str| {
-        format!("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: keyed}}\nspec: {{leaderWorkerTemplate: {{workerTemplate: {{spec: {{containers: [{container}]}}}}}}}}\n")
+    // `manager` applies an LWS whose worker template holds `containers` (file `file`).
+    let apply = |manager: &str, file: &str, containers: &str| {
+        let text = format!("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {{name: keyed}}\nspec: {{leaderWorkerTemplate: {{workerTemplate: {{spec: {{containers: [{containers}]}}}}}}}}\n");
+        let path = write_file(&dir, file, &text);
+        let manager = format!("--field-manager={manager}");
+        s.kubectl(&["apply", "--server-side", &manager, "-f", &path])
     };
-    let a = write_file(
-        &dir,
-        "a.yaml",
-        &lws("{name: w, image: busybox, env: [{name: A, value: '1'}]}"),
-    );
-    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &a]);
-    let b = write_file(
-        &dir,
-        "b.yaml",
-        &lws("{name: w, env: [{name: B, value: '2'}]}"),
-    );
-    s.ok(&["apply", "--server-side", "--field-manager=b", "-f", &b]);
+    let applied = |manager: &str, file: &str, containers: &str| {
+        let (ok, out) = apply(manager, file, containers);
+        assert!(ok, "{manager} applying {containers}: {out}");
+    };
+    let a = "{name: w, image: busybox, env: [{name: A, value: '1'}]}";
+    applied("a", "a.yaml", a);
+    applied("b", "b.yaml", "{name: w, env: [{name: B, value: '2'}]}");
     let containers = ".spec.leaderWorkerTemplate.workerTemplate.spec.containers";
     let got = s.jsonpath(
         "lws",
@@ -564,43 +563,35 @@ fn server_side_apply_merges_containers_and_env_by_name() {
         &format!("{{{containers}[0].image}} {{{containers}[0].env[*].name}}"),
     );
     assert_eq!(got, "busybox A B");
-    let c = write_file(
-        &dir,
+    let (ok, out) = apply(
+        "b",
         "c.yaml",
-        &lws("{name: w, image: alpine, env: [{name: B, value: '2'}]}"),
+        "{name: w, image: alpine, env: [{name: B, value: '2'}]}",
     );
-    let (ok, out) = s.kubectl(&["apply", "--server-side", "--field-manager=b", "-f", &c]);
     assert!(!ok, "{out}");
     assert!(
         out.contains(r#"conflict with "a": .spec.leaderWorkerTemplate.workerTemplate.spec.containers[name="w"].image"#),
         "{out}"
     );
     // b lets go of B: its env var goes, a's stays.
-    let d = write_file(&dir, "d.yaml", &lws("{name: w}"));
-    s.ok(&["apply", "--server-side", "--field-manager=b", "-f", &d]);
+    applied("b", "d.yaml", "{name: w}");
     let got = s.jsonpath("lws", "keyed", &format!("{{{containers}[0].env[*].name}}"));
     assert_eq!(got, "A");
     // A container a lets go of goes whole, its volume mounts too (its key was released
     // before the mounts' and the item stayed as {name: m}).
-    let e = write_file(&dir, "e.yaml", &lws("{name: w, image: busybox, env: [{name: A, value: '1'}]}, {name: m, image: x, volumeMounts: [{name: v, mountPath: /data}]}"));
-    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &e]);
-    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &a]);
+    let mounted = "{name: m, image: x, volumeMounts: [{name: v, mountPath: /data}]}";
+    applied("a", "e.yaml", &format!("{a}, {mounted}"));
+    applied("a", "a.yaml", a);
     let got = s.jsonpath("lws", "keyed", &format!("{{{containers}[*].name}}"));
     assert_eq!(got, "w");
     // An empty map a applied and b filled is b's too: a dropping it leaves b's fields.
-    let f = write_file(
-        &dir,
+    applied(
+        "a",
         "f.yaml",
-        &lws("{name: w, image: busybox, env: [{name: A, value: '1'}], resources: {}}"),
+        "{name: w, image: busybox, env: [{name: A, value: '1'}], resources: {}}",
     );
-    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &f]);
-    let g = write_file(
-        &dir,
-        "g.yaml",
-        &lws("{name: w, resources: {limits: {cpu: '1'}}}"),
-    );
-    s.ok(&["apply", "--server-side", "--field-manager=b", "-f", &g]);
-    s.ok(&["apply", "--server-side", "--field-manager=a", "-f", &a]);
+    applied("b", "g.yaml", "{name: w, resources: {limits: {cpu: '1'}}}");
+    applied("a", "a.yaml", a);
     let got = s.jsonpath(
         "lws",
         "keyed",

@@ -98,6 +98,14 @@ fn sweep_command(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `sweep_command` refused as bad input (exit 2): its stderr.
+fn refused(args: &[&str]) -> String {
+    let out = sweep_command(args);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    err
+}
+
 #[test]
 fn the_command_prints_the_same_json_for_any_jobs() {
     let run = |jobs: &str| {
@@ -130,7 +138,7 @@ fn the_command_prints_the_same_json_for_any_jobs() {
 
 #[test]
 fn a_sweep_past_a_million_runs_is_refused_before_it_starts() {
-    let out = sweep_command(&[
+    let err = refused(&[
         "--vary",
         "cluster.gcLag=1ms..8760h",
         "--vary",
@@ -142,8 +150,6 @@ fn a_sweep_past_a_million_runs_is_refused_before_it_starts() {
         "--jobs",
         "1",
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("--seeds 100000 at ")
             && err.contains("runs, over the limit of 1000000 runs per sweep"),
@@ -288,7 +294,7 @@ fn check_over_seeds_gives_the_same_answer_for_any_jobs() {
 /// `--vary` and the value, and no line of the scenario.
 #[test]
 fn a_grid_value_past_a_limit_is_blamed_on_its_vary() {
-    let out = sweep_command(&[
+    let err = refused(&[
         "--vary",
         "cluster.nodes.count=1..20000",
         "--steps",
@@ -296,8 +302,6 @@ fn a_grid_value_past_a_limit_is_blamed_on_its_vary() {
         "--seeds",
         "1",
     ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(
         err.contains("--vary cluster.nodes.count: at the grid value 20000: cluster.nodes.count: 20000 is above the limit"),
         "{err}"

@@ -1843,11 +1843,19 @@ fn release_fields(
         // manager applied, which another filled).
         let shared = managers
             .iter()
-            .any(|(m, owned)| m != manager && owned.iter().any(|o| o.starts_with(p)));
+            .any(|(m, owned)| m != manager && owns_under(owned, p));
         if !shared {
             patch::remove_path(current, p);
         }
     }
+}
+
+/// Whether `owned` holds `p` or a path under it: such paths sort together, from `p` on.
+fn owns_under(owned: &BTreeSet<FieldPath>, p: &FieldPath) -> bool {
+    owned
+        .range::<FieldPath, _>(p..)
+        .next()
+        .is_some_and(|o| o.starts_with(p))
 }
 
 /// Remove nulls, empty maps and empty lists from an apply configuration: Go's `omitempty`.

@@ -143,10 +143,15 @@ fn is_identity(p: &FieldPath) -> bool {
     ) || p.first().is_some_and(|f| *f == "status")
 }
 
+/// The key fields and values a `k:{...}` path element names; None for a map key.
+fn item_fields(element: &str) -> Option<Map<String, Value>> {
+    serde_json::from_str(element.strip_prefix("k:")?).ok()
+}
+
 /// The index of the item of `list` (the value of field `field`) a `k:{...}` element names.
 fn item_index(field: &str, list: &[Value], element: &str) -> Option<usize> {
     let keys = list_keys(field)?;
-    let wanted: Value = serde_json::from_str(element.strip_prefix("k:")?).ok()?;
+    let wanted = Value::Object(item_fields(element)?);
     list.iter().position(|i| same_item(&wanted, i, keys))
 }
 
@@ -174,10 +179,7 @@ pub fn get_path<'a>(value: &'a Value, path: &FieldPath) -> Option<&'a Value> {
 pub fn path_text(path: &FieldPath) -> String {
     let mut out = String::new();
     for element in path {
-        let key = element
-            .strip_prefix("k:")
-            .and_then(|k| serde_json::from_str::<Map<String, Value>>(k).ok());
-        match key {
+        match item_fields(element) {
             Some(fields) => {
                 let parts: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 out.push_str(&format!("[{}]", parts.join(",")));
@@ -195,10 +197,7 @@ pub fn path_text(path: &FieldPath) -> String {
 /// such a leaf is released after the item's other fields (`remove_path` removes the item then).
 pub fn is_key_leaf(path: &[String]) -> bool {
     match path {
-        [.., item, field] => item
-            .strip_prefix("k:")
-            .and_then(|k| serde_json::from_str::<Map<String, Value>>(k).ok())
-            .is_some_and(|key| key.contains_key(field)),
+        [.., item, field] => item_fields(item).is_some_and(|key| key.contains_key(field)),
         _ => false,
     }
 }
@@ -276,15 +275,17 @@ fn overlay_at(target: &mut Value, field: &str, intent: &Value) {
                 }
             }
         }
-        (Value::Array(t), Value::Array(i)) if list_keys(field).is_some() => {
-            let keys = list_keys(field).unwrap_or(&[]);
-            for item in i {
-                match t.iter().position(|x| same_item(item, x, keys)) {
-                    Some(at) => overlay_at(&mut t[at], "", item),
-                    None => t.push(item.clone()),
+        (Value::Array(t), Value::Array(i)) => match list_keys(field) {
+            Some(keys) => {
+                for item in i {
+                    match t.iter().position(|x| same_item(item, x, keys)) {
+                        Some(at) => overlay_at(&mut t[at], "", item),
+                        None => t.push(item.clone()),
+                    }
                 }
             }
-        }
+            None => t.clone_from(i),
+        },
         (t, i) => *t = i.clone(),
     }
 }
@@ -324,6 +325,10 @@ mod tests {
 
     /// Containers and env merge by name: each item is a path element of its own, lists
     /// without their keys (or of another field) stay whole.
+    fn path(elements: &[&str]) -> FieldPath {
+        elements.iter().map(|s| s.to_string()).collect()
+    }
+
     #[test]
     fn associative_lists_are_owned_and_merged_item_by_item() {
         let a = json!({"spec": {"containers": [{"name": "w", "image": "busybox", "env": [{"name": "A"}]}],
@@ -347,27 +352,16 @@ mod tests {
                 {"name": "w", "image": "busybox", "env": [{"name": "A"}, {"name": "B"}]},
                 {"name": "s", "image": "side"}], "args": ["x"]}})
         );
-        let image: FieldPath = ["spec", r#"k:{"name":"w"}"#, "image"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let image = path(&["spec", r#"k:{"name":"w"}"#, "image"]);
         assert_eq!(
             get_path(&stored, &image),
             None,
             "containers sit under spec.containers"
         );
-        let image: FieldPath = ["spec", "containers", r#"k:{"name":"w"}"#, "image"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let image = path(&["spec", "containers", r#"k:{"name":"w"}"#, "image"]);
         assert_eq!(get_path(&stored, &image), Some(&json!("busybox")));
         // The item's key goes with the item once its other fields are gone.
-        let side = |leaf: &str| -> FieldPath {
-            ["spec", "containers", r#"k:{"name":"s"}"#, leaf]
-                .iter()
-                .map(|s| s.to_string())
-                .collect()
-        };
+        let side = |leaf: &str| path(&["spec", "containers", r#"k:{"name":"s"}"#, leaf]);
         assert!(is_key_leaf(&side("name")) && !is_key_leaf(&side("image")));
         let len = |v: &Value| v["spec"]["containers"].as_array().map(Vec::len);
         remove_path(&mut stored, &side("name"));
