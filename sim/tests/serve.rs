@@ -2538,3 +2538,46 @@ fn install_scripts_find_the_crds_established() {
         "customresourcedefinition.apiextensions.k8s.io/leaderworkersets.leaderworkerset.x-k8s.io"
     );
 }
+
+/// Services as `kubectl create service` and `kubectl get svc -o wide` see them on a real
+/// cluster: a cluster IP and node ports allocated, the printer's External-IP, Port(s) and
+/// Selector columns, a `kubectl replace` of the file without the allocated values keeping
+/// them, and a bad port refused with every error (kubernetes `ValidateService`).
+#[test]
+fn kubectl_creates_services_with_addresses_and_refuses_bad_ports() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = temp_dir("svc");
+    let web = "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  selector: {app: web}\n  ports: [{name: http, port: 80, targetPort: 8080}]\n";
+    let web = write_file(&dir, "web.yaml", web);
+    let np = "apiVersion: v1\nkind: Service\nmetadata: {name: np}\nspec:\n  type: NodePort\n  selector: {app: np}\n  ports: [{port: 80, targetPort: 8080}]\n";
+    s.ok(&["create", "-f", &web]);
+    s.ok(&["create", "-f", &write_file(&dir, "np.yaml", np)]);
+    let ip = s.jsonpath("svc", "web", "{.spec.clusterIP}");
+    assert!(ip.starts_with("10.9"), "{ip}");
+    assert_ne!(ip, s.jsonpath("svc", "np", "{.spec.clusterIP}"));
+    let wide = s.ok(&["get", "svc", "np", "-o", "wide"]);
+    let header = wide.lines().next().unwrap_or("");
+    for col in ["TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "SELECTOR"] {
+        assert!(header.contains(col), "{wide}");
+    }
+    assert!(
+        wide.contains("80:30000/TCP") && wide.contains("app=np"),
+        "{wide}"
+    );
+    s.ok(&["replace", "-f", &web]);
+    assert_eq!(s.jsonpath("svc", "web", "{.spec.clusterIP}"), ip);
+    let bad = write_file(
+        &dir,
+        "bad.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: bad}\nspec:\n  ports: [{port: 70000}, {port: 80, protocol: FOO}]\n",
+    );
+    let (ok, text) = s.kubectl(&["create", "-f", &bad]);
+    assert!(!ok, "{text}");
+    for want in [
+        "spec.ports[0].name: Required value",
+        "spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        r#"spec.ports[1].protocol: Unsupported value: "FOO": supported values: "SCTP", "TCP", "UDP""#,
+    ] {
+        assert!(text.contains(want), "missing {want:?}:\n{text}");
+    }
+}

@@ -7,14 +7,14 @@ use std::any::Any;
 use k8s_openapi::api::apps::v1::{
     RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
 };
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use lws::api::LeaderWorkerSet;
 
 use super::selector::Selector;
-use super::{podspec, FeatureGates, Kind};
+use super::{podspec, service, FeatureGates, Kind};
 
 pub fn on_create<K: Kind>(obj: &mut K, gates: FeatureGates) {
     let any = obj as &mut dyn Any;
@@ -27,6 +27,8 @@ pub fn on_create<K: Kind>(obj: &mut K, gates: FeatureGates) {
             phase: Some("Pending".to_string()),
             ..Default::default()
         });
+    } else if let Some(svc) = any.downcast_mut::<Service>() {
+        service::default_service(svc);
     }
 }
 
@@ -37,6 +39,11 @@ pub fn on_update<K: Kind>(obj: &mut K, old: &K, gates: FeatureGates) {
         default_statefulset(sts, old.downcast_ref::<StatefulSet>(), gates);
     } else if let Some(pod) = any.downcast_mut::<Pod>() {
         default_pod(pod);
+    } else if let Some(svc) = any.downcast_mut::<Service>() {
+        service::default_service(svc);
+        if let Some(old) = old.downcast_ref::<Service>() {
+            service::keep_allocated(svc, old);
+        }
     }
 }
 
@@ -126,6 +133,9 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
     }
     if let Some(lws) = any.downcast_ref::<LeaderWorkerSet>() {
         return validate_lws_quantities(lws);
+    }
+    if let Some(svc) = any.downcast_ref::<Service>() {
+        return found(service::validate(svc, old.and_then(|o| o.downcast_ref())));
     }
     if let Some(pod) = any.downcast_ref::<Pod>() {
         let rules = podspec::Rules {

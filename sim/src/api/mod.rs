@@ -16,6 +16,7 @@ pub mod podspec;
 pub mod quantity;
 pub mod scale;
 pub mod selector;
+pub mod service;
 pub mod watch;
 
 use std::cell::RefCell;
@@ -740,6 +741,10 @@ impl ApiServer {
         if let Err(e) = self.admit(&mut obj, None, Operation::Create, Endpoint::Main) {
             return self.fail(actor, "create", K::ID, &key, e);
         }
+        if let Err(m) = self.allocate(&mut obj, &key) {
+            let e = invalid_fields(K::ID, &key.1, &m.into());
+            return self.fail(actor, "create", K::ID, &key, e);
+        }
         // The storage refuses a create that names a version (apiserver storage/etcd3/store.go
         // `Create`, `ErrResourceVersionSetOnCreate`: a plain error, so a 500); one that does not
         // parse as a number it ignores, and so does this.
@@ -1432,6 +1437,10 @@ impl ApiServer {
             if let Err(e) = self.admit(&mut new, Some(&old), Operation::Update, endpoint) {
                 return self.fail(actor, verb, K::ID, &key, e);
             }
+            if let Err(m) = self.allocate(&mut new, &key) {
+                let e = invalid_fields(K::ID, &key.1, &m.into());
+                return self.fail(actor, verb, K::ID, &key, e);
+            }
         } else if let Err(m) = defaults::validate_status(&new, &old) {
             return self.fail(actor, verb, K::ID, &key, invalid(K::ID, &key.1, &m));
         }
@@ -1457,6 +1466,21 @@ impl ApiServer {
             return Ok(self.remove(actor, updated));
         }
         Ok(self.commit(actor, verb, Some(old), new))
+    }
+
+    /// A Service's cluster IP and node ports, after admission (the registry allocates once the
+    /// object is valid): what every other Service holds is taken.
+    fn allocate<K: Kind>(&self, obj: &mut K, key: &Key) -> Result<(), String> {
+        let Some(svc) = (obj as &mut dyn std::any::Any).downcast_mut::<Service>() else {
+            return Ok(());
+        };
+        let mut taken = service::Taken::default();
+        for (k, other) in self.services.objects.iter() {
+            if k != key {
+                taken.add(other);
+            }
+        }
+        service::allocate(svc, &taken)
     }
 
     fn admit<K: Kind>(

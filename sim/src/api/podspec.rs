@@ -93,7 +93,7 @@ pub const DNS_LABEL: &str = "a lowercase RFC 1123 label must consist of lower ca
 
 /// `ValidateDNS1123Label`: too long, and (apart) not of the label's form: a dotted name that
 /// would be a subdomain is told so.
-fn dns_label(errs: &mut Vec<String>, path: &str, v: &str) {
+pub(super) fn dns_label(errs: &mut Vec<String>, path: &str, v: &str) {
     if v.len() > 63 {
         errs.push(format!(
             "{path}: Invalid value: {v:?}: must be no more than 63 characters"
@@ -329,7 +329,7 @@ fn port_name_errors(n: &str) -> Vec<&'static str> {
 }
 
 /// `ValidatePortNumOrName` for a probe's port.
-fn port_num_or_name(errs: &mut Vec<String>, at: &str, port: &IntOrString) {
+pub(super) fn port_num_or_name(errs: &mut Vec<String>, at: &str, port: &IntOrString) {
     match port {
         IntOrString::Int(n) if !(1..=65535).contains(n) => {
             errs.push(format!("{at}: Invalid value: {n}: {PORT_RANGE}"))
@@ -641,7 +641,7 @@ fn handler(errs: &mut Vec<String>, at: &str, p: &Probe, which: &str) {
 }
 
 /// `field.NotSupported`: `<path>: Unsupported value: "x": supported values: "A", "B"`.
-fn not_supported(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&str]) {
+pub(super) fn not_supported(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&str]) {
     if allowed.contains(&value) {
         return;
     }

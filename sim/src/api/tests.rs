@@ -1239,3 +1239,159 @@ fn a_pod_spec_valid_after_defaulting_is_accepted() {
         "{e}"
     );
 }
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+fn service(name: &str, spec: serde_json::Value) -> k8s_openapi::api::core::v1::Service {
+    serde_json::from_value(
+        json!({"metadata": {"name": name, "namespace": "default"}, "spec": spec}),
+    )
+    .unwrap()
+}
+
+fn service_error(api: &mut ApiServer, svc: k8s_openapi::api::core::v1::Service) -> String {
+    let e = api.create("t", svc).unwrap_err();
+    assert_eq!(e.code, 422, "{e}");
+    e.message
+}
+
+/// `SetDefaults_Service` and the ClusterIP / NodePort allocators (kubernetes
+/// `pkg/apis/core/v1/defaults.go`, `pkg/registry/core/service/storage/alloc.go` at 000f2605):
+/// the lowest free address and node ports, a headless Service keeps `None`, an update that
+/// leaves the address out keeps it and one that changes it is refused.
+#[test]
+fn services_are_defaulted_and_get_addresses_and_node_ports() {
+    let mut api = api();
+    let web = api
+        .create(
+            "t",
+            service(
+                "web",
+                json!({"ports": [{"port": 80}], "selector": {"app": "w"}}),
+            ),
+        )
+        .unwrap();
+    let spec = web.spec.as_ref().unwrap();
+    assert_eq!(spec.type_.as_deref(), Some("ClusterIP"));
+    assert_eq!(spec.session_affinity.as_deref(), Some("None"));
+    assert_eq!(spec.cluster_ip.as_deref(), Some("10.96.0.2"));
+    assert_eq!(spec.cluster_ips, Some(vec!["10.96.0.2".to_string()]));
+    assert_eq!(spec.ip_family_policy.as_deref(), Some("SingleStack"));
+    let port = &spec.ports.as_ref().unwrap()[0];
+    assert_eq!(port.protocol.as_deref(), Some("TCP"));
+    assert_eq!(port.target_port, Some(IntOrString::Int(80)));
+    // A named node port is reserved before the others get the lowest free ones.
+    let np = json!({"type": "NodePort", "ports": [{"port": 80, "name": "a"}, {"port": 443, "name": "b", "nodePort": 30000}]});
+    let np = api.create("t", service("np", np)).unwrap();
+    let node_ports: Vec<i32> = np
+        .spec
+        .as_ref()
+        .unwrap()
+        .ports
+        .iter()
+        .flatten()
+        .filter_map(|p| p.node_port)
+        .collect();
+    assert_eq!(node_ports, [30001, 30000]);
+    let clash = json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": 30001}]});
+    let e = service_error(&mut api, service("clash", clash));
+    assert!(
+        e.ends_with(
+            "spec.ports[0].nodePort: Invalid value: 30001: provided port is already allocated"
+        ),
+        "{e}"
+    );
+    let low = json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": 80}]});
+    let e = service_error(&mut api, service("low", low));
+    assert!(e.ends_with("spec.ports[0].nodePort: Invalid value: 80: provided port is not in the valid range. The range of valid ports is 30000-32767"), "{e}");
+    assert_eq!(
+        np.spec.as_ref().unwrap().cluster_ip.as_deref(),
+        Some("10.96.0.3")
+    );
+    let headless = json!({"clusterIP": "None", "selector": {"app": "h"}});
+    let h = api.create("t", service("h", headless)).unwrap();
+    assert_eq!(
+        h.spec.as_ref().unwrap().cluster_ips,
+        Some(vec!["None".to_string()])
+    );
+    // A replace that leaves the allocated values out keeps them.
+    let mut again = service(
+        "np",
+        json!({"type": "NodePort", "ports": [{"port": 80, "name": "a"}, {"port": 443, "name": "b"}]}),
+    );
+    again.metadata.resource_version = np.metadata.resource_version.clone();
+    let kept = api.update("t", again).unwrap();
+    assert_eq!(
+        kept.spec.as_ref().unwrap().cluster_ip.as_deref(),
+        Some("10.96.0.3")
+    );
+    let kept_ports: Vec<i32> = kept
+        .spec
+        .as_ref()
+        .unwrap()
+        .ports
+        .iter()
+        .flatten()
+        .filter_map(|p| p.node_port)
+        .collect();
+    assert_eq!(kept_ports, [30001, 30000]);
+    let mut moved = (*kept).clone();
+    moved.spec.as_mut().unwrap().cluster_ip = Some("10.96.0.9".into());
+    moved.spec.as_mut().unwrap().cluster_ips = Some(vec!["10.96.0.9".into()]);
+    let e = api.update("t", moved).unwrap_err();
+    assert!(
+        e.message.ends_with(
+            r#"spec.clusterIPs[0]: Invalid value: []string{"10.96.0.9"}: may not change once set"#
+        ),
+        "{e}"
+    );
+    // An address in use, or outside the range.
+    let taken = json!({"clusterIP": "10.96.0.2", "ports": [{"port": 80}]});
+    let e = service_error(&mut api, service("taken", taken));
+    assert!(e.ends_with(r#"spec.clusterIPs: Invalid value: []string{"10.96.0.2"}: failed to allocate IP 10.96.0.2: provided IP is already allocated"#), "{e}");
+    let outside = json!({"clusterIP": "192.168.0.1", "ports": [{"port": 80}]});
+    let e = service_error(&mut api, service("outside", outside));
+    assert!(e.ends_with("the provided IP (192.168.0.1) is not in the valid range. The range of valid IPs is 10.96.0.0/12"), "{e}");
+}
+
+/// `ValidateService` / `validateServicePort`: every error listed, in the apiserver's words.
+#[test]
+fn service_ports_are_validated() {
+    let mut api = api();
+    let bad = json!({"ports": [{"port": 70000}, {"port": 80, "protocol": "FOO", "name": "Web"}, {"port": 80, "name": "w2", "protocol": "FOO", "targetPort": "no_such--"}]});
+    let e = service_error(&mut api, service("bad", bad));
+    for want in [
+        "spec.ports[0].name: Required value",
+        "spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        "spec.ports[0].targetPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+        r#"spec.ports[1].name: Invalid value: "Web": a lowercase RFC 1123 label"#,
+        r#"spec.ports[1].protocol: Unsupported value: "FOO": supported values: "SCTP", "TCP", "UDP""#,
+        r#"spec.ports[2].targetPort: Invalid value: "no_such--": must contain only alpha-numeric characters"#,
+        r#"spec.ports[2]: Duplicate value: core.ServicePort{Name:"", Protocol:"FOO", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}"#,
+    ] {
+        assert!(e.contains(want), "missing {want:?} in {e}");
+    }
+    let e = service_error(
+        &mut api,
+        service("noports", json!({"selector": {"app": "x"}})),
+    );
+    assert!(e.ends_with("spec.ports: Required value"), "{e}");
+    let np = json!({"ports": [{"port": 80, "nodePort": 30080}]});
+    let e = service_error(&mut api, service("np", np));
+    assert!(
+        e.ends_with(
+            "spec.ports[0].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'"
+        ),
+        "{e}"
+    );
+    let e = service_error(
+        &mut api,
+        service("t", json!({"type": "Magic", "ports": [{"port": 1}]})),
+    );
+    assert!(
+        e.contains(r#"spec.type: Unsupported value: "Magic""#),
+        "{e}"
+    );
+    let e = service_error(&mut api, service("x", json!({"type": "ExternalName"})));
+    assert!(e.ends_with("spec.externalName: Required value"), "{e}");
+}

@@ -55,6 +55,12 @@ pub fn read_text(path: &Path) -> Result<String, LoadError> {
     })
 }
 
+/// A manifest file read again after it was loaded, to place an error the API server gave at
+/// apply time; `None` when it cannot be (an in-memory manifest has no file).
+pub(crate) fn read_again(file: &str) -> Option<String> {
+    read_text(Path::new(file)).ok()
+}
+
 fn read_manifest_file(path: &Path) -> Result<Vec<Manifest>, LoadError> {
     let name = path.display().to_string();
     let objects = manifest::parse(&name, &read_text(path)?)?;

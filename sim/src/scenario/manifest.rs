@@ -483,6 +483,28 @@ fn parse_documents(
     Ok((out, skipped))
 }
 
+/// The line in a manifest file's `text` of the field an API error names (`spec.ports[1].port`),
+/// in the document of that kind and name: where a manifest the API server refused at apply
+/// time went wrong. `None` when the file holds no such document.
+pub fn rejected_line(text: &str, kind: &str, name: &str, field: &str) -> Option<usize> {
+    let (start, doc) = documents(text).into_iter().find(|(_, doc)| {
+        let v: Option<Value> = serde_saphyr::from_str_with_options(doc, super::yaml_options()).ok();
+        let at = |p: &str| {
+            v.as_ref()
+                .and_then(|v| v.pointer(p))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        at("/kind").as_deref() == Some(kind) && at("/metadata/name").as_deref() == Some(name)
+    })?;
+    let path: Vec<String> = field
+        .split(['.', '['])
+        .map(|s| s.trim_end_matches(']').to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    Some(line_of_path(&doc, start, &path))
+}
+
 /// Parse a manifest given inline in a scenario step (already a JSON value).
 pub fn from_value(file: &str, value: &Value, counts: Counts) -> Result<Manifest, LoadError> {
     let text = serde_json::to_string(value).expect("values encode");

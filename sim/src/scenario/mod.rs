@@ -1017,6 +1017,17 @@ impl Runner {
         }
         r.map_err(|e| {
             let what = format!("{} {:?} was rejected: {e}", m.kind(), m.name());
+            // The manifest's own line of the first field the API server named, if it has one.
+            let field = e.causes.first().map(|c| c.field.as_str());
+            let field = field.filter(|f| !f.is_empty());
+            let line = field.and_then(|f| {
+                let text = load::read_again(source)?;
+                manifest::rejected_line(&text, m.kind(), &m.name(), f)
+            });
+            let source = match line {
+                Some(l) => format!("{source}:{l}"),
+                None => source.to_string(),
+            };
             Halt::Bad(RunError(match &self.step_at {
                 Some(at) => format!("{at}: apply {source}: {what}"),
                 None => format!("{source}: {what}"),

@@ -100,6 +100,9 @@ pub(crate) fn our_words(m: &str) -> String {
             "rejected by the configured policy",
             "is not a number this format accepts",
         );
+    if m == "expected string scalar" {
+        return "expected a single value here, not a list or a mapping".into();
+    }
     if m.contains("untagged enum") || m.contains("did not match any variant") {
         return "this value has the wrong form (see the README's scenario format)".into();
     }
@@ -233,10 +236,12 @@ fn item_index(before: &[&str], ind: usize) -> usize {
 }
 
 /// The keys open at the end of `prefix` (a line up to the error's column): `a: {b: {c: ` gives
-/// `a, b, c`; keys closed by `,` or `}` are dropped.
+/// `a, b, c`; keys closed by `,` or `}` are dropped. A key whose value is a flow list carries the
+/// index of the item the prefix ends in: `domains: [{a: 1}, {b: ` gives `domains[1], b`.
 fn flow_keys(prefix: &str) -> Vec<String> {
-    // (depth, key) pairs.
+    // (depth, key) pairs, and (depth, items before the current one) for each open `[`.
     let mut open: Vec<(usize, String)> = Vec::new();
+    let mut lists: Vec<(usize, usize)> = Vec::new();
     let mut depth: usize = 0;
     let mut word = String::new();
     // The quote that opened the string being read, if any.
@@ -247,12 +252,24 @@ fn flow_keys(prefix: &str) -> Vec<String> {
             '"' | '\'' if quote.is_none() => quote = Some(c),
             _ if quote == Some(c) => quote = None,
             _ if quoted => {}
-            '{' | '[' => depth += 1,
+            '{' => depth += 1,
+            '[' => {
+                depth += 1;
+                lists.push((depth, 0));
+            }
             '}' | ']' => {
                 depth = depth.saturating_sub(1);
                 open.retain(|(d, _)| *d <= depth);
+                lists.retain(|(d, _)| *d <= depth);
             }
-            ',' => open.retain(|(d, _)| *d < depth),
+            ',' => {
+                open.retain(|(d, _)| *d < depth);
+                if let Some((d, n)) = lists.last_mut() {
+                    if *d == depth {
+                        *n += 1;
+                    }
+                }
+            }
             ':' => {
                 open.retain(|(d, _)| *d < depth);
                 let k = word.trim().trim_start_matches("- ").trim();
@@ -273,7 +290,12 @@ fn flow_keys(prefix: &str) -> Vec<String> {
             word.push(c); // not the opening quote
         }
     }
-    open.into_iter().map(|(_, k)| k).collect()
+    open.into_iter()
+        .map(|(d, k)| match lists.iter().find(|(ld, _)| *ld == d + 1) {
+            Some((_, n)) => format!("{k}[{n}]"),
+            None => k,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -306,6 +328,17 @@ mod tests {
             Some("steps[0].deletePod.gracePeriodSeconds")
         );
         assert_eq!(field_at(doc, 7, 14).as_deref(), Some("steps[1].timeout"));
+        // Flow lists: the item's index on the list's key, a closed item's keys dropped.
+        let flow =
+            "nodes: {domains: [{key: a, nodesPerDomain: 1}, {key: b, nodesPerDomain: -1}]}\n";
+        assert_eq!(
+            field_at(flow, 1, 73).as_deref(),
+            Some("nodes.domains[1].nodesPerDomain")
+        );
+        assert_eq!(
+            field_at(flow, 1, 25).as_deref(),
+            Some("nodes.domains[0].key")
+        );
         // A compact block list: its items at the key's own indentation.
         let pod = "spec:\n  containers:\n  - name: a\n  - name: b\n    resources:\n      limits:\n        cpu: [1]\n";
         assert_eq!(

@@ -76,7 +76,10 @@ pub fn columns(kind: KindId, lws_printer_columns: bool) -> Vec<Value> {
         KindId::Service => {
             c.push(col("Type", "string", 0));
             c.push(col("Cluster-IP", "string", 0));
+            c.push(col("External-IP", "string", 0));
+            c.push(col("Port(s)", "string", 0));
             c.push(col("Age", "string", 0));
+            c.push(col("Selector", "string", 1));
         }
         KindId::DisaggregatedSetRoleScaler => {
             // The CRD's additionalPrinterColumns (config/crd/bases at lws v0.10.0).
@@ -160,46 +163,107 @@ fn containers(obj: &Value, spec: &str) -> (String, String) {
     (names.join(","), images.join(","))
 }
 
+/// `getServiceExternalIP` (printers.go): the external IPs; a load balancer's ingress, or
+/// `<pending>` before it has one; an ExternalName Service's name.
+fn external_ip(obj: &Value, ty: &str) -> String {
+    let strings = |ptr: &str| -> Vec<String> {
+        let items = obj.pointer(ptr).and_then(Value::as_array);
+        let items = items.map(Vec::as_slice).unwrap_or_default();
+        items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(String::from)
+            .collect()
+    };
+    let external = strings("/spec/externalIPs");
+    match ty {
+        "ExternalName" => s(obj, "/spec/externalName").to_string(),
+        "LoadBalancer" => {
+            let ingress = obj.pointer("/status/loadBalancer/ingress");
+            let ingress = ingress.and_then(Value::as_array).map(Vec::as_slice);
+            let mut all: Vec<String> = ingress
+                .unwrap_or_default()
+                .iter()
+                .map(|i| match s(i, "/ip") {
+                    "" => s(i, "/hostname").to_string(),
+                    ip => ip.to_string(),
+                })
+                .collect();
+            all.extend(external);
+            if all.is_empty() {
+                "<pending>".into()
+            } else {
+                all.join(",")
+            }
+        }
+        _ => or_none(&external.join(",")),
+    }
+}
+
+/// `makePortString` (printers.go): `80/TCP`, `80:30080/TCP` with a node port.
+fn service_ports(obj: &Value) -> String {
+    let ports = obj.pointer("/spec/ports").and_then(Value::as_array);
+    let ports = ports.map(Vec::as_slice).unwrap_or_default();
+    let one = |p: &Value| match n(p, "/nodePort") {
+        0 => format!("{}/{}", n(p, "/port"), s(p, "/protocol")),
+        np => format!("{}:{np}/{}", n(p, "/port"), s(p, "/protocol")),
+    };
+    ports.iter().map(one).collect::<Vec<_>>().join(",")
+}
+
+/// `labels.FormatLabels` of a Service's selector: `k=v` pairs in key order.
+fn selector(obj: &Value) -> String {
+    let sel = obj.pointer("/spec/selector").and_then(Value::as_object);
+    let pairs = sel.into_iter().flatten();
+    let pairs: Vec<String> = pairs
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+        .collect();
+    pairs.join(",")
+}
+
+/// printers.go `printPod`'s cells: ready containers, status, restarts, age, IP and node.
+fn pod_cells(obj: &Value, name: &str, age: String) -> Vec<Value> {
+    let statuses = obj
+        .pointer("/status/containerStatuses")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let total = obj
+        .pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    let ready = statuses
+        .iter()
+        .filter(|c| c.get("ready") == Some(&Value::Bool(true)))
+        .count();
+    let restarts: i64 = statuses.iter().map(|c| n(c, "/restartCount")).sum();
+    let waiting = statuses
+        .iter()
+        .find_map(|c| c.pointer("/state/waiting/reason").and_then(Value::as_str));
+    let status = if obj.pointer("/metadata/deletionTimestamp").is_some() {
+        "Terminating".to_string()
+    } else if let Some(w) = waiting {
+        w.to_string()
+    } else {
+        let p = s(obj, "/status/phase");
+        if p.is_empty() { "Pending" } else { p }.to_string()
+    };
+    vec![
+        json!(name),
+        json!(format!("{ready}/{total}")),
+        json!(status),
+        json!(restarts.to_string()),
+        json!(age),
+        json!(or_none(s(obj, "/status/podIP"))),
+        json!(or_none(s(obj, "/spec/nodeName"))),
+    ]
+}
+
 pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) -> Vec<Value> {
     let name = s(obj, "/metadata/name");
     let age = age(obj, now_ms);
     match kind {
-        KindId::Pod => {
-            let statuses = obj
-                .pointer("/status/containerStatuses")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let total = obj
-                .pointer("/spec/containers")
-                .and_then(Value::as_array)
-                .map_or(0, Vec::len);
-            let ready = statuses
-                .iter()
-                .filter(|c| c.get("ready") == Some(&Value::Bool(true)))
-                .count();
-            let restarts: i64 = statuses.iter().map(|c| n(c, "/restartCount")).sum();
-            let waiting = statuses
-                .iter()
-                .find_map(|c| c.pointer("/state/waiting/reason").and_then(Value::as_str));
-            let status = if obj.pointer("/metadata/deletionTimestamp").is_some() {
-                "Terminating".to_string()
-            } else if let Some(w) = waiting {
-                w.to_string()
-            } else {
-                let p = s(obj, "/status/phase");
-                if p.is_empty() { "Pending" } else { p }.to_string()
-            };
-            vec![
-                json!(name),
-                json!(format!("{ready}/{total}")),
-                json!(status),
-                json!(restarts.to_string()),
-                json!(age),
-                json!(or_none(s(obj, "/status/podIP"))),
-                json!(or_none(s(obj, "/spec/nodeName"))),
-            ]
-        }
+        KindId::Pod => pod_cells(obj, name, age),
         KindId::LeaderWorkerSet if lws_printer_columns => {
             let at = |p: &str| obj.pointer(p).cloned().unwrap_or(Value::Null);
             vec![
@@ -237,16 +301,21 @@ pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) 
             }
             vec![json!(name), json!(st), json!(age)]
         }
-        KindId::Service => vec![
-            json!(name),
-            json!(if s(obj, "/spec/type").is_empty() {
-                "ClusterIP"
-            } else {
-                s(obj, "/spec/type")
-            }),
-            json!(or_none(s(obj, "/spec/clusterIP"))),
-            json!(age),
-        ],
+        KindId::Service => {
+            let ty = match s(obj, "/spec/type") {
+                "" => "ClusterIP",
+                t => t,
+            };
+            vec![
+                json!(name),
+                json!(ty),
+                json!(or_none(s(obj, "/spec/clusterIP"))),
+                json!(external_ip(obj, ty)),
+                json!(or_none(&service_ports(obj))),
+                json!(age),
+                json!(or_none(&selector(obj))),
+            ]
+        }
         KindId::DisaggregatedSetRoleScaler => vec![
             json!(name),
             obj.pointer("/spec/replicas")
