@@ -2581,3 +2581,53 @@ fn kubectl_creates_services_with_addresses_and_refuses_bad_ports() {
         assert!(text.contains(want), "missing {want:?}:\n{text}");
     }
 }
+
+/// Pods and nodes carry what a real cluster fills in, so clients that read it find it: the
+/// API server's pod defaults and admission additions (`restartPolicy`, `schedulerName`, the
+/// 300 s tolerations, `qosClass`), the addresses the kubelet reports (`podIP`, `hostIP`), field
+/// selectors on them, and the node's version and InternalIP in `kubectl get nodes -o wide`.
+#[test]
+fn pods_and_nodes_carry_the_defaults_and_addresses_a_cluster_fills_in() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let pod = |path: &str| s.jsonpath("pod", "vllm-0", path);
+    assert_eq!(pod("{.spec.restartPolicy}"), "Always");
+    assert_eq!(pod("{.spec.schedulerName}"), "default-scheduler");
+    assert_eq!(pod("{.spec.serviceAccountName}"), "default");
+    assert_eq!(pod("{.status.qosClass}"), "BestEffort");
+    assert_eq!(
+        pod("{.spec.tolerations[*].key}"),
+        "node.kubernetes.io/not-ready node.kubernetes.io/unreachable"
+    );
+    let ip = pod("{.status.podIP}");
+    assert!(ip.starts_with("10.24"), "{ip}");
+    let node = pod("{.spec.nodeName}");
+    let host = pod("{.status.hostIP}");
+    assert_eq!(
+        host,
+        s.jsonpath("node", &node, "{.status.addresses[0].address}")
+    );
+    let selected = s.ok(&[
+        "get",
+        "pods",
+        "--field-selector",
+        "spec.restartPolicy=Always,status.podIP=",
+        "-o",
+        "name",
+    ]);
+    assert!(!selected.contains("pod/vllm-0\n"), "{selected}");
+    let by_ip = format!("status.podIP={ip}");
+    let found = s.ok(&["get", "pods", "--field-selector", &by_ip, "-o", "name"]);
+    assert_eq!(found.trim(), "pod/vllm-0");
+    let wide = s.ok(&["get", "nodes", "-o", "wide"]);
+    let header = wide.lines().next().unwrap_or("");
+    for col in [
+        "ROLES",
+        "VERSION",
+        "INTERNAL-IP",
+        "OS-IMAGE",
+        "CONTAINER-RUNTIME",
+    ] {
+        assert!(header.contains(col), "{wide}");
+    }
+    assert!(wide.contains(&host) && wide.contains("v1.29.0"), "{wide}");
+}

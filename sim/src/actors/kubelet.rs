@@ -8,9 +8,11 @@
 //! restarted on it. A dead machine's kubelet does nothing at all.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::Ipv4Addr;
 
 use k8s_openapi::api::core::v1::{
-    ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus, Pod,
+    ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus, HostIP, Node,
+    Pod, PodIP,
 };
 use lws::k8s;
 
@@ -38,6 +40,8 @@ pub struct Kubelet {
     planned_kill: BTreeSet<String>,
     /// UIDs of running pods whose changed images are being pulled and started.
     planned_image: BTreeSet<String>,
+    /// Per node, how many pod addresses its IPAM has handed out.
+    addresses_given: BTreeMap<String, u32>,
 }
 
 impl Kubelet {
@@ -48,7 +52,36 @@ impl Kubelet {
             planned_start: BTreeSet::new(),
             planned_kill: BTreeSet::new(),
             planned_image: BTreeSet::new(),
+            addresses_given: BTreeMap::new(),
         }
+    }
+
+    /// The pod's addresses when its sandbox starts: the node's InternalIP as `hostIP`, and the
+    /// next address of the node's pod range as `podIP`, as kind's host-local IPAM hands them
+    /// out (in order from `.2`, wrapping after `.254`); a restarted pod keeps its own. The
+    /// node's range is 10.244.0.0/16 cut in /24s by the node's slot (its InternalIP's offset
+    /// from 10.0.0.2, `nodes::describe_node`). Nothing in the simulation reads them.
+    fn assign_addresses(&mut self, api: &ApiServer, pod: &mut Pod) {
+        let node = k8s::node_name(pod).to_string();
+        let st = pod.status.get_or_insert_with(Default::default);
+        if st.pod_ip.is_some() {
+            return;
+        }
+        let Some(host) = api.try_get::<Node>("", &node).and_then(|n| internal_ip(&n)) else {
+            return;
+        };
+        let slot = u32::from(host).wrapping_sub(u32::from(Ipv4Addr::new(10, 0, 0, 2)));
+        let given = self.addresses_given.entry(node).or_insert(0);
+        let host_part = 2 + *given % 253;
+        *given += 1;
+        let base = u32::from(Ipv4Addr::new(10, 244, 0, 0));
+        let ip = Ipv4Addr::from(base.wrapping_add(slot.wrapping_mul(256)) + host_part);
+        st.host_ip = Some(host.to_string());
+        st.host_ips = Some(vec![HostIP {
+            ip: host.to_string(),
+        }]);
+        st.pod_ip = Some(ip.to_string());
+        st.pod_ips = Some(vec![PodIP { ip: ip.to_string() }]);
     }
 
     pub fn next_wakeup_ms(&self, api: &ApiServer) -> Option<u64> {
@@ -160,6 +193,7 @@ impl Kubelet {
                     return;
                 }
                 self.planned_image.remove(uid);
+                self.assign_addresses(api, &mut pod);
                 mark_running(&mut pod, now_ms);
                 let _ = api.update_status(ACTOR, pod);
             }
@@ -353,6 +387,13 @@ fn mark_image_pull_backoff(pod: &mut Pod) {
 }
 
 /// Containers running and ready, pod Running with Ready=True (no probes modelled).
+/// A node's InternalIP, if it reports one.
+fn internal_ip(node: &Node) -> Option<Ipv4Addr> {
+    let addresses = node.status.as_ref()?.addresses.as_ref()?;
+    let a = addresses.iter().find(|a| a.type_ == "InternalIP")?;
+    a.address.parse().ok()
+}
+
 fn mark_running(pod: &mut Pod, now_ms: u64) {
     let containers = spec_images(pod);
     let st = pod.status.get_or_insert_with(Default::default);

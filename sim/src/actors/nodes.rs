@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeSpec, NodeStatus, Pod, Taint};
+use k8s_openapi::api::core::v1::{
+    Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo, Pod, Taint,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lws::k8s;
@@ -245,13 +247,43 @@ fn evict_by_taint(api: &mut ApiServer, node: &str) {
 
 /// Create the Node, then post its status, as a kubelet registering does.
 pub fn register_node(api: &mut ApiServer, name: &str, slot: u32, cfg: &ClusterConfig, now_ms: u64) {
-    let node = new_node(name, cfg.node_labels_at(slot), cfg, now_ms);
+    let mut node = new_node(name, cfg.node_labels_at(slot), cfg, now_ms);
+    describe_node(&mut node, name, slot, cfg.kubernetes_minor);
     let status = node.status.clone();
     if let Ok(created) = api.create("kubelet", node) {
         let mut n = (*created).clone();
         n.status = status;
         let _ = api.update_status("kubelet", n);
     }
+}
+
+/// What a kubelet reports about its machine (`kubectl get nodes -o wide`): an InternalIP in
+/// 10.0.0.0/16 by slot, the hostname, and a kind node's system info at the cluster's version.
+/// Nothing in the simulation reads them.
+fn describe_node(node: &mut Node, name: &str, slot: u32, minor: u32) {
+    let ip = std::net::Ipv4Addr::from(u32::from(std::net::Ipv4Addr::new(10, 0, 0, 2)) + slot);
+    let address = |type_: &str, address: String| NodeAddress {
+        type_: type_.into(),
+        address,
+    };
+    let status = node.status.get_or_insert_with(Default::default);
+    status.addresses = Some(vec![
+        address("InternalIP", ip.to_string()),
+        address("Hostname", name.to_string()),
+    ]);
+    status.node_info = Some(NodeSystemInfo {
+        architecture: "amd64".into(),
+        container_runtime_version: "containerd://2.0.3".into(),
+        kernel_version: "6.1.0-31-cloud-amd64".into(),
+        kubelet_version: format!("v1.{minor}.0"),
+        kube_proxy_version: format!("v1.{minor}.0"),
+        operating_system: "linux".into(),
+        os_image: "Debian GNU/Linux 12 (bookworm)".into(),
+        machine_id: String::new(),
+        system_uuid: String::new(),
+        boot_id: String::new(),
+        ..Default::default()
+    });
 }
 
 /// The cpu a node reports (not scheduled on).

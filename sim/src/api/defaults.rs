@@ -14,19 +14,20 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use lws::api::LeaderWorkerSet;
 
 use super::selector::Selector;
-use super::{podspec, service, FeatureGates, Kind};
+use super::{pod_defaults, podspec, service, FeatureGates, Kind};
 
 pub fn on_create<K: Kind>(obj: &mut K, gates: FeatureGates) {
     let any = obj as &mut dyn Any;
     if let Some(sts) = any.downcast_mut::<StatefulSet>() {
         default_statefulset(sts, None, gates);
     } else if let Some(pod) = any.downcast_mut::<Pod>() {
-        default_pod(pod);
+        pod_defaults::default_pod(pod);
         // Pod create sets status.phase = Pending (pod strategy PrepareForCreate).
         pod.status = Some(k8s_openapi::api::core::v1::PodStatus {
             phase: Some("Pending".to_string()),
             ..Default::default()
         });
+        pod_defaults::admit_pod_create(pod);
     } else if let Some(svc) = any.downcast_mut::<Service>() {
         service::default_service(svc);
     }
@@ -38,7 +39,7 @@ pub fn on_update<K: Kind>(obj: &mut K, old: &K, gates: FeatureGates) {
     if let Some(sts) = any.downcast_mut::<StatefulSet>() {
         default_statefulset(sts, old.downcast_ref::<StatefulSet>(), gates);
     } else if let Some(pod) = any.downcast_mut::<Pod>() {
-        default_pod(pod);
+        pod_defaults::default_pod(pod);
     } else if let Some(svc) = any.downcast_mut::<Service>() {
         service::default_service(svc);
         if let Some(old) = old.downcast_ref::<Service>() {
@@ -86,13 +87,6 @@ fn default_statefulset(sts: &mut StatefulSet, old: Option<&StatefulSet>, gates: 
             ru.max_unavailable = None;
         }
     }
-}
-
-/// Pod defaults that the simulation reads: the 30 s termination grace period.
-/// Simplification: other PodSpec defaults (dnsPolicy, schedulerName, ...) are not applied.
-fn default_pod(pod: &mut Pod) {
-    let spec = pod.spec.get_or_insert_with(Default::default);
-    spec.termination_grace_period_seconds.get_or_insert(30);
 }
 
 /// A validation's field errors (`field.ErrorList`), each `<field>: <type>: ...` as

@@ -12,6 +12,7 @@ mod eviction;
 pub mod kinds;
 pub mod names;
 pub mod patch;
+pub mod pod_defaults;
 pub mod podspec;
 pub mod quantity;
 pub mod scale;

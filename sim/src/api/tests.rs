@@ -708,7 +708,10 @@ fn a_pod_spec_is_immutable_but_for_images_deadlines_and_added_tolerations() {
     let mut tolerate = (*p).clone();
     let spec = tolerate.spec.as_mut().unwrap();
     spec.active_deadline_seconds = Some(60);
-    spec.tolerations = Some(vec![Default::default()]);
+    // Added to the admission plugin's two: allowed.
+    spec.tolerations
+        .get_or_insert_with(Vec::new)
+        .push(Default::default());
     let p = a.update("t", tolerate).unwrap();
     let edits: [fn(&mut PodSpec); 4] = [
         |s| s.restart_policy = Some("Never".into()),

@@ -556,12 +556,14 @@ impl Model {
     }
 }
 
-/// A pod's containers without the env the LWS webhook injects, hashed.
+/// A pod's containers without the env the LWS webhook injects, with the API server's
+/// defaults (a template's containers hash as the pods made from it do), hashed.
 pub(super) fn fingerprint(spec: Option<&PodSpec>) -> u64 {
     let strip = |cs: &[Container]| -> Vec<Container> {
         cs.iter()
             .map(|c| {
                 let mut c = c.clone();
+                crate::api::pod_defaults::default_container(&mut c);
                 if let Some(env) = c.env.as_mut() {
                     env.retain(|e| !e.name.starts_with("LWS_") && !e.name.starts_with("TPU_"));
                     if env.is_empty() {

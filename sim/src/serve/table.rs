@@ -71,7 +71,14 @@ pub fn columns(kind: KindId, lws_printer_columns: bool) -> Vec<Value> {
         }
         KindId::Node => {
             c.push(col("Status", "string", 0));
+            c.push(col("Roles", "string", 0));
             c.push(col("Age", "string", 0));
+            c.push(col("Version", "string", 0));
+            c.push(col("Internal-IP", "string", 1));
+            c.push(col("External-IP", "string", 1));
+            c.push(col("OS-Image", "string", 1));
+            c.push(col("Kernel-Version", "string", 1));
+            c.push(col("Container-Runtime", "string", 1));
         }
         KindId::Service => {
             c.push(col("Type", "string", 0));
@@ -200,6 +207,35 @@ fn external_ip(obj: &Value, ty: &str) -> String {
     }
 }
 
+/// `findNodeRoles` (printers.go): the `node-role.kubernetes.io/<role>` labels and
+/// `kubernetes.io/role`, or `<none>`.
+fn node_roles(obj: &Value) -> String {
+    let labels = obj.pointer("/metadata/labels").and_then(Value::as_object);
+    let mut roles: Vec<&str> = labels
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| match k.strip_prefix("node-role.kubernetes.io/") {
+            Some(role) if !role.is_empty() => Some(role),
+            _ => (k == "kubernetes.io/role").then(|| v.as_str().unwrap_or("")),
+        })
+        .filter(|r| !r.is_empty())
+        .collect();
+    roles.sort_unstable();
+    roles.dedup();
+    or_none(&roles.join(","))
+}
+
+/// `getNodeInternalIP` / `getNodeExternalIP`: the first address of the type, or `<none>`.
+fn node_address(obj: &Value, ty: &str) -> String {
+    let addresses = obj.pointer("/status/addresses").and_then(Value::as_array);
+    let found = addresses
+        .into_iter()
+        .flatten()
+        .find(|a| s(a, "/type") == ty)
+        .map(|a| s(a, "/address"));
+    or_none(found.unwrap_or(""))
+}
+
 /// `makePortString` (printers.go): `80/TCP`, `80:30080/TCP` with a node port.
 fn service_ports(obj: &Value) -> String {
     let ports = obj.pointer("/spec/ports").and_then(Value::as_array);
@@ -299,7 +335,19 @@ pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) 
             if obj.pointer("/spec/unschedulable") == Some(&Value::Bool(true)) {
                 st.push_str(",SchedulingDisabled");
             }
-            vec![json!(name), json!(st), json!(age)]
+            let info = |f: &str| or_none(s(obj, &format!("/status/nodeInfo/{f}")));
+            vec![
+                json!(name),
+                json!(st),
+                json!(node_roles(obj)),
+                json!(age),
+                json!(s(obj, "/status/nodeInfo/kubeletVersion")),
+                json!(node_address(obj, "InternalIP")),
+                json!(node_address(obj, "ExternalIP")),
+                json!(info("osImage")),
+                json!(info("kernelVersion")),
+                json!(info("containerRuntimeVersion")),
+            ]
         }
         KindId::Service => {
             let ty = match s(obj, "/spec/type") {
