@@ -2631,3 +2631,48 @@ fn pods_and_nodes_carry_the_defaults_and_addresses_a_cluster_fills_in() {
     }
     assert!(wide.contains(&host) && wide.contains("v1.29.0"), "{wide}");
 }
+
+/// `kubectl get events -w` lists the events recorded so far, then streams the ones the
+/// controllers record after (a scale-up's `GroupsAreProgressing`), from the events list's
+/// own resourceVersion; a bad field selector on the watch is a 400 as on a list.
+#[test]
+fn kubectl_watches_the_events_the_controllers_record() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let before = s.ok(&["get", "events", "-o", "name"]).lines().count();
+    let mut child = Command::new(kubectl())
+        .args(["--server", &s.url(), "get", "events", "-w"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut lines = Vec::new();
+    while lines.len() < before + 1 && Instant::now() < deadline {
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+            lines.push(l);
+        }
+    }
+    assert!(lines[0].starts_with("LAST SEEN"), "{lines:?}");
+    s.ok(&["scale", "lws", "vllm", "--replicas", "5"]);
+    s.step("2m");
+    let progressing = |l: &String| l.contains("with 4 groups ready of total 5 groups");
+    while !lines.iter().any(progressing) && Instant::now() < deadline {
+        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
+            lines.push(l);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(lines.iter().any(progressing), "{lines:#?}");
+    let (code, body) = s.http("GET", "/api/v1/events?watch=1&fieldSelector=nope=1", "", "");
+    assert_eq!(code, 400, "{body}");
+}

@@ -71,6 +71,7 @@ pub struct Core {
     pub minor: u32,
     pub addr: String,
     watchers: Vec<Watcher>,
+    event_watchers: Vec<super::event_watch::EventWatcher>,
     /// Bytes every watch together has queued for its client (`watch::WATCHES_BYTES_MAX`).
     watch_bytes: Arc<AtomicUsize>,
     next_compaction_ms: u64,
@@ -234,6 +235,7 @@ impl Core {
             minor,
             addr,
             watchers: Vec::new(),
+            event_watchers: Vec::new(),
             watch_bytes: Arc::default(),
             next_compaction_ms: (now / COMPACTION_MS + 1) * COMPACTION_MS,
             rv_at_last_compaction: rv,
@@ -335,6 +337,7 @@ impl Core {
         let api = &self.runner.world.api;
         self.watchers
             .retain_mut(|w| w.pump(api) == super::watch::Outcome::Open);
+        self.event_watchers.retain_mut(|w| w.pump(api));
     }
 
     fn status(&self) -> Value {
@@ -353,7 +356,7 @@ impl Core {
             "paused": self.clock.speed.is_none(),
             "speed": self.clock.speed,
             "events": w.event_count,
-            "watches": self.watchers.len(),
+            "watches": self.watchers.len() + self.event_watchers.len(),
             "violations": violations,
             "stopped": self.stopped,
             "unrecorded": self.recorder.as_ref().map(|r| r.unrecorded.clone()),
@@ -407,6 +410,11 @@ impl Core {
                 Reply::json(404, &status_value(404, "NotFound", &message, Some(details)))
             }
             Route::Resource(t) => self.resource(t, &req),
+            Route::Events(form, ns, None)
+                if req.method == "GET" && super::query::flag(&req.query, "watch") =>
+            {
+                self.watch_events(form, ns.as_deref(), &req)
+            }
             Route::Events(form, ns, name) if req.method == "GET" => super::events::get(
                 &self.runner.world.api,
                 form,
@@ -789,6 +797,28 @@ impl Core {
             "metadata": meta,
             "items": items,
         }))
+    }
+
+    fn watch_events(
+        &mut self,
+        form: super::events::Form,
+        namespace: Option<&str>,
+        req: &ApiRequest,
+    ) -> Reply {
+        let r = super::event_watch::Request {
+            form,
+            namespace,
+            query: &req.query,
+            table: table::wants_table(&req.accept),
+            budget: [Arc::default(), self.watch_bytes.clone()],
+        };
+        match super::event_watch::start(&self.runner.world.api, r) {
+            Ok((w, reply)) => {
+                self.event_watchers.push(w);
+                reply
+            }
+            Err(reply) => reply,
+        }
     }
 
     fn watch<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {

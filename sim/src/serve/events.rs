@@ -7,8 +7,8 @@
 //! `/apis/events.k8s.io/v1` in that group's form (kubernetes `pkg/apis/events/v1/conversion.go`:
 //! `note` is the message, `regarding` the involved object, `reportingController` the reporting
 //! component, and the core-only fields `deprecated*`), where a field selector names the
-//! events.k8s.io fields (`regarding.*`, `reportingController`, ...). Not served: watch and
-//! writes (405).
+//! events.k8s.io fields (`regarding.*`, `reportingController`, ...). A watch is
+//! `event_watch.rs`'s. Not served: writes (405).
 
 use serde_json::{json, Map, Value};
 
@@ -55,20 +55,7 @@ pub fn get(
     query: &std::collections::BTreeMap<String, String>,
     accept: &str,
 ) -> Reply {
-    if super::query::flag(query, "watch") {
-        return failure(
-            405,
-            "MethodNotAllowed",
-            "watching events is not supported by lws-sim serve",
-        );
-    }
-    let events = api.events.list(namespace).map(|e| {
-        let core = core_json(e);
-        match form {
-            Form::Core => with_type(core, form),
-            Form::EventsV1 => to_events_v1(&core),
-        }
-    });
+    let events = api.events.list(namespace).map(|e| rendered(e, form));
     if let Some(name) = name {
         return match events.into_iter().find(|e| e["metadata"]["name"] == name) {
             Some(e) => Reply::ok(&e),
@@ -87,7 +74,9 @@ pub fn get(
                 .all(|(path, v, eq)| (field(e, path) == *v) == *eq)
         })
         .collect();
-    let meta = json!({"resourceVersion": api.resource_version().to_string()});
+    // Events have their own resourceVersions (`api/events.rs`): a list's is the event store's,
+    // so the watch `kubectl get events -w` starts from it sends what came after.
+    let meta = json!({"resourceVersion": api.events.version().to_string()});
     if wants_table(accept) {
         let t = table(form, &items, api.now_ms(), meta);
         return super::table::reply(t, &items, query);
@@ -103,6 +92,15 @@ pub fn get(
     }
     let list = json!({"kind": "EventList", "apiVersion": form.api_version(), "metadata": meta, "items": items});
     Reply::ok(&list)
+}
+
+/// A stored event as served in `form`.
+pub(super) fn rendered(e: &k8s_openapi::api::core::v1::Event, form: Form) -> Value {
+    let core = core_json(e);
+    match form {
+        Form::Core => with_type(core, form),
+        Form::EventsV1 => to_events_v1(&core),
+    }
 }
 
 /// A stored event as the API server encodes a core/v1 Event: Go's zero `metav1.Time` fields are
@@ -212,7 +210,7 @@ fn fields(form: Form) -> &'static [(&'static str, &'static str)] {
 
 /// A field's value; `source` is the reporting controller when the event has no source
 /// component (`ToSelectableFields`, kubernetes `pkg/registry/core/event/strategy.go`).
-fn field(e: &Value, pointer: &str) -> String {
+pub(super) fn field(e: &Value, pointer: &str) -> String {
     let read = |p: &str| {
         e.pointer(p)
             .and_then(Value::as_str)
@@ -228,7 +226,10 @@ fn field(e: &Value, pointer: &str) -> String {
 }
 
 /// `a=b,c!=d` over the form's fields: (pointer, value, equal?).
-fn field_selector(form: Form, s: &str) -> Result<Vec<(&'static str, String, bool)>, String> {
+pub(super) fn field_selector(
+    form: Form,
+    s: &str,
+) -> Result<Vec<(&'static str, String, bool)>, String> {
     s.split(',')
         .filter(|p| !p.is_empty())
         .map(|part| {
@@ -269,7 +270,7 @@ fn names(form: Form) -> String {
 /// `-o wide` (priority 1) Subobject, Source (component, else the reporting controller, with
 /// the host or reporting instance), First Seen, Count (the series' count, else the count, at
 /// least 1) and Name, in that order.
-fn table(form: Form, items: &[Value], now_ms: u64, meta: Value) -> Value {
+pub(super) fn table(form: Form, items: &[Value], now_ms: u64, meta: Value) -> Value {
     let col = |name: &str, priority: u8| json!({"name": name, "type": "string", "format": "", "description": "", "priority": priority});
     let p = |core: &'static str, v1: &'static str| match form {
         Form::Core => core,

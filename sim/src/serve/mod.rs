@@ -12,6 +12,7 @@
 mod clock;
 pub mod core;
 mod crds;
+mod event_watch;
 mod events;
 mod http;
 mod namespaces;

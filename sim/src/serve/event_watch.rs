@@ -1,0 +1,148 @@
+//! A watch of Kubernetes Events (`kubectl get events -w`, `kubectl events -w`, a client-go event
+//! informer): the events recorded or counted again after the version it starts from, in the
+//! order they were, each `ADDED` the first time the watch sees it and `MODIFIED` after (a
+//! series' count going up), filtered by namespace and field selector as a list is. Events
+//! have their own resourceVersions (`api/events.rs`), and an events list answers with the event
+//! store's, so a client that lists then watches misses nothing. The store is read at each pump
+//! (events are few); no bookmarks and no 410: events are never compacted away here.
+
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
+
+use serde_json::{json, Value};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::mpsc::Sender;
+
+use super::events::{field, field_selector, rendered, table, Form};
+use super::query::{bad_request, Reply};
+use super::stream::{Budget, Line, WATCHES_BYTES_MAX, WATCH_BYTES_MAX};
+use crate::api::ApiServer;
+
+pub struct EventWatcher {
+    form: Form,
+    namespace: Option<String>,
+    fields: Vec<(&'static str, String, bool)>,
+    table: bool,
+    /// The event store's version this watch has sent everything up to.
+    cursor: u64,
+    /// The events (namespace, name) that existed at the start or were sent since: a change to
+    /// one is MODIFIED.
+    known: BTreeSet<(String, String)>,
+    tx: Sender<Line>,
+    budget: Budget,
+}
+
+/// What a watch request on events sets up.
+pub struct Request<'a> {
+    pub form: Form,
+    pub namespace: Option<&'a str>,
+    pub query: &'a std::collections::BTreeMap<String, String>,
+    pub table: bool,
+    pub budget: Budget,
+}
+
+/// Start a watch: from the `resourceVersion` given (an events list's), else from now with the
+/// events that exist sent as `ADDED` first, as a watch without a version starts.
+pub fn start(api: &ApiServer, r: Request<'_>) -> Result<(EventWatcher, Reply), Reply> {
+    let selector = r.query.get("fieldSelector").map_or("", String::as_str);
+    let fields = field_selector(r.form, selector).map_err(bad_request)?;
+    let timeout_s = super::query::watch_timeout(r.query)?;
+    let from = match r.query.get("resourceVersion").map(String::as_str) {
+        None | Some("") | Some("0") => None,
+        Some(s) => match s.parse::<u64>() {
+            Ok(n) => Some(n),
+            Err(_) => return Err(bad_request(format!("invalid resourceVersion {s:?}"))),
+        },
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel(super::watch::WATCH_BUFFER);
+    let mut w = EventWatcher {
+        form: r.form,
+        namespace: r.namespace.map(str::to_string),
+        fields,
+        table: r.table,
+        cursor: from.unwrap_or(0),
+        known: BTreeSet::new(),
+        tx,
+        budget: r.budget,
+    };
+    if let Some(n) = from {
+        for e in api.events.list(r.namespace) {
+            if version(e) <= n {
+                w.known.insert(key(e));
+            }
+        }
+    }
+    w.pump(api);
+    Ok((w, Reply::Watch { rx, timeout_s }))
+}
+
+fn version(e: &k8s_openapi::api::core::v1::Event) -> u64 {
+    let rv = e.metadata.resource_version.as_deref().unwrap_or("0");
+    rv.parse().unwrap_or(0)
+}
+
+fn key(e: &k8s_openapi::api::core::v1::Event) -> (String, String) {
+    let m = &e.metadata;
+    let part = |s: &Option<String>| s.clone().unwrap_or_default();
+    (part(&m.namespace), part(&m.name))
+}
+
+impl EventWatcher {
+    /// Send what changed since the cursor, oldest first. `Closed` when the client went away or
+    /// fell too far behind.
+    pub fn pump(&mut self, api: &ApiServer) -> bool {
+        if self.tx.is_closed() {
+            return false;
+        }
+        let namespace = self.namespace.clone();
+        let mut fresh: Vec<_> = api
+            .events
+            .list(namespace.as_deref())
+            .filter(|e| version(e) > self.cursor)
+            .collect();
+        fresh.sort_by_key(|e| version(e));
+        for e in fresh {
+            self.cursor = version(e);
+            let obj = rendered(e, self.form);
+            let wanted = self.fields.iter();
+            if !wanted
+                .clone()
+                .all(|(p, v, eq)| (field(&obj, p) == *v) == *eq)
+            {
+                continue;
+            }
+            let ty = if self.known.insert(key(e)) {
+                "ADDED"
+            } else {
+                "MODIFIED"
+            };
+            if !self.send(ty, obj, api.now_ms()) {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn send(&mut self, ty: &str, obj: Value, now_ms: u64) -> bool {
+        let object = if self.table {
+            let meta = json!({"resourceVersion": self.cursor.to_string()});
+            table(self.form, &[obj], now_ms, meta)
+        } else {
+            obj
+        };
+        let text = json!({"type": ty, "object": object}).to_string();
+        let [mine, all] = &self.budget;
+        let bytes = text.len();
+        let over = |c: &std::sync::atomic::AtomicUsize, max: usize| {
+            c.load(Ordering::Relaxed) + bytes > max
+        };
+        if over(mine, WATCH_BYTES_MAX) || over(all, WATCHES_BYTES_MAX) {
+            return false;
+        }
+        let line = Line::counted(text, self.budget.clone());
+        !matches!(
+            self.tx.try_send(line),
+            Err(TrySendError::Full(_) | TrySendError::Closed(_))
+        )
+    }
+}
