@@ -2676,3 +2676,57 @@ fn kubectl_watches_the_events_the_controllers_record() {
     let (code, body) = s.http("GET", "/api/v1/events?watch=1&fieldSelector=nope=1", "", "");
     assert_eq!(code, 400, "{body}");
 }
+
+/// `kubectl delete namespace`: the namespace is Terminating while its objects are deleted, a
+/// create in it is refused as `NamespaceLifecycle` refuses it, and once the last object is
+/// gone so is the namespace; the immortal ones cannot be deleted.
+#[test]
+fn kubectl_deletes_a_namespace_and_everything_in_it() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let dir = temp_dir("ns");
+    let ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: scratch}\n";
+    s.ok(&["create", "-f", &write_file(&dir, "ns.yaml", ns)]);
+    let pod = |name: &str| {
+        format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: scratch}}\nspec:\n  containers: [{{name: c, image: app:v1}}]\n")
+    };
+    s.ok(&["create", "-f", &write_file(&dir, "a.yaml", &pod("a"))]);
+    s.step("2m");
+    let phase = |s: &Server| {
+        s.ok(&[
+            "get",
+            "pod",
+            "a",
+            "-n",
+            "scratch",
+            "-o",
+            "jsonpath={.status.phase}",
+        ])
+    };
+    assert_eq!(phase(&s).trim(), "Running");
+    s.ok(&["delete", "namespace", "scratch", "--wait=false"]);
+    let ns_phase = s.ok(&[
+        "get",
+        "namespace",
+        "scratch",
+        "-o",
+        "jsonpath={.status.phase}",
+    ]);
+    assert_eq!(ns_phase.trim(), "Terminating");
+    let (ok, text) = s.kubectl(&["create", "-f", &write_file(&dir, "b.yaml", &pod("b"))]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains(r#"pods "b" is forbidden: unable to create new content in namespace scratch because it is being terminated"#),
+        "{text}"
+    );
+    s.step("1m");
+    let (ok, text) = s.kubectl(&["get", "namespace", "scratch"]);
+    assert!(
+        !ok && text.contains(r#"namespaces "scratch" not found"#),
+        "{text}"
+    );
+    let (ok, text) = s.kubectl(&["delete", "namespace", "default"]);
+    assert!(
+        !ok && text.contains("this namespace may not be deleted"),
+        "{text}"
+    );
+}

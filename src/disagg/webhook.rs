@@ -24,6 +24,7 @@
 
 use std::collections::BTreeSet;
 
+use k8s_openapi::api::core::v1::PodSpec;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::Serialize;
@@ -378,7 +379,7 @@ fn check_roles<'a>(v: &mut Checker, spec: &Node<'a>, roles: &'a [DisaggregatedRo
 }
 
 /// One role (ds.yaml:69-18356). Its `required: [name]` (:18354-18355) cannot fail here.
-fn check_role(v: &mut Checker, node: &Node<'_>, role: &DisaggregatedRoleSpec) {
+fn check_role<'a>(v: &mut Checker, node: &Node<'a>, role: &'a DisaggregatedRoleSpec) {
     // `metadata` (ds.yaml:76-95) has no constraint.
     let pattern = (ROLE_NAME_PATTERN, is_dns1123_label as fn(&str) -> bool);
     v.string(
@@ -401,9 +402,18 @@ fn check_role(v: &mut Checker, node: &Node<'_>, role: &DisaggregatedRoleSpec) {
 /// A role's LWS spec (ds.yaml:118-18353), pod and volume claim templates left out. Its
 /// `required: [leaderWorkerTemplate]` (:18351-18352) and the template's `required:
 /// [workerTemplate]` (:18242-18243) cannot fail here.
-fn check_role_lws_spec(v: &mut Checker, node: &Node<'_>, spec: &LeaderWorkerSetSpec) {
+fn check_role_lws_spec<'a>(v: &mut Checker, node: &Node<'a>, spec: &'a LeaderWorkerSetSpec) {
     let template = &spec.leader_worker_template;
     let template_node = node.child("leaderWorkerTemplate");
+    let pod_templates = [
+        ("leaderTemplate", template.leader_template.as_ref()),
+        ("workerTemplate", Some(&template.worker_template)),
+    ];
+    for (field, pod_template) in pod_templates {
+        if let Some(pod) = pod_template.and_then(|t| t.spec.as_ref()) {
+            check_pod_required(v, &template_node.child(field).child("spec"), pod);
+        }
+    }
     if !template.restart_policy.is_empty() {
         let allowed = [
             "Default",
@@ -456,6 +466,35 @@ fn check_role_lws_spec(v: &mut Checker, node: &Node<'_>, spec: &LeaderWorkerSetS
         let n = node.child("startupPolicy");
         v.enumeration(&n, &spec.startup_policy, &["LeaderCreated", "LeaderReady"]);
         // ds.yaml:18343-18350
+    }
+}
+
+/// The embedded pod template's `required` fields (ds.yaml carries the PodSpec schema of the
+/// LWS CRD: `containers`, and each container's and env var's `name`), as the LWS CRD's
+/// `crd::check_required_pod_fields` checks an LWS: a role without them was stored, and every
+/// create of its LeaderWorkerSet then failed.
+fn check_pod_required<'a>(v: &mut Checker, node: &Node<'a>, pod: &'a PodSpec) {
+    if pod.containers.is_empty() {
+        v.required(node, "containers");
+    }
+    let init = pod.init_containers.as_deref().unwrap_or(&[]);
+    for (list, containers) in [
+        ("containers", pod.containers.as_slice()),
+        ("initContainers", init),
+    ] {
+        let list_node = node.child(list);
+        for (i, c) in containers.iter().enumerate() {
+            let item = list_node.item(i, "name", &c.name);
+            if c.name.is_empty() {
+                v.required(&item, "name");
+            }
+            let env_node = item.child("env");
+            for (j, e) in c.env.iter().flatten().enumerate() {
+                if e.name.is_empty() {
+                    v.required(&env_node.item(j, "name", &e.name), "name");
+                }
+            }
+        }
     }
 }
 
@@ -1422,6 +1461,39 @@ mod tests {
             vec![
                 "spec.roles[0].spec.replicas: Invalid value: 1000001: spec.roles[0].spec.replicas in body should be less than or equal to 1000000".to_string(),
                 "spec.roles[1].spec.networkConfig.subdomainPolicy: Required value".to_string(),
+                blocked.clone(),
+            ]
+        );
+        // The embedded pod templates' required fields (PodSpec `containers`, a container's
+        // and an env var's `name`).
+        let mut obj = defaulted(ds(two()));
+        let nameless = k8s_openapi::api::core::v1::Container {
+            env: Some(vec![Default::default()]),
+            ..Default::default()
+        };
+        let worker = &mut obj.spec.roles[0]
+            .spec
+            .leader_worker_template
+            .worker_template;
+        worker.spec = Some(PodSpec {
+            containers: vec![nameless],
+            ..Default::default()
+        });
+        let leader = PodTemplateSpec {
+            spec: Some(PodSpec::default()),
+            ..Default::default()
+        };
+        obj.spec.roles[1]
+            .spec
+            .leader_worker_template
+            .leader_template = Some(leader);
+        let at = "spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0]";
+        assert_eq!(
+            validate_crd(&obj, None),
+            vec![
+                format!("{at}.name: Required value"),
+                format!("{at}.env[0].name: Required value"),
+                "spec.roles[1].spec.leaderWorkerTemplate.leaderTemplate.spec.containers: Required value".to_string(),
                 blocked,
             ]
         );

@@ -438,6 +438,9 @@ pub struct ApiServer {
     injected: Vec<InjectedError>,
     /// Kubernetes Events, outside the resourceVersion sequence (`events.rs`).
     pub events: events::EventStore,
+    /// Namespaces being deleted (`serve`'s namespace DELETE): no object may be created in one,
+    /// as the `NamespaceLifecycle` admission plugin refuses it.
+    pub terminating_namespaces: BTreeSet<String>,
     /// While a dry-run request is served: the random stream as it was before it, restored
     /// after (`begin_dry_run`).
     dry_run: Option<SimRng>,
@@ -477,6 +480,7 @@ impl ApiServer {
             known_keys: names::KnownKeys::default(),
             injected: Vec::new(),
             events: Default::default(),
+            terminating_namespaces: BTreeSet::new(),
             dry_run: None,
             dry_rng: SimRng::labelled(seed, "apiserver-dry-run"),
         }
@@ -705,6 +709,15 @@ impl ApiServer {
             obj.meta_mut().namespace = Some("default".to_string());
         }
         let key = key_of(&obj);
+        if self.terminating_namespaces.contains(&key.0) {
+            // kubernetes plugin/pkg/admission/namespace/lifecycle/admission.go `Admit`.
+            let msg = format!(
+                "{} {:?} is forbidden: unable to create new content in namespace {} because it is being terminated",
+                K::ID, key.1, key.0
+            );
+            let e = ApiError::new(Reason::Forbidden, msg);
+            return self.fail(actor, "create", K::ID, &key, e);
+        }
         let meta_ok = names::validate(K::ID, obj.meta(), &mut self.known_keys)
             .and_then(|()| names::validate_owner_references(obj.meta()));
         if let Err(m) = meta_ok {

@@ -320,6 +320,17 @@ fn quoted_scalar(raw: &Value, back: &Value, path: String) -> Option<(String, &'s
     }
 }
 
+/// The field an API error names first: its first cause's, else (a CRD schema's errors, given
+/// as `field.ErrorList` text without causes) the field its message starts with.
+fn first_field(e: &crate::api::ApiError) -> Option<&str> {
+    if let Some(c) = e.causes.first().filter(|c| !c.field.is_empty()) {
+        return Some(&c.field);
+    }
+    let (field, _) = e.message.trim_start_matches('[').split_once(": ")?;
+    let plausible = !field.is_empty() && !field.contains(char::is_whitespace) && field != "<nil>";
+    plausible.then_some(field)
+}
+
 /// The line (1-based) where `path` (`steps[2].deletePod.gracePeriodSeconds`) is written: each
 /// key in turn, searched from where the previous one was found (a list index moves past that
 /// many items of the list). Line 1 when a key is not found.
@@ -1018,9 +1029,7 @@ impl Runner {
         r.map_err(|e| {
             let what = format!("{} {:?} was rejected: {e}", m.kind(), m.name());
             // The manifest's own line of the first field the API server named, if it has one.
-            let field = e.causes.first().map(|c| c.field.as_str());
-            let field = field.filter(|f| !f.is_empty());
-            let line = field.and_then(|f| {
+            let line = first_field(&e).and_then(|f| {
                 let text = load::read_again(source)?;
                 manifest::rejected_line(&text, m.kind(), &m.name(), f)
             });

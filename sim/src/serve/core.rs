@@ -475,6 +475,10 @@ impl Core {
             Ok(d) => d,
             Err(r) => return r,
         };
+        self.namespaces.finalize(&mut self.runner.world.api);
+        if let ("DELETE", Some(n)) = (req.method.as_str(), name) {
+            return self.delete_namespace(n, dry);
+        }
         let api = &self.runner.world.api;
         let created = &mut self.namespaces;
         match (req.method.as_str(), name) {
@@ -497,6 +501,34 @@ impl Core {
             }
             (m, _) => method_not_allowed(m),
         }
+    }
+
+    /// DELETE of a namespace: Terminating, then its objects deleted in the background as the
+    /// namespace controller deletes them (each recorded as a client's delete), and gone once
+    /// they all are (`namespaces::Created::finalize`, at the next namespace request).
+    fn delete_namespace(&mut self, name: &str, dry: bool) -> Reply {
+        let api = &mut self.runner.world.api;
+        let (o, fresh) = match self.namespaces.start_deleting(api, name, dry) {
+            Ok(r) => r,
+            Err(reply) => return reply,
+        };
+        if fresh {
+            let opts = crate::api::DeleteOptions {
+                propagation: Some(crate::api::Propagation::Background),
+                ..Default::default()
+            };
+            for (kind, n) in super::namespaces::contents(&self.runner.world.api, name) {
+                let r = with_kind!(kind, K => self.delete_one::<K>("namespace-controller", name, &n, &opts));
+                if let Err(e) = r.map(drop) {
+                    if !e.is(crate::api::Reason::NotFound) {
+                        return api_error(&e, &resources::of_kind(kind), &n);
+                    }
+                }
+            }
+            self.settle();
+            self.namespaces.finalize(&mut self.runner.world.api);
+        }
+        Reply::ok(&o)
     }
 
     /// `/lws-sim/...`: the simulation's own controls.

@@ -25,6 +25,8 @@ pub struct Created(BTreeMap<String, Meta>);
 #[derive(Clone, Default)]
 pub struct Meta {
     created_ms: u64,
+    /// When a client deleted it: Terminating since.
+    deleting_ms: Option<u64>,
     labels: serde_json::Map<String, Value>,
     annotations: serde_json::Map<String, Value>,
 }
@@ -40,13 +42,41 @@ fn object(name: &str, m: &Meta) -> Value {
     if !m.annotations.is_empty() {
         meta["annotations"] = json!(m.annotations);
     }
+    let mut status = json!({"phase": "Active"});
+    if let Some(at) = m.deleting_ms {
+        meta["deletionTimestamp"] = json!(crate::time::to_time(at));
+        status = json!({"phase": "Terminating"});
+    }
     json!({
         "apiVersion": "v1",
         "kind": "Namespace",
         "metadata": meta,
         "spec": {"finalizers": ["kubernetes"]},
-        "status": {"phase": "Active"},
+        "status": status,
     })
+}
+
+/// The namespaces `NamespaceLifecycle` never lets go (`immortalNamespaces`).
+const IMMORTAL: [&str; 3] = ["default", "kube-public", "kube-system"];
+
+/// Whether any namespaced object lives in `ns`.
+fn holds_objects(api: &ApiServer, ns: &str) -> bool {
+    KindId::ALL.iter().filter(|k| k.namespaced()).any(
+        |kind| with_kind!(*kind, K => !api.list::<K>(Some(ns), &Selector::everything()).is_empty()),
+    )
+}
+
+/// The namespaced objects in `ns`, by kind, as the namespace controller deletes them.
+pub fn contents(api: &ApiServer, ns: &str) -> Vec<(KindId, String)> {
+    let mut out = Vec::new();
+    for kind in KindId::ALL.iter().filter(|k| k.namespaced()) {
+        with_kind!(*kind, K => {
+            for o in api.list::<K>(Some(ns), &Selector::everything()) {
+                out.push((*kind, o.meta().name.clone().unwrap_or_default()));
+            }
+        });
+    }
+    out
 }
 
 /// A namespace body (or a patch's result) decodes as a v1 Namespace, as the apiserver's
@@ -86,13 +116,57 @@ impl Created {
         if BUILT_IN.contains(&ns) || self.0.contains_key(ns) {
             return true;
         }
-        let seen = KindId::ALL.iter().filter(|k| k.namespaced()).any(|kind| {
-            with_kind!(*kind, K => !api.list::<K>(Some(ns), &Selector::everything()).is_empty())
-        });
+        let seen = holds_objects(api, ns);
         if seen {
             self.0.insert(ns.to_string(), Meta::default());
         }
         seen
+    }
+
+    /// The namespace controller's last step: a Terminating namespace whose objects are all
+    /// gone is removed (and objects may be created under its name again once it is made again).
+    pub fn finalize(&mut self, api: &mut ApiServer) {
+        let done: Vec<String> = self
+            .0
+            .iter()
+            .filter(|(ns, m)| m.deleting_ms.is_some() && !holds_objects(api, ns))
+            .map(|(ns, _)| ns.clone())
+            .collect();
+        for ns in done {
+            self.0.remove(&ns);
+            api.terminating_namespaces.remove(&ns);
+        }
+    }
+
+    /// A client's DELETE of namespace `name`: 404 when there is none, 403 for the immortal
+    /// ones; else it is Terminating from now (the caller deletes its objects) and the answer is
+    /// the namespace so marked. `None` as the second value when it was Terminating already.
+    pub fn start_deleting(
+        &mut self,
+        api: &mut ApiServer,
+        name: &str,
+        dry: bool,
+    ) -> Result<(Value, bool), Reply> {
+        let Some(mut m) = all(api, self).remove(name) else {
+            return Err(failure(
+                404,
+                "NotFound",
+                format!("namespaces \"{name}\" not found"),
+            ));
+        };
+        if IMMORTAL.contains(&name) {
+            let msg =
+                format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted");
+            return Err(failure(403, "Forbidden", msg));
+        }
+        let fresh = m.deleting_ms.is_none();
+        m.deleting_ms.get_or_insert(api.now_ms());
+        let o = object(name, &m);
+        if !dry && fresh {
+            self.0.insert(name.to_string(), m);
+            api.terminating_namespaces.insert(name.to_string());
+        }
+        Ok((o, fresh && !dry))
     }
 }
 
@@ -127,7 +201,8 @@ fn table(rows: &[Value], now: u64, all: &BTreeMap<String, Meta>, meta: Value) ->
         let n = o["metadata"]["name"].as_str().unwrap_or("");
         let at = all.get(n).map_or(0, |m| m.created_ms);
         let age = human_duration(now.saturating_sub(at));
-        (vec![json!(n), json!("Active"), json!(age)], o)
+        let phase = o["status"]["phase"].clone();
+        (vec![json!(n), phase, json!(age)], o)
     });
     of_rows(meta, columns, rows)
 }
@@ -213,6 +288,7 @@ pub fn create(api: &ApiServer, created: &mut Created, body: &Value, dry: bool) -
     }
     let m = Meta {
         created_ms: api.now_ms(),
+        deleting_ms: None,
         labels: string_map(body.pointer("/metadata/labels")),
         annotations: string_map(body.pointer("/metadata/annotations")),
     };

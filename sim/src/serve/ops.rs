@@ -23,18 +23,19 @@ pub fn api_error(e: &ApiError, r: &Resource, name: &str) -> Reply {
     let reason = format!("{:?}", e.reason);
     // The API server names the resource, not the Kind: `pods "x" not found`,
     // `leaderworkersets.leaderworkerset.x-k8s.io "x" already exists`.
+    let qualified = if r.group.is_empty() {
+        r.plural.to_string()
+    } else {
+        format!("{}.{}", r.plural, r.group)
+    };
+    let named = format!("{} \"", r.kind.as_str());
     let message = match e.reason {
         Reason::NotFound | Reason::AlreadyExists | Reason::Conflict => {
-            let qualified = if r.group.is_empty() {
-                r.plural.to_string()
-            } else {
-                format!("{}.{}", r.plural, r.group)
-            };
-            e.message.replacen(
-                &format!("{} \"", r.kind.as_str()),
-                &format!("{qualified} \""),
-                1,
-            )
+            e.message.replacen(&named, &format!("{qualified} \""), 1)
+        }
+        // The namespace lifecycle's refusal names the resource too; a webhook's does not.
+        Reason::Forbidden if e.message.starts_with(&named) => {
+            e.message.replacen(&named, &format!("{qualified} \""), 1)
         }
         _ => e.message.clone(),
     };
