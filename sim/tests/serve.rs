@@ -2615,6 +2615,15 @@ fn pods_and_nodes_carry_the_defaults_and_addresses_a_cluster_fills_in() {
         "name",
     ]);
     assert!(!selected.contains("pod/vllm-0\n"), "{selected}");
+    let always = s.ok(&[
+        "get",
+        "pods",
+        "--field-selector",
+        "spec.restartPolicy=Always",
+        "-o",
+        "name",
+    ]);
+    assert!(always.contains("pod/vllm-0\n"), "{always}");
     let by_ip = format!("status.podIP={ip}");
     let found = s.ok(&["get", "pods", "--field-selector", &by_ip, "-o", "name"]);
     assert_eq!(found.trim(), "pod/vllm-0");
@@ -2712,6 +2721,9 @@ fn kubectl_deletes_a_namespace_and_everything_in_it() {
         "jsonpath={.status.phase}",
     ]);
     assert_eq!(ns_phase.trim(), "Terminating");
+    let (ok, text) = s.kubectl(&["delete", "namespace", "scratch", "--wait=false"]);
+    let again = "The system is ensuring all content is removed from this namespace";
+    assert!(!ok && text.contains(again), "{text}");
     let (ok, text) = s.kubectl(&["create", "-f", &write_file(&dir, "b.yaml", &pod("b"))]);
     assert!(!ok, "{text}");
     assert!(

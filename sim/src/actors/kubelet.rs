@@ -386,7 +386,6 @@ fn mark_image_pull_backoff(pod: &mut Pod) {
     );
 }
 
-/// Containers running and ready, pod Running with Ready=True (no probes modelled).
 /// A node's InternalIP, if it reports one.
 fn internal_ip(node: &Node) -> Option<Ipv4Addr> {
     let addresses = node.status.as_ref()?.addresses.as_ref()?;
@@ -394,6 +393,7 @@ fn internal_ip(node: &Node) -> Option<Ipv4Addr> {
     a.address.parse().ok()
 }
 
+/// Containers running and ready, pod Running with Ready=True (no probes modelled).
 fn mark_running(pod: &mut Pod, now_ms: u64) {
     let containers = spec_images(pod);
     let st = pod.status.get_or_insert_with(Default::default);

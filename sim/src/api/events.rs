@@ -82,6 +82,9 @@ pub struct EventStore {
     rv: u64,
     /// By (namespace, name).
     events: BTreeMap<(String, String), Event>,
+    /// The version each event was created at (its resourceVersion moves when it is counted
+    /// again): what a watch needs to tell ADDED from MODIFIED.
+    created: BTreeMap<(String, String), u64>,
     /// Correlation key (object uid, type, reason, message) -> the event's key.
     seen: BTreeMap<(String, String, String, String), (String, String)>,
     /// The events.k8s.io/v1 broadcaster of each live controller process, by its host name.
@@ -361,11 +364,13 @@ impl EventStore {
     }
 
     fn store(&mut self, mut ev: Event) -> (String, String) {
-        ev.metadata.resource_version = Some(self.bump());
+        let rv = self.bump();
+        ev.metadata.resource_version = Some(rv.clone());
         let key = (
             ev.metadata.namespace.clone().unwrap_or_default(),
             ev.metadata.name.clone().unwrap_or_default(),
         );
+        self.created.insert(key.clone(), rv.parse().unwrap_or(0));
         self.events.insert(key.clone(), ev);
         key
     }
@@ -380,6 +385,12 @@ impl EventStore {
 
     pub fn len(&self) -> usize {
         self.events.len()
+    }
+
+    /// The version the event at (namespace, name) was created at; 0 for none.
+    pub fn created_version(&self, namespace: &str, name: &str) -> u64 {
+        let key = (namespace.to_string(), name.to_string());
+        self.created.get(&key).copied().unwrap_or(0)
     }
 
     pub fn is_empty(&self) -> bool {

@@ -116,10 +116,16 @@ fn image_tag(image: &str) -> &str {
 
 /// `SetDefaults_Probe` and `SetDefaults_HTTPGetAction`.
 fn default_probe(p: &mut Probe) {
-    p.timeout_seconds.get_or_insert(1);
-    p.period_seconds.get_or_insert(10);
-    p.success_threshold.get_or_insert(1);
-    p.failure_threshold.get_or_insert(3);
+    // `SetDefaults_Probe` replaces a zero as it fills an absent value.
+    let zero_or_none = |v: &mut Option<i32>, default: i32| {
+        if v.unwrap_or(0) == 0 {
+            *v = Some(default);
+        }
+    };
+    zero_or_none(&mut p.timeout_seconds, 1);
+    zero_or_none(&mut p.period_seconds, 10);
+    zero_or_none(&mut p.success_threshold, 1);
+    zero_or_none(&mut p.failure_threshold, 3);
     if let Some(h) = p.http_get.as_mut() {
         fill(&mut h.path, "/");
         fill(&mut h.scheme, "HTTP");
@@ -129,6 +135,14 @@ fn default_probe(p: &mut Probe) {
 /// The default admission plugins' additions to a pod being created, and its QoS class.
 pub fn admit_pod_create(pod: &mut Pod) {
     let spec = pod.spec.get_or_insert_with(Default::default);
+    // The deprecated `serviceAccount` names it when `serviceAccountName` does not (conversion).
+    if spec
+        .service_account_name
+        .as_deref()
+        .is_none_or(str::is_empty)
+    {
+        spec.service_account_name = spec.service_account.clone();
+    }
     fill(&mut spec.service_account_name, "default");
     spec.service_account = spec.service_account_name.clone();
     // Priority: no class and no global default class.

@@ -6,7 +6,8 @@
 //! `allocClusterIPs`, `allocServiceNodePorts`, and `patchAllocatedValues` in `storage.go`).
 //!
 //! Simplified (docs/fidelity.md): one IPv4 family; addresses and node ports are the lowest free
-//! ones, not random ones; the `kubernetes` Service that holds 10.96.0.1 on a real cluster is not
+//! ones, not random ones; a TCP and a UDP port of one number get a node port each (upstream
+//! shares one); the `kubernetes` Service that holds 10.96.0.1 on a real cluster is not
 //! there, its address is kept free; session affinity, external IPs, load-balancer and traffic
 //! policy fields are defaulted but not validated.
 
@@ -18,8 +19,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::{names, podspec};
 
-/// The service CIDR of a kubeadm or kind cluster.
-const CLUSTER_CIDR: (Ipv4Addr, u32) = (Ipv4Addr::new(10, 96, 0, 0), 12);
+/// The service CIDR of a kind cluster (kind's default `serviceSubnet`; kubeadm's is a /12).
+const CLUSTER_CIDR: (Ipv4Addr, u32) = (Ipv4Addr::new(10, 96, 0, 0), 16);
 const NODE_PORTS: std::ops::RangeInclusive<i32> = 30000..=32767;
 const TYPES: [&str; 4] = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 const PROTOCOLS: [&str; 3] = ["SCTP", "TCP", "UDP"];
@@ -54,6 +55,12 @@ pub fn default_service(svc: &mut Service) {
     }
     if affinity == "None" {
         spec.session_affinity_config = None;
+    } else if affinity == "ClientIP" {
+        let config = spec
+            .session_affinity_config
+            .get_or_insert_with(Default::default);
+        let client_ip = config.client_ip.get_or_insert_with(Default::default);
+        client_ip.timeout_seconds.get_or_insert(10800);
     }
     let ty = spec.type_.get_or_insert_with(String::new);
     if ty.is_empty() {
@@ -92,24 +99,34 @@ pub fn default_service(svc: &mut Service) {
     normalize_cluster_ips(spec);
 }
 
+/// `normalizeClusterIPs` on create: a body with the singular field only (an old client) gets
+/// the plural from it; the singular is never taken from the plural.
 fn normalize_cluster_ips(spec: &mut ServiceSpec) {
     let ip = spec.cluster_ip.clone().filter(|ip| !ip.is_empty());
-    let ips = spec.cluster_ips.as_ref().filter(|ips| !ips.is_empty());
-    match (ip, ips) {
-        (Some(ip), None) => spec.cluster_ips = Some(vec![ip]),
-        (None, Some(ips)) => spec.cluster_ip = Some(ips[0].clone()),
-        _ => {}
+    let ips_empty = spec.cluster_ips.as_ref().is_none_or(Vec::is_empty);
+    if let (Some(ip), true) = (ip, ips_empty) {
+        spec.cluster_ips = Some(vec![ip]);
     }
 }
 
-/// `patchAllocatedValues`: an update that leaves out what was allocated (a `kubectl replace` of
-/// the file that created it) keeps it.
+/// On update: `dropTypeDependentFields` (a type that no longer needs node ports or a cluster
+/// IP drops the ones the old type had, if the body kept them) and `patchAllocatedValues` (an
+/// update that leaves out what was allocated, a `kubectl replace` of the file that created it,
+/// keeps it; node ports matched by port name, unless the body uses the value already).
 pub fn keep_allocated(svc: &mut Service, old: &Service) {
     let (Some(spec), Some(old)) = (svc.spec.as_mut(), old.spec.as_ref()) else {
         return;
     };
-    let needs_ip = |t: Option<&str>| t != Some("ExternalName");
-    if needs_ip(spec.type_.as_deref()) && needs_ip(old.type_.as_deref()) {
+    let needs_ip = |s: &ServiceSpec| s.type_.as_deref() != Some("ExternalName");
+    let needs_node_ports =
+        |s: &ServiceSpec| matches!(s.type_.as_deref(), Some("NodePort" | "LoadBalancer"));
+    drop_type_dependent(
+        spec,
+        old,
+        needs_ip(old) && !needs_ip(spec),
+        needs_node_ports(old) && !needs_node_ports(spec),
+    );
+    if needs_ip(spec) && needs_ip(old) {
         if spec.cluster_ip.as_deref().is_none_or(str::is_empty) {
             spec.cluster_ip.clone_from(&old.cluster_ip);
             spec.cluster_ips.clone_from(&old.cluster_ips);
@@ -121,20 +138,52 @@ pub fn keep_allocated(svc: &mut Service, old: &Service) {
             spec.ip_family_policy.clone_from(&old.ip_family_policy);
         }
     }
-    if !matches!(spec.type_.as_deref(), Some("NodePort" | "LoadBalancer")) {
+    if !(needs_node_ports(spec) && needs_node_ports(old)) {
         return;
     }
+    let ports = spec.ports.iter().flatten();
+    let mut used: BTreeSet<i32> = ports
+        .filter_map(|p| p.node_port)
+        .filter(|n| *n != 0)
+        .collect();
     for p in spec.ports.iter_mut().flatten() {
         if p.node_port.unwrap_or(0) != 0 {
             continue;
         }
-        let same = |o: &&ServicePort| o.port == p.port && o.protocol == p.protocol;
-        p.node_port = old
+        let same_name = |o: &&ServicePort| o.name == p.name;
+        let was = old
             .ports
             .iter()
             .flatten()
-            .find(same)
+            .find(same_name)
             .and_then(|o| o.node_port);
+        if let Some(n) = was.filter(|n| *n != 0 && used.insert(*n)) {
+            p.node_port = Some(n);
+        }
+    }
+}
+
+/// `dropTypeDependentFields`: what the old type needed and the new one does not, left in the
+/// body unchanged, is dropped.
+fn drop_type_dependent(
+    spec: &mut ServiceSpec,
+    old: &ServiceSpec,
+    drop_ip: bool,
+    drop_node_ports: bool,
+) {
+    if drop_ip && spec.cluster_ips == old.cluster_ips {
+        spec.cluster_ip = None;
+        spec.cluster_ips = None;
+        spec.ip_families = None;
+        spec.ip_family_policy = None;
+    }
+    let node_ports = |s: &ServiceSpec| -> Vec<Option<i32>> {
+        s.ports.iter().flatten().map(|p| p.node_port).collect()
+    };
+    if drop_node_ports && node_ports(spec) == node_ports(old) {
+        for p in spec.ports.iter_mut().flatten() {
+            p.node_port = None;
+        }
     }
 }
 
@@ -149,6 +198,11 @@ pub fn validate(svc: &Service, old: Option<&Service>) -> Vec<String> {
         podspec::not_supported(&mut errs, "spec.type", ty, &TYPES);
     }
     let headless = spec.cluster_ip.as_deref() == Some("None");
+    if headless && matches!(ty, "NodePort" | "LoadBalancer") {
+        errs.push(format!(
+            "spec.clusterIPs[0]: Invalid value: \"None\": may not be set to 'None' for {ty} services"
+        ));
+    }
     let ports = spec.ports.as_deref().unwrap_or_default();
     if ty == "ExternalName" {
         let name = spec.external_name.as_deref().unwrap_or("");
@@ -231,6 +285,13 @@ fn go_port_key(p: &ServicePort) -> String {
 /// primary address unchanged.
 fn validate_cluster_ips(errs: &mut Vec<String>, spec: &ServiceSpec, old: Option<&ServiceSpec>) {
     let ips = spec.cluster_ips.as_deref().unwrap_or_default();
+    let first = ips.first().map(String::as_str);
+    if first.is_some() && first != spec.cluster_ip.as_deref() {
+        errs.push(format!(
+            "spec.clusterIPs: Invalid value: {}: first value must match `clusterIP`",
+            go_strings(ips)
+        ));
+    }
     for (i, ip) in ips.iter().enumerate() {
         if ip != "None" && ip.parse::<std::net::IpAddr>().is_err() {
             errs.push(format!(

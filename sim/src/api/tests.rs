@@ -1252,6 +1252,15 @@ fn service(name: &str, spec: serde_json::Value) -> k8s_openapi::api::core::v1::S
     .unwrap()
 }
 
+fn node_ports(svc: &k8s_openapi::api::core::v1::Service) -> Vec<i32> {
+    let ports = svc.spec.as_ref().and_then(|s| s.ports.as_ref());
+    ports
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.node_port)
+        .collect()
+}
+
 fn service_error(api: &mut ApiServer, svc: k8s_openapi::api::core::v1::Service) -> String {
     let e = api.create("t", svc).unwrap_err();
     assert_eq!(e.code, 422, "{e}");
@@ -1286,16 +1295,7 @@ fn services_are_defaulted_and_get_addresses_and_node_ports() {
     // A named node port is reserved before the others get the lowest free ones.
     let np = json!({"type": "NodePort", "ports": [{"port": 80, "name": "a"}, {"port": 443, "name": "b", "nodePort": 30000}]});
     let np = api.create("t", service("np", np)).unwrap();
-    let node_ports: Vec<i32> = np
-        .spec
-        .as_ref()
-        .unwrap()
-        .ports
-        .iter()
-        .flatten()
-        .filter_map(|p| p.node_port)
-        .collect();
-    assert_eq!(node_ports, [30001, 30000]);
+    assert_eq!(node_ports(&np), [30001, 30000]);
     let clash = json!({"type": "NodePort", "ports": [{"port": 80, "nodePort": 30001}]});
     let e = service_error(&mut api, service("clash", clash));
     assert!(
@@ -1328,15 +1328,7 @@ fn services_are_defaulted_and_get_addresses_and_node_ports() {
         kept.spec.as_ref().unwrap().cluster_ip.as_deref(),
         Some("10.96.0.3")
     );
-    let kept_ports: Vec<i32> = kept
-        .spec
-        .as_ref()
-        .unwrap()
-        .ports
-        .iter()
-        .flatten()
-        .filter_map(|p| p.node_port)
-        .collect();
+    let kept_ports = node_ports(&kept);
     assert_eq!(kept_ports, [30001, 30000]);
     let mut moved = (*kept).clone();
     moved.spec.as_mut().unwrap().cluster_ip = Some("10.96.0.9".into());
@@ -1348,13 +1340,43 @@ fn services_are_defaulted_and_get_addresses_and_node_ports() {
         ),
         "{e}"
     );
-    // An address in use, or outside the range.
+    // A new port number under the same name keeps its node port (`patchAllocatedValues`
+    // matches by name); a switch to ClusterIP drops the node ports the body kept
+    // (`dropTypeDependentFields`).
+    let mut renumbered = (*kept).clone();
+    let ports = renumbered.spec.as_mut().unwrap().ports.as_mut().unwrap();
+    ports[0].port = 8080;
+    ports[0].node_port = None;
+    let renumbered = api.update("t", renumbered).unwrap();
+    let first = &renumbered.spec.as_ref().unwrap().ports.as_ref().unwrap()[0];
+    assert_eq!((first.port, first.node_port), (8080, Some(30001)));
+    let mut cluster_ip = (*renumbered).clone();
+    cluster_ip.spec.as_mut().unwrap().type_ = Some("ClusterIP".into());
+    let cluster_ip = api.update("t", cluster_ip).unwrap();
+    let ports = cluster_ip.spec.as_ref().unwrap().ports.iter().flatten();
+    assert!(
+        ports.clone().all(|p| p.node_port.is_none()),
+        "{:?}",
+        ports.collect::<Vec<_>>()
+    );
+}
+
+/// A cluster IP the body names: one in use or outside the range is the allocator's 422, and
+/// `None` is only for a ClusterIP Service.
+#[test]
+fn a_named_cluster_ip_must_be_free_and_in_range() {
+    let mut api = api();
+    let web = json!({"ports": [{"port": 80}], "selector": {"app": "w"}});
+    api.create("t", service("web", web)).unwrap();
+    let headless_np = json!({"type": "NodePort", "clusterIP": "None", "ports": [{"port": 80}]});
+    let e = service_error(&mut api, service("hnp", headless_np));
+    assert!(e.contains(r#"spec.clusterIPs[0]: Invalid value: "None": may not be set to 'None' for NodePort services"#), "{e}");
     let taken = json!({"clusterIP": "10.96.0.2", "ports": [{"port": 80}]});
     let e = service_error(&mut api, service("taken", taken));
     assert!(e.ends_with(r#"spec.clusterIPs: Invalid value: []string{"10.96.0.2"}: failed to allocate IP 10.96.0.2: provided IP is already allocated"#), "{e}");
     let outside = json!({"clusterIP": "192.168.0.1", "ports": [{"port": 80}]});
     let e = service_error(&mut api, service("outside", outside));
-    assert!(e.ends_with("the provided IP (192.168.0.1) is not in the valid range. The range of valid IPs is 10.96.0.0/12"), "{e}");
+    assert!(e.ends_with("the provided IP (192.168.0.1) is not in the valid range. The range of valid IPs is 10.96.0.0/16"), "{e}");
 }
 
 /// `ValidateService` / `validateServicePort`: every error listed, in the apiserver's words.

@@ -334,6 +334,9 @@ impl Core {
     }
 
     fn pump(&mut self) {
+        if !self.runner.world.api.terminating_namespaces.is_empty() {
+            self.namespaces.finalize(&mut self.runner.world.api);
+        }
         let api = &self.runner.world.api;
         self.watchers
             .retain_mut(|w| w.pump(api) == super::watch::Outcome::Open);
@@ -508,11 +511,11 @@ impl Core {
     /// they all are (`namespaces::Created::finalize`, at the next namespace request).
     fn delete_namespace(&mut self, name: &str, dry: bool) -> Reply {
         let api = &mut self.runner.world.api;
-        let (o, fresh) = match self.namespaces.start_deleting(api, name, dry) {
+        let (o, effective) = match self.namespaces.start_deleting(api, name, dry) {
             Ok(r) => r,
             Err(reply) => return reply,
         };
-        if fresh {
+        if effective {
             let opts = crate::api::DeleteOptions {
                 propagation: Some(crate::api::Propagation::Background),
                 ..Default::default()

@@ -1,10 +1,10 @@
 //! A watch of Kubernetes Events (`kubectl get events -w`, `kubectl events -w`, a client-go event
 //! informer): the events recorded or counted again after the version it starts from, in the
-//! order they were, each `ADDED` the first time the watch sees it and `MODIFIED` after (a
-//! series' count going up), filtered by namespace and field selector as a list is. Events
+//! order they were, `ADDED` for one created after that version (the first time the watch sends
+//! it) and `MODIFIED` for a change to one the client has (a series' count going up), filtered by namespace and field selector as a list is. Events
 //! have their own resourceVersions (`api/events.rs`), and an events list answers with the event
-//! store's, so a client that lists then watches misses nothing. The store is read at each pump
-//! (events are few); no bookmarks and no 410: events are never compacted away here.
+//! store's, so a client that lists then watches misses nothing. The store is read again only
+//! when its version moved; no bookmarks and no 410: events are never compacted away here.
 
 use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
@@ -25,9 +25,12 @@ pub struct EventWatcher {
     table: bool,
     /// The event store's version this watch has sent everything up to.
     cursor: u64,
-    /// The events (namespace, name) that existed at the start or were sent since: a change to
-    /// one is MODIFIED.
-    known: BTreeSet<(String, String)>,
+    /// The version the watch started from: an event created after it is new to the client.
+    start: u64,
+    /// The events sent as ADDED: a later change to one is MODIFIED.
+    added: BTreeSet<(String, String)>,
+    /// The event store's version at the last pump: nothing to read while it stays.
+    seen_version: Option<u64>,
     tx: Sender<Line>,
     budget: Budget,
 }
@@ -61,17 +64,12 @@ pub fn start(api: &ApiServer, r: Request<'_>) -> Result<(EventWatcher, Reply), R
         fields,
         table: r.table,
         cursor: from.unwrap_or(0),
-        known: BTreeSet::new(),
+        start: from.unwrap_or(0),
+        added: BTreeSet::new(),
+        seen_version: None,
         tx,
         budget: r.budget,
     };
-    if let Some(n) = from {
-        for e in api.events.list(r.namespace) {
-            if version(e) <= n {
-                w.known.insert(key(e));
-            }
-        }
-    }
     w.pump(api);
     Ok((w, Reply::Watch { rx, timeout_s }))
 }
@@ -94,6 +92,10 @@ impl EventWatcher {
         if self.tx.is_closed() {
             return false;
         }
+        if self.seen_version == Some(api.events.version()) {
+            return true;
+        }
+        self.seen_version = Some(api.events.version());
         let namespace = self.namespace.clone();
         let mut fresh: Vec<_> = api
             .events
@@ -111,11 +113,10 @@ impl EventWatcher {
             {
                 continue;
             }
-            let ty = if self.known.insert(key(e)) {
-                "ADDED"
-            } else {
-                "MODIFIED"
-            };
+            let (ns, name) = key(e);
+            let created = api.events.created_version(&ns, &name);
+            let new_to_client = created > self.start && self.added.insert((ns, name));
+            let ty = if new_to_client { "ADDED" } else { "MODIFIED" };
             if !self.send(ty, obj, api.now_ms()) {
                 return false;
             }

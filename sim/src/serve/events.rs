@@ -55,6 +55,14 @@ pub fn get(
     query: &std::collections::BTreeMap<String, String>,
     accept: &str,
 ) -> Reply {
+    if super::query::flag(query, "watch") {
+        // A watch of the collection is `event_watch`'s; one event by name is not watched here.
+        return failure(
+            405,
+            "MethodNotAllowed",
+            "watching one event by name is not supported by lws-sim serve; watch the list with fieldSelector=metadata.name=NAME",
+        );
+    }
     let events = api.events.list(namespace).map(|e| rendered(e, form));
     if let Some(name) = name {
         return match events.into_iter().find(|e| e["metadata"]["name"] == name) {

@@ -139,8 +139,9 @@ impl Created {
     }
 
     /// A client's DELETE of namespace `name`: 404 when there is none, 403 for the immortal
-    /// ones; else it is Terminating from now (the caller deletes its objects) and the answer is
-    /// the namespace so marked. `None` as the second value when it was Terminating already.
+    /// ones, 409 when it is Terminating already; else it is Terminating from now (the caller
+    /// deletes its objects unless `dry`, the second value) and the answer is the namespace so
+    /// marked.
     pub fn start_deleting(
         &mut self,
         api: &mut ApiServer,
@@ -159,14 +160,18 @@ impl Created {
                 format!("namespaces \"{name}\" is forbidden: this namespace may not be deleted");
             return Err(failure(403, "Forbidden", msg));
         }
-        let fresh = m.deleting_ms.is_none();
-        m.deleting_ms.get_or_insert(api.now_ms());
+        if m.deleting_ms.is_some() {
+            // The namespace registry's answer to a second delete (`storage.go` `Delete`).
+            let msg = format!("Operation cannot be fulfilled on namespaces \"{name}\": The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.");
+            return Err(failure(409, "Conflict", msg));
+        }
+        m.deleting_ms = Some(api.now_ms());
         let o = object(name, &m);
-        if !dry && fresh {
+        if !dry {
             self.0.insert(name.to_string(), m);
             api.terminating_namespaces.insert(name.to_string());
         }
-        Ok((o, fresh && !dry))
+        Ok((o, !dry))
     }
 }
 

@@ -335,7 +335,10 @@ pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) 
             if obj.pointer("/spec/unschedulable") == Some(&Value::Bool(true)) {
                 st.push_str(",SchedulingDisabled");
             }
-            let info = |f: &str| or_none(s(obj, &format!("/status/nodeInfo/{f}")));
+            let info = |f: &str| match s(obj, &format!("/status/nodeInfo/{f}")) {
+                "" => "<unknown>".to_string(),
+                v => v.to_string(),
+            };
             vec![
                 json!(name),
                 json!(st),
