@@ -185,6 +185,8 @@ impl Kubelet {
                     return;
                 }
                 let mut pod = (*live).clone();
+                // The sandbox, and so the pod's addresses, come before any image pull.
+                self.assign_addresses(api, &mut pod);
                 // Also a restart onto a new image that cannot be pulled: the pod stays
                 // Running and NotReady in ImagePullBackOff.
                 if has_unpullable_image(&pod, cfg) {
@@ -193,7 +195,6 @@ impl Kubelet {
                     return;
                 }
                 self.planned_image.remove(uid);
-                self.assign_addresses(api, &mut pod);
                 mark_running(&mut pod, now_ms);
                 let _ = api.update_status(ACTOR, pod);
             }
