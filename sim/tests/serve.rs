@@ -168,6 +168,57 @@ fn write_file(dir: &Path, name: &str, text: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
+/// `kubectl ARGS` left running against the server (a `-w` watch): the lines it prints, as
+/// they come. Killed on drop.
+struct Streaming {
+    child: Child,
+    rx: mpsc::Receiver<String>,
+    lines: Vec<String>,
+}
+
+impl Streaming {
+    fn start(s: &Server, args: &[&str]) -> Streaming {
+        let mut child = Command::new(kubectl())
+            .args(["--server", &s.url()])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("kubectl runs");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Streaming {
+            child,
+            rx,
+            lines: Vec::new(),
+        }
+    }
+
+    /// Read until `done` holds for every line printed so far, or `deadline`; those lines.
+    fn read_until(&mut self, deadline: Instant, done: impl Fn(&[String]) -> bool) -> &[String] {
+        while !done(&self.lines) && Instant::now() < deadline {
+            if let Ok(l) = self.rx.recv_timeout(Duration::from_millis(200)) {
+                self.lines.push(l);
+            }
+        }
+        &self.lines
+    }
+}
+
+impl Drop for Streaming {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 #[test]
 fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
     let dir = temp_dir("kubectl");
@@ -270,49 +321,16 @@ fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
 #[test]
 fn kubectl_watch_streams_the_pods_a_scale_up_creates() {
     let s = Server::start("scenarios/rollout.yaml", &[]);
-    let mut child = Command::new(kubectl())
-        .args(["--server", &s.url(), "get", "pods", "-w"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let mut w = Streaming::start(&s, &["get", "pods", "-w"]);
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut lines = Vec::new();
     // The initial list: 12 pods and a header.
-    while lines.len() < 13 && Instant::now() < deadline {
-        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
-            lines.push(l);
-        }
-    }
+    let lines = w.read_until(deadline, |lines| lines.len() >= 13);
     assert!(lines[0].starts_with("NAME"), "{lines:?}");
     s.ok(&["scale", "lws", "vllm", "--replicas", "5"]);
     s.step("2m");
-    while !lines
-        .iter()
-        .any(|l| l.contains("vllm-4-2") && l.contains("Running"))
-        && Instant::now() < deadline
-    {
-        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
-            lines.push(l);
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("vllm-4-2") && l.contains("Running")),
-        "{lines:#?}"
-    );
+    let running = |l: &String| l.contains("vllm-4-2") && l.contains("Running");
+    let lines = w.read_until(deadline, |lines| lines.iter().any(running));
+    assert!(lines.iter().any(running), "{lines:#?}");
     assert!(lines
         .iter()
         .any(|l| l.contains("vllm-4 ") && l.contains("Pending")));
@@ -2648,39 +2666,14 @@ fn pods_and_nodes_carry_the_defaults_and_addresses_a_cluster_fills_in() {
 fn kubectl_watches_the_events_the_controllers_record() {
     let s = Server::start("scenarios/rollout.yaml", &[]);
     let before = s.ok(&["get", "events", "-o", "name"]).lines().count();
-    let mut child = Command::new(kubectl())
-        .args(["--server", &s.url(), "get", "events", "-w"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let mut w = Streaming::start(&s, &["get", "events", "-w"]);
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut lines = Vec::new();
-    while lines.len() < before + 1 && Instant::now() < deadline {
-        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
-            lines.push(l);
-        }
-    }
+    let lines = w.read_until(deadline, |lines| lines.len() > before);
     assert!(lines[0].starts_with("LAST SEEN"), "{lines:?}");
     s.ok(&["scale", "lws", "vllm", "--replicas", "5"]);
     s.step("2m");
     let progressing = |l: &String| l.contains("with 4 groups ready of total 5 groups");
-    while !lines.iter().any(progressing) && Instant::now() < deadline {
-        if let Ok(l) = rx.recv_timeout(Duration::from_millis(200)) {
-            lines.push(l);
-        }
-    }
-    let _ = child.kill();
-    let _ = child.wait();
+    let lines = w.read_until(deadline, |lines| lines.iter().any(progressing));
     assert!(lines.iter().any(progressing), "{lines:#?}");
     let (code, body) = s.http("GET", "/api/v1/events?watch=1&fieldSelector=nope=1", "", "");
     assert_eq!(code, 400, "{body}");

@@ -7,15 +7,13 @@
 //! when its version moved; no bookmarks and no 410: events are never compacted away here.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::Ordering;
 
 use serde_json::{json, Value};
-use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::mpsc::Sender;
 
 use super::events::{field, field_selector, rendered, table, Form};
 use super::query::{bad_request, Reply};
-use super::stream::{Budget, Line, WATCHES_BYTES_MAX, WATCH_BYTES_MAX};
+use super::stream::{queue, Budget, Line};
 use crate::api::ApiServer;
 
 pub struct EventWatcher {
@@ -132,18 +130,6 @@ impl EventWatcher {
             obj
         };
         let text = json!({"type": ty, "object": object}).to_string();
-        let [mine, all] = &self.budget;
-        let bytes = text.len();
-        let over = |c: &std::sync::atomic::AtomicUsize, max: usize| {
-            c.load(Ordering::Relaxed) + bytes > max
-        };
-        if over(mine, WATCH_BYTES_MAX) || over(all, WATCHES_BYTES_MAX) {
-            return false;
-        }
-        let line = Line::counted(text, self.budget.clone());
-        !matches!(
-            self.tx.try_send(line),
-            Err(TrySendError::Full(_) | TrySendError::Closed(_))
-        )
+        queue(&self.tx, &self.budget, text)
     }
 }

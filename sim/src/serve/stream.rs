@@ -4,6 +4,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use tokio::sync::mpsc::Sender;
+
 /// Bytes of events one watch may have queued for its client before it counts as lagging and
 /// is closed (a few events of the largest objects, 3 MiB each, fit).
 pub const WATCH_BYTES_MAX: usize = 16 << 20;
@@ -13,6 +15,19 @@ pub const WATCHES_BYTES_MAX: usize = 256 << 20;
 
 /// The queued bytes of one watch and of every watch.
 pub type Budget = [Arc<AtomicUsize>; 2];
+
+/// Queue `text` for a watch's client. False when the client lags (its queue, its bytes or every
+/// watch's bytes full) or went away: the watch is then closed, as the cacher closes a watcher
+/// that does not keep up.
+pub fn queue(tx: &Sender<Line>, budget: &Budget, text: String) -> bool {
+    let bytes = text.len();
+    let [mine, all] = budget;
+    let over = |c: &AtomicUsize, max: usize| c.load(Ordering::Relaxed) + bytes > max;
+    if over(mine, WATCH_BYTES_MAX) || over(all, WATCHES_BYTES_MAX) {
+        return false;
+    }
+    tx.try_send(Line::counted(text, budget.clone())).is_ok()
+}
 
 /// One line of a watch stream (an event's JSON), counted against its watch's and every
 /// watch's byte budget until the client takes it or the stream is dropped with it unsent.

@@ -8,18 +8,16 @@
 //! cacher closes an unresponsive watcher, and the client re-lists; the simulation never waits.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::api::watch::Cursor;
 use serde_json::{json, Value};
-use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::mpsc::Sender;
 
 use crate::api::{with_kind, ApiServer, EventType, Kind, KindId, Selector};
 
 use super::query::{fields_match, status_value, FieldReq};
 use super::resources::of_kind;
-use super::stream::{Budget, Line, WATCHES_BYTES_MAX, WATCH_BYTES_MAX};
+use super::stream::{queue, Budget, Line};
 use super::table;
 
 /// Events a watch may have in flight before it counts as lagging and is closed.
@@ -183,19 +181,12 @@ impl Watcher {
         self.labels.matches(labels.as_ref()) && fields_match(&self.fields, obj)
     }
 
-    /// Queue a line for the client; a watch whose client lags (its buffer, its bytes or every
-    /// watch's bytes full) is closed, as the cacher closes a watcher that does not keep up.
+    /// Queue a line for the client (`stream::queue`): `Closed` when it lags or went away.
     fn send(&mut self, text: String) -> Outcome {
-        let bytes = text.len();
-        let [mine, all] = &self.budget;
-        let over = |c: &AtomicUsize, max: usize| c.load(Ordering::Relaxed) + bytes > max;
-        if over(mine, WATCH_BYTES_MAX) || over(all, WATCHES_BYTES_MAX) {
-            return Outcome::Closed;
-        }
-        let line = Line::counted(text, self.budget.clone());
-        match self.tx.try_send(line) {
-            Ok(()) => Outcome::Open,
-            Err(TrySendError::Full(_)) | Err(TrySendError::Closed(_)) => Outcome::Closed,
+        if queue(&self.tx, &self.budget, text) {
+            Outcome::Open
+        } else {
+            Outcome::Closed
         }
     }
 
@@ -308,6 +299,8 @@ impl Watcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::stream::{WATCHES_BYTES_MAX, WATCH_BYTES_MAX};
+    use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
     fn watcher(budget: Budget) -> (Watcher, tokio::sync::mpsc::Receiver<Line>) {
