@@ -1062,6 +1062,14 @@ fn check_table(rows: &[CheckRow]) -> Vec<String> {
     out
 }
 
+/// Whether files can be made in `dir` (a campaign's `--out` is tried before its first case,
+/// not after its last).
+fn writable(dir: &Path) -> std::io::Result<()> {
+    let probe = dir.join(".lws-sim-writable");
+    std::fs::write(&probe, b"")?;
+    std::fs::remove_file(&probe)
+}
+
 /// Make a directory the simulator writes its own files into (`--out`, a case directory): a
 /// symbolic link in its place is refused, never written through.
 fn output_dir(dir: &Path) -> std::io::Result<()> {
@@ -1292,6 +1300,7 @@ fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
     }
     // What an earlier campaign left goes first: only a finished one writes a summary again.
     let ready = output_dir(&a.out)
+        .and_then(|_| writable(&a.out))
         .map_err(|e| format!("--out {}: {e}", a.out.display()))
         .and_then(|_| forget_earlier_campaign(&a.out));
     if let Err(e) = ready {

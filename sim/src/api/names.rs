@@ -103,9 +103,10 @@ pub fn validate_owner_references(meta: &ObjectMeta) -> Result<(), String> {
     Ok(())
 }
 
-/// `ValidateLabels` and the keys of `ValidateAnnotations` (apimachinery
+/// `ValidateLabels` and `ValidateAnnotations` (apimachinery
 /// `pkg/apis/meta/v1/validation/validation.go`, `pkg/api/validation/objectmeta.go`): every
-/// label key and annotation key a qualified name, every label value a label value.
+/// label key and annotation key a qualified name, every label value a label value, the
+/// annotations at most 256 KiB together.
 pub fn validate_labels_and_annotations(
     meta: &ObjectMeta,
     known: &mut KnownKeys,
@@ -127,8 +128,23 @@ pub fn validate_labels_and_annotations(
             .qualified_name(&lower)
             .map_err(|m| format!("metadata.annotations: Invalid value: {k:?}: {m}"))?;
     }
+    let size: usize = meta
+        .annotations
+        .iter()
+        .flatten()
+        .map(|(k, v)| k.len() + v.len())
+        .sum();
+    if size > ANNOTATIONS_SIZE_MAX {
+        return Err(format!(
+            "metadata.annotations: Too long: may not be more than {ANNOTATIONS_SIZE_MAX} bytes"
+        ));
+    }
     Ok(())
 }
+
+/// `TotalAnnotationSizeLimitB` (apimachinery `pkg/api/validation/objectmeta.go`): the keys and
+/// values of an object's annotations together.
+pub const ANNOTATIONS_SIZE_MAX: usize = 256 * 1024;
 
 /// How many keys [`KnownKeys`] remembers.
 pub const KNOWN_KEYS_MAX: usize = 1024;
@@ -317,6 +333,15 @@ mod tests {
         assert!(
             e.starts_with("metadata.annotations: Invalid value: \"a b\""),
             "{e}"
+        );
+        // The annotations' keys and values together are at most 256 KiB.
+        let full = "v".repeat(ANNOTATIONS_SIZE_MAX - 1);
+        assert!(with(&[], &[("a", &full)]).is_ok());
+        let over = "v".repeat(ANNOTATIONS_SIZE_MAX);
+        let e = with(&[], &[("a", &over)]).unwrap_err();
+        assert_eq!(
+            e,
+            "metadata.annotations: Too long: may not be more than 262144 bytes"
         );
         // Remembered keys still pass, and their values are still checked.
         assert!(with(&good, &[]).is_ok());

@@ -71,6 +71,7 @@ pub fn validate(path: &str, spec: &PodSpec, rules: Rules) -> Vec<String> {
             errs.push(format!("{path}.nodeSelector: Invalid value: {v:?}: {m}"));
         }
     }
+    tolerations(&mut errs, &format!("{path}.tolerations"), spec);
     if let Some(s) = spec
         .active_deadline_seconds
         .filter(|s| !(1..=i64::from(i32::MAX)).contains(s))
@@ -85,6 +86,56 @@ pub fn validate(path: &str, spec: &PodSpec, rules: Rules) -> Vec<String> {
         }
     }
     errs
+}
+
+/// `ValidateTolerations` (kubernetes pkg/apis/core/validation/validation.go): a key is a
+/// label name, an empty key takes `Exists`, `tolerationSeconds` only with `NoExecute`, an
+/// `Equal` value is a label value (upstream names `operator` for it), an `Exists` one is empty,
+/// and the operator and effect are among theirs.
+fn tolerations(errs: &mut Vec<String>, path: &str, spec: &PodSpec) {
+    for (i, t) in spec.tolerations.iter().flatten().enumerate() {
+        let at = format!("{path}[{i}]");
+        let key = t.key.as_deref().unwrap_or("");
+        let op = t.operator.as_deref().unwrap_or("");
+        let value = t.value.as_deref().unwrap_or("");
+        let effect = t.effect.as_deref().unwrap_or("");
+        if !key.is_empty() {
+            if let Err(m) = names::qualified_name(key) {
+                errs.push(format!("{at}.key: Invalid value: {key:?}: {m}"));
+            }
+        }
+        if key.is_empty() && op != "Exists" {
+            errs.push(format!("{at}.operator: Invalid value: {op:?}: operator must be Exists when `key` is empty, which means \"match all values and all keys\""));
+        }
+        if t.toleration_seconds.is_some() && effect != "NoExecute" {
+            errs.push(format!("{at}.effect: Invalid value: {effect:?}: effect must be 'NoExecute' when `tolerationSeconds` is set"));
+        }
+        match op {
+            "" | "Equal" => {
+                if let Err(m) = names::label_value(value) {
+                    errs.push(format!("{at}.operator: Invalid value: {value:?}: {m}"));
+                }
+            }
+            "Exists" if !value.is_empty() => {
+                let seconds = if t.toleration_seconds.is_some() {
+                    "(*int64)(...)"
+                } else {
+                    "(*int64)(nil)"
+                };
+                errs.push(format!("{at}.operator: Invalid value: core.Toleration{{Key:{key:?}, Operator:\"Exists\", Value:{value:?}, Effect:{effect:?}, TolerationSeconds:{seconds}}}: value must be empty when `operator` is 'Exists'"));
+            }
+            "Exists" => {}
+            other => unsupported(errs, &format!("{at}.operator"), other, &["Equal", "Exists"]),
+        }
+        if !effect.is_empty() {
+            not_supported(
+                errs,
+                &format!("{at}.effect"),
+                effect,
+                &["NoSchedule", "PreferNoSchedule", "NoExecute"],
+            );
+        }
+    }
 }
 
 /// `IsDNS1123Label`'s message for a value that is not one (`RegexError` joins its examples

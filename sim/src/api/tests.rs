@@ -2,7 +2,7 @@
 //! `pkg/registry/generic/registry/store.go`, `pkg/storage/etcd3/store.go` @24a394e5).
 
 use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetSpec, StatefulSetStatus};
-use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec};
+use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, PodTemplateSpec, Toleration};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use lws::api::{LeaderWorkerSet, LeaderWorkerSetSpec, LeaderWorkerSetStatus};
 use serde_json::json;
@@ -711,7 +711,7 @@ fn a_pod_spec_is_immutable_but_for_images_deadlines_and_added_tolerations() {
     // Added to the admission plugin's two: allowed.
     spec.tolerations
         .get_or_insert_with(Vec::new)
-        .push(Default::default());
+        .push(toleration("", "Exists", "", ""));
     let p = a.update("t", tolerate).unwrap();
     let edits: [fn(&mut PodSpec); 4] = [
         |s| s.restart_policy = Some("Never".into()),
@@ -1118,13 +1118,58 @@ fn pod_spec_edits() -> Vec<PodEdit> {
     ]
 }
 
+/// `ValidateTolerations`' errors, one edit each.
+fn toleration_edits() -> Vec<PodEdit> {
+    vec![
+        (
+            |s| s.tolerations = Some(vec![toleration("gpu", "Bogus", "", "")]),
+            r#"spec.tolerations[0].operator: Unsupported value: "Bogus": supported values: "Equal", "Exists""#,
+        ),
+        (
+            |s| s.tolerations = Some(vec![toleration("", "Equal", "", "")]),
+            r#"spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when `key` is empty"#,
+        ),
+        (
+            |s| s.tolerations = Some(vec![toleration("gpu", "Exists", "", "NoRun")]),
+            r#"spec.tolerations[0].effect: Unsupported value: "NoRun": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute""#,
+        ),
+        (
+            |s| {
+                let mut t = toleration("gpu", "Equal", "a", "NoSchedule");
+                t.toleration_seconds = Some(5);
+                s.tolerations = Some(vec![t]);
+            },
+            r#"spec.tolerations[0].effect: Invalid value: "NoSchedule": effect must be 'NoExecute' when `tolerationSeconds` is set"#,
+        ),
+        (
+            |s| s.tolerations = Some(vec![toleration("gpu", "Equal", "-x", "")]),
+            r#"spec.tolerations[0].operator: Invalid value: "-x": a valid label must be"#,
+        ),
+    ]
+}
+
+fn toleration(key: &str, operator: &str, value: &str, effect: &str) -> Toleration {
+    let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    Toleration {
+        key: some(key),
+        operator: some(operator),
+        value: some(value),
+        effect: some(effect),
+        toleration_seconds: None,
+    }
+}
+
 #[test]
 fn a_pod_spec_is_validated_as_validate_pod_spec_does() {
     // kubernetes pkg/apis/core/validation/validation.go (ValidatePodSpec and its helpers): one
     // error each, the field path and apimachinery's words.
     use k8s_openapi::api::core::v1::EnvVar;
     let mut a = api();
-    for (i, (edit, says)) in pod_spec_edits().into_iter().enumerate() {
+    for (i, (edit, says)) in pod_spec_edits()
+        .into_iter()
+        .chain(toleration_edits())
+        .enumerate()
+    {
         let mut p = pod(&format!("p{i}"));
         edit(p.spec.as_mut().unwrap());
         let e = a.create("t", p).unwrap_err();

@@ -223,7 +223,7 @@ pub(super) fn check_namespace(what: &str, v: &Option<String>) -> Result<(), Stri
     }
 }
 
-pub(super) fn check_grace(what: &str, g: i64) -> Result<(), String> {
+pub fn check_grace(what: &str, g: i64) -> Result<(), String> {
     if (0..=GRACE_SECONDS_MAX).contains(&g) {
         Ok(())
     } else {

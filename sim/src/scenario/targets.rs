@@ -300,6 +300,11 @@ fn check_step(
                 node_can_exist(&f("name"), &o.name, pop, nodes)?;
             }
             if let (StepSpec::Patch(_), Some(merge)) = (spec, &o.merge) {
+                if counts == Counts::Checked && !merge.is_object() {
+                    // A merge patch that is not a mapping would replace the whole object.
+                    let m = format!("{}: expected a mapping of the fields to change", f("merge"));
+                    return Err((f("merge"), m));
+                }
                 if counts == Counts::Checked {
                     // The message starts with the path under `merge`.
                     super::limits::check_merge_fields(merge).map_err(|(at, m)| {

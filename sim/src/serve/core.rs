@@ -491,19 +491,74 @@ impl Core {
                 "watching namespaces is not supported by lws-sim serve",
             ),
             ("GET", name) => super::namespaces::get(api, created, name, &req.query, &req.accept),
-            ("POST", None) => match ops::body_value(&req.body, false) {
-                Ok(body) => super::namespaces::create(api, created, &body, dry),
-                Err(r) => r,
-            },
-            ("PATCH", Some(n)) => {
-                let yaml = req.content_type.starts_with("application/apply-patch+yaml");
-                match ops::body_value(&req.body, yaml) {
-                    Ok(body) => super::namespaces::patch(api, created, n, &body, dry),
+            ("POST", None) => {
+                let reply = match ops::object_body(&req.body, &req.content_type) {
+                    Ok(body) => super::namespaces::create(api, created, &body, dry),
                     Err(r) => r,
-                }
+                };
+                self.record_namespace_write("create", &reply, dry);
+                reply
+            }
+            ("PATCH", Some(n)) => {
+                let reply = self.patch_namespace(n, req, dry);
+                self.record_namespace_write("patch", &reply, dry);
+                reply
             }
             (m, _) => method_not_allowed(m),
         }
+    }
+
+    /// A namespace's PATCH of each patch type (its labels and annotations).
+    fn patch_namespace(&mut self, name: &str, req: &ApiRequest, dry: bool) -> Reply {
+        let api = &self.runner.world.api;
+        let created = &mut self.namespaces;
+        let media = req.content_type.split(';').next().unwrap_or("").trim();
+        let merge = |body: Value| {
+            move |doc: &mut Value| {
+                crate::api::patch::merge_patch(doc, &body);
+                Ok(())
+            }
+        };
+        let body = match media {
+            "application/json-patch+json" => {
+                return match ops::json_patch_body(&req.body) {
+                    Ok(p) => {
+                        let apply = |doc: &mut Value| ops::apply_json_patch(doc, &p);
+                        super::namespaces::patch(api, created, name, apply, dry)
+                    }
+                    Err(r) => r,
+                };
+            }
+            "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
+                ops::body_value(&req.body, false)
+            }
+            "application/apply-patch+yaml" => ops::body_value(&req.body, true),
+            other => return ops::unsupported_patch_type(other),
+        };
+        match body {
+            Ok(body) => super::namespaces::patch(api, created, name, merge(body), dry),
+            Err(r) => r,
+        }
+    }
+
+    /// A namespace write that took is listed as unrecorded: a scenario has no namespace step
+    /// (its objects' namespaces exist when they are applied).
+    fn record_namespace_write(&mut self, verb: &str, reply: &Reply, dry: bool) {
+        let Reply::Json {
+            code: 200 | 201,
+            body,
+        } = reply
+        else {
+            return;
+        };
+        if dry {
+            return;
+        }
+        let name = serde_json::from_str::<Value>(body)
+            .ok()
+            .and_then(|v| v.pointer("/metadata/name")?.as_str().map(str::to_string))
+            .unwrap_or_default();
+        self.record(|r, now| r.unrecordable(now, format!("{verb} Namespace {name}")));
     }
 
     /// DELETE of a namespace: Terminating, then its objects deleted in the background as the
@@ -547,15 +602,16 @@ impl Core {
         match (req.method.as_str(), what) {
             ("GET", "status") => {}
             ("POST", "step") => match dur("for").map(|d| now.checked_add(d)) {
-                Ok(Some(t)) => self.advance(t),
-                Ok(None) => return bad_request("for= reaches past the end of virtual time"),
+                Ok(Some(t)) if t <= crate::time::HORIZON_MS => self.advance(t),
+                Ok(_) => return bad_request(past_horizon("for=", now)),
                 Err(r) => return r,
             },
             ("POST", "until") => match dur("t") {
                 Ok(t) if t < now => {
                     return bad_request(format!("t={t}ms is before now ({now}ms)"));
                 }
-                Ok(t) => self.advance(t),
+                Ok(t) if t <= crate::time::HORIZON_MS => self.advance(t),
+                Ok(_) => return bad_request(past_horizon("t=", now)),
                 Err(r) => return r,
             },
             ("POST", "pause") => self.clock.speed = None,
@@ -651,7 +707,7 @@ impl Core {
         let body = if req.body.iter().all(u8::is_ascii_whitespace) {
             json!({})
         } else {
-            match ops::body_value(&req.body, false) {
+            match ops::object_body(&req.body, &req.content_type) {
                 Ok(v) => v,
                 Err(r) => return r,
             }
@@ -1297,9 +1353,7 @@ impl Core {
                 Err(r) => return r,
             },
             "application/json-patch+json" => return self.json_patch::<K>(t, req, &actor),
-            other => {
-                return failure(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {other:?}"))
-            }
+            other => return ops::unsupported_patch_type(other),
         };
         if !v.is_object() {
             return bad_request("a patch must be a JSON object");
@@ -1521,6 +1575,15 @@ impl Core {
             "items": items,
         }))
     }
+}
+
+/// The refusal of a step past the simulated horizon, where the world stops for good.
+fn past_horizon(what: &str, now_ms: u64) -> String {
+    format!(
+        "{what} reaches past the simulated horizon of {} (now {}): the world would stop there for good",
+        crate::time::fmt_ms(crate::time::HORIZON_MS),
+        crate::time::fmt_ms(now_ms)
+    )
 }
 
 #[cfg(test)]

@@ -117,6 +117,31 @@ fn reply_response_as(r: Reply, output: Output) -> Response {
     }
 }
 
+/// A protobuf body of a kind `proto::object` reads (client-go's typed clients, kubectl from
+/// 1.32 on) becomes the JSON the rest of the server reads, so every create, update, delete and
+/// eviction takes it; a kind it does not read is passed on, to be a 404 where the resource is
+/// not served and a 415 where it is; malformed bytes are a 400.
+fn from_protobuf(
+    content_type: String,
+    body: Vec<u8>,
+    method: &hyper::Method,
+) -> Result<(String, Vec<u8>), Reply> {
+    let protobuf = content_type.starts_with("application/vnd.kubernetes.protobuf");
+    if !protobuf || *method == hyper::Method::PATCH {
+        return Ok((content_type, body));
+    }
+    match super::proto::object(&body) {
+        Ok(v) => Ok((
+            "application/json".into(),
+            serde_json::to_vec(&v).expect("values encode"),
+        )),
+        Err(super::proto::Refusal::Kind(_)) => Ok((content_type, body)),
+        Err(super::proto::Refusal::Malformed(why)) => Err(super::query::bad_request(format!(
+            "error decoding the request body as protobuf: {why}"
+        ))),
+    }
+}
+
 /// The request's body within `--request-timeout` and `BODY_LIMIT`, or the reply refusing it.
 async fn read_body(body: Body, request_timeout: Duration) -> Result<Vec<u8>, Reply> {
     match tokio::time::timeout(request_timeout, axum::body::to_bytes(body, BODY_LIMIT)).await {
@@ -159,18 +184,6 @@ async fn handle(State(front): State<Front>, req: Request) -> Response {
     };
     // Media types are case-insensitive (RFC 9110; Go's `mime.ParseMediaType` lowers them).
     let content_type = header(header::CONTENT_TYPE).to_ascii_lowercase();
-    if content_type.starts_with("application/vnd.kubernetes.protobuf")
-        && !super::reviews::is_review_path(parts.uri.path())
-    {
-        // client-go's typed clients (`kubectl create namespace`, `create deployment`) send
-        // protobuf: a clean 415 names what to send instead. Reviews (`kubectl auth can-i`)
-        // are read from it (`reviews.rs`).
-        return reply_response(failure(
-            415,
-            "UnsupportedMediaType",
-            "lws-sim serve does not decode protobuf; send application/json (e.g. kubectl create -f FILE)",
-        ));
-    }
     let path = parts.uri.path();
     let accept = header(header::ACCEPT);
     let output = if super::negotiate::negotiated(path) {
@@ -183,6 +196,10 @@ async fn handle(State(front): State<Front>, req: Request) -> Response {
     };
     let body = match read_body(body, request_timeout).await {
         Ok(b) => b,
+        Err(refused) => return reply_response(refused),
+    };
+    let (content_type, body) = match from_protobuf(content_type, body, &parts.method) {
+        Ok(decoded) => decoded,
         Err(refused) => return reply_response(refused),
     };
     let r = ApiRequest {

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{json, Value};
 
 use super::query::{failure, Reply};
@@ -95,6 +96,21 @@ fn decodes(doc: &Value, name: Option<&str>) -> Result<(), Reply> {
         )),
         _ => Ok(()),
     }
+}
+
+/// The labels and annotations of a namespace body, validated as every object's are
+/// (`names::validate_labels_and_annotations`): a 422.
+fn valid_metadata(name: &str, doc: &Value) -> Result<(), Reply> {
+    let meta = doc.get("metadata").cloned().unwrap_or_default();
+    let meta: ObjectMeta = serde_json::from_value(meta).unwrap_or_default();
+    let mut known = crate::api::names::KnownKeys::default();
+    crate::api::names::validate_labels_and_annotations(&meta, &mut known).map_err(|m| {
+        failure(
+            422,
+            "Invalid",
+            format!("Namespace {name:?} is invalid: {m}"),
+        )
+    })
 }
 
 fn string_map(v: Option<&Value>) -> serde_json::Map<String, Value> {
@@ -245,16 +261,24 @@ pub fn get(
     )
 }
 
-/// A merge (or strategic, or apply) patch of a namespace's labels and annotations; other
-/// fields are ignored.
-pub fn patch(api: &ApiServer, created: &mut Created, name: &str, body: &Value, dry: bool) -> Reply {
+/// A patch of a namespace's labels and annotations (`apply` applies the request's JSON,
+/// merge, strategic or apply patch to the stored object); other fields are ignored.
+pub fn patch(
+    api: &ApiServer,
+    created: &mut Created,
+    name: &str,
+    apply: impl FnOnce(&mut Value) -> Result<(), Reply>,
+    dry: bool,
+) -> Reply {
     let all = all(api, created);
     let Some(m) = all.get(name) else {
         return failure(404, "NotFound", format!("namespaces \"{name}\" not found"));
     };
     let mut doc = object(name, m);
-    crate::api::patch::merge_patch(&mut doc, body);
-    if let Err(r) = decodes(&doc, Some(name)) {
+    if let Err(r) = apply(&mut doc).and_then(|()| decodes(&doc, Some(name))) {
+        return r;
+    }
+    if let Err(r) = valid_metadata(name, &doc) {
         return r;
     }
     let mut next = m.clone();
@@ -283,6 +307,9 @@ pub fn create(api: &ApiServer, created: &mut Created, body: &Value, dry: bool) -
             "Invalid",
             format!("Namespace {name:?} is invalid: metadata.name: Invalid value: {name:?}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"),
         );
+    }
+    if let Err(r) = valid_metadata(name, body) {
+        return r;
     }
     if all(api, created).contains_key(name) {
         return failure(

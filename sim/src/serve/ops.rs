@@ -301,6 +301,11 @@ pub fn dry_run(method: &str, query: &BTreeMap<String, String>, body: &[u8]) -> R
     }
 }
 
+/// The 415 of a PATCH whose `Content-Type` is no patch type.
+pub fn unsupported_patch_type(media: &str) -> Reply {
+    failure(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {media:?}"))
+}
+
 /// An `application/json-patch+json` body: RFC 6902 operations (400 when it is not one).
 pub fn json_patch_body(body: &[u8]) -> Result<json_patch::Patch, Reply> {
     serde_json::from_slice(body)
@@ -434,7 +439,16 @@ pub fn prune_custom<K: Kind>(v: &mut Value, strict: bool) -> Result<(), Reply> {
 
 /// The body as a `K` for the request's namespace (filled in when absent, 400 when different);
 /// with `strict`, a field the type does not know is a 400, as `fieldValidation=Strict` answers.
+/// lws-sim's own limits on what an object may hold (`scenario::limits`: a grace period within
+/// the simulated horizon, no negative partition), which every scenario file is held to: a 422,
+/// so that what `serve` stores a recording can replay.
+fn within_limits(v: &Value) -> Result<(), Reply> {
+    crate::scenario::limits::check_merge_fields(v)
+        .map_err(|(_, why)| failure(422, "Invalid", format!("{why} (an lws-sim limit)")))
+}
+
 pub fn decode<K: Kind>(v: Value, r: &Resource, ns: Option<&str>, strict: bool) -> Result<K, Reply> {
+    within_limits(&v)?;
     let mut v = prepare::<K>(v, r, ns)?;
     prune_custom::<K>(&mut v, strict)?;
     // A LeaderWorkerSet's type refuses unknown fields whatever is asked (the CRD's schema is
@@ -670,6 +684,10 @@ pub fn delete_options(body: &[u8], q: &BTreeMap<String, String>) -> Result<Delet
         ),
         (None, None) => None,
     };
+    if let Some(g) = o.grace_period_seconds {
+        crate::scenario::limits::check_grace("gracePeriodSeconds", g)
+            .map_err(|why| failure(422, "Invalid", format!("{why} (an lws-sim limit)")))?;
+    }
     let pre = body.preconditions.unwrap_or_default();
     (o.precondition_uid, o.precondition_rv) = (pre.uid, pre.resource_version);
     Ok(o)

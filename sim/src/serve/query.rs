@@ -3,6 +3,7 @@
 //! (`pkg/fields/selector.go`; the fields each kind supports come from its registry strategy,
 //! e.g. `pkg/registry/core/pod/strategy.go` `ToSelectableFields`), and `Status` replies.
 
+use super::proto::Refusal;
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
@@ -369,17 +370,24 @@ pub fn body_value(body: &[u8], yaml: bool) -> Result<Value, Reply> {
     }
 }
 
-/// A create's or update's body by its `Content-Type`: JSON, or YAML as the apiserver also
-/// accepts; another media type is a 415 (a request without one is read as JSON).
+/// A create's or update's body by its `Content-Type`: JSON, YAML as the apiserver also
+/// accepts, or the protobuf client-go's typed clients send (`proto::object`: the kinds this
+/// server keeps); another media type is a 415 (a request without one is read as JSON).
 pub fn object_body(body: &[u8], content_type: &str) -> Result<Value, Reply> {
     let media = content_type.split(';').next().unwrap_or("").trim();
     match media {
         "" | "application/json" | "*/*" => body_value(body, false),
         "application/yaml" => body_value(body, true),
+        "application/vnd.kubernetes.protobuf" => super::proto::object(body).map_err(|r| match r {
+            Refusal::Kind(why) => failure(415, "UnsupportedMediaType", why),
+            Refusal::Malformed(why) => bad_request(format!(
+                "error decoding the request body as protobuf: {why}"
+            )),
+        }),
         other => Err(failure(
             415,
             "UnsupportedMediaType",
-            format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml; got {other:?}"),
+            format!("the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf; got {other:?}"),
         )),
     }
 }

@@ -70,13 +70,6 @@ pub fn find(group: &str, version: &str, plural: &str) -> Option<Review> {
         .find(|r| (r.group, r.version, r.plural) == (group, version, plural))
 }
 
-/// Whether `path` (undecoded) names a review, whose protobuf body `create` reads.
-pub fn is_review_path(path: &str) -> bool {
-    REVIEWS
-        .iter()
-        .any(|r| path == format!("/apis/{}/{}/{}", r.group, r.version, r.plural))
-}
-
 /// The reviews of `group/version` as `APIResourceList` entries: cluster-scoped, create only.
 pub fn resource_entries(group: &str, version: &str) -> Vec<Value> {
     REVIEWS

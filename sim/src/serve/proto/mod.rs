@@ -1,16 +1,29 @@
-//! Just enough of the protobuf wire format to read the review requests that client-go's typed
-//! clients send as `application/vnd.kubernetes.protobuf` (`kubectl auth can-i` from kubectl
-//! 1.32 on): the `k8s\0` envelope around a `runtime.Unknown` (apimachinery
-//! `pkg/runtime/serializer/protobuf/protobuf.go`, `pkg/runtime/generated.proto`) and the
-//! string fields of a message. Nothing else is decoded from protobuf; other bodies in it are
-//! a 415 (`query::object_body`).
+//! The protobuf bodies client-go's typed clients send as `application/vnd.kubernetes.protobuf`
+//! (kubectl from 1.32 on: `create namespace`, `create service`, `create pdb`, `debug node`,
+//! `auth can-i`): the wire format, the `k8s\0` envelope around a `runtime.Unknown`
+//! (apimachinery `pkg/runtime/serializer/protobuf/protobuf.go`, `pkg/runtime/generated.proto`),
+//! and (`json.rs`, by the field table `schema.rs`) the object as the JSON the API takes.
+
+mod json;
+mod schema;
+mod schema_types;
+
+pub use json::{object, Refusal};
 
 /// The four bytes before every Kubernetes protobuf object.
 const MAGIC: &[u8] = b"k8s\0";
 
-/// One field of a message: its number and, for a length-delimited field, its bytes (varint
-/// and fixed-width values are skipped over and kept as `None`).
-pub type Field<'a> = (u64, Option<&'a [u8]>);
+/// One field's value on the wire (a fixed-width value's bits are not kept: no Kubernetes
+/// message has one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wire<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+    Fixed,
+}
+
+/// One field of a message: its number and value.
+pub type Field<'a> = (u64, Wire<'a>);
 
 /// The fields of one message, in wire order; an error names what is malformed.
 pub fn fields(mut buf: &[u8]) -> Result<Vec<Field<'_>>, String> {
@@ -19,13 +32,13 @@ pub fn fields(mut buf: &[u8]) -> Result<Vec<Field<'_>>, String> {
         let key = varint(&mut buf)?;
         let (number, wire) = (key >> 3, key & 7);
         let value = match wire {
-            0 => varint(&mut buf).map(|_| None)?,
-            1 => take(&mut buf, 8).map(|_| None)?,
+            0 => Wire::Varint(varint(&mut buf)?),
+            1 => take(&mut buf, 8).map(|_| Wire::Fixed)?,
             2 => {
                 let len = usize::try_from(varint(&mut buf)?).map_err(|_| "length overflows")?;
-                Some(take(&mut buf, len)?)
+                Wire::Bytes(take(&mut buf, len)?)
             }
-            5 => take(&mut buf, 4).map(|_| None)?,
+            5 => take(&mut buf, 4).map(|_| Wire::Fixed)?,
             w => {
                 return Err(format!(
                     "field {number} has wire type {w}, not one of 0, 1, 2, 5"
@@ -37,7 +50,7 @@ pub fn fields(mut buf: &[u8]) -> Result<Vec<Field<'_>>, String> {
     Ok(out)
 }
 
-fn varint(buf: &mut &[u8]) -> Result<u64, String> {
+pub(super) fn varint(buf: &mut &[u8]) -> Result<u64, String> {
     let mut v: u64 = 0;
     for shift in (0..64).step_by(7) {
         let (&b, rest) = buf.split_first().ok_or("a varint is cut short")?;
@@ -65,7 +78,10 @@ pub fn get<'a>(fields: &[Field<'a>], number: u64) -> Option<&'a [u8]> {
         .iter()
         .rev()
         .find(|(n, _)| *n == number)
-        .and_then(|(_, v)| *v)
+        .and_then(|(_, v)| match v {
+            Wire::Bytes(b) => Some(*b),
+            _ => None,
+        })
 }
 
 /// A string field, if set and UTF-8.
@@ -101,7 +117,10 @@ mod tests {
         assert!(fields(&overlong).unwrap_err().contains("64 bits"));
         assert!(fields(&[0x0b]).unwrap_err().contains("wire type 3"));
         let f = fields(&[0x08, 0x96, 0x01, 0x12, 0x02, b'h', b'i']).unwrap();
-        assert_eq!(f, vec![(1, None), (2, Some(&b"hi"[..]))]);
+        assert_eq!(
+            f,
+            vec![(1, Wire::Varint(150)), (2, Wire::Bytes(&b"hi"[..]))]
+        );
         assert_eq!(string(&f, 2).unwrap().as_deref(), Some("hi"));
     }
 
