@@ -599,14 +599,15 @@ impl Outputs {
     }
 
     fn write(&mut self, r: &RunReport) -> Result<(), String> {
+        // An error names the flag whose file could not take the output.
         if let Some(t) = self.trace.take() {
-            write_trace(t, r)?;
+            write_trace(t, r).map_err(|e| format!("--trace {e}"))?;
         }
         if let Some(t) = self.timeline.take() {
-            write_svg(t, r)?;
+            write_svg(t, r).map_err(|e| format!("--timeline {e}"))?;
         }
         if let Some(t) = self.perfetto.take() {
-            write_perfetto(t, r)?;
+            write_perfetto(t, r).map_err(|e| format!("--perfetto {e}"))?;
         }
         Ok(())
     }

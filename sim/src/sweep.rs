@@ -277,7 +277,8 @@ impl Sweep {
     pub fn at(&self, point: &[u64]) -> Result<Scenario, String> {
         let mut s = self.scenario.clone();
         for (p, v) in self.params.iter().zip(point) {
-            set_field(&mut s.spec, &p.path, *v)?;
+            set_field(&mut s.spec, &p.path, *v)
+                .map_err(|m| self.blame_vary(point, &m).unwrap_or(m))?;
         }
         // The limits a file with these values would meet at load (README, "Limits"); a value
         // the grid set is blamed on its `--vary`, not on a line of the file.

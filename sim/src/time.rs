@@ -64,6 +64,12 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         "s" => 1_000,
         "m" => 60_000,
         "h" => 3_600_000,
+        // `1.5s`, `1e3s`: the number stops at the `.` or the `e`.
+        _ if unit.starts_with(['.', 'e', 'E']) => {
+            return Err(format!(
+                "invalid duration {s:?}: a duration is a whole number followed by ms, s, m or h (1500ms, not 1.5s)"
+            ))
+        }
         _ => {
             return Err(format!(
                 "invalid duration {s:?}: the unit must be ms, s, m or h"
@@ -138,5 +144,17 @@ mod tests {
         assert_eq!(secs_to_ms(1_000_000_000_000), 1_000_000_000_000_000);
         assert_eq!(secs_to_ms(i64::MAX), u64::MAX);
         assert_eq!(secs_to_ms(-5), 0);
+    }
+
+    #[test]
+    fn a_fractional_duration_is_told_to_be_whole() {
+        assert_eq!(parse_duration("1500ms"), Ok(1500));
+        for s in ["1.5s", "1e30s"] {
+            let e = parse_duration(s).unwrap_err();
+            assert!(e.contains("a whole number followed by"), "{e}");
+        }
+        assert!(parse_duration("5d")
+            .unwrap_err()
+            .contains("the unit must be"));
     }
 }

@@ -1418,6 +1418,16 @@ fn hostile_parameters_and_patches_are_refused_not_obeyed() {
     assert_eq!(code, 400, "{body}");
     let (code, _) = s.http("GET", "/lws-sim/step", "", "");
     assert_eq!(code, 405);
+    // A client that shuts its write side once its request is sent still gets the answer.
+    let mut half = TcpStream::connect(&s.addr).unwrap();
+    half.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    half.write_all(b"GET /version HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    half.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut out = String::new();
+    let _ = half.read_to_string(&mut out);
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
     let (code, _) = s.http("DELETE", "/api", "", "");
     assert_eq!(code, 405);
     // A JSON patch whose copies of copies would grow the object exponentially: 413, at once.

@@ -12,6 +12,9 @@ enum Requirement {
     NotIn(String, Vec<String>),
     Exists(String),
     DoesNotExist(String),
+    /// `key>n` or `key<n` (apimachinery `labels.Parse` only; a `LabelSelector` has no such
+    /// operator): the label is an integer above (below) `n`.
+    Compare(String, std::cmp::Ordering, i64),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,6 +82,15 @@ impl Selector {
         })
     }
 
+    /// This selector and `key>n` (`Ordering::Greater`) or `key<n` (`Less`), as
+    /// apimachinery's `labels.Parse` reads `>` and `<`.
+    pub fn and_compare(mut self, key: &str, ord: std::cmp::Ordering, n: i64) -> Selector {
+        if let Some(reqs) = self.requirements.as_mut() {
+            reqs.push(Requirement::Compare(key.to_string(), ord, n));
+        }
+        self
+    }
+
     /// The `key=value` pairs when the selector is nothing but equalities (at least one).
     pub fn equalities(&self) -> Option<Vec<(&str, &str)>> {
         let reqs = self.requirements.as_ref()?;
@@ -104,6 +116,10 @@ impl Selector {
             Requirement::NotIn(k, vs) => get(k).is_none_or(|x| !vs.contains(x)),
             Requirement::Exists(k) => get(k).is_some(),
             Requirement::DoesNotExist(k) => get(k).is_none(),
+            // labels.Requirement.Matches: a value that is not an integer does not match.
+            Requirement::Compare(k, ord, n) => get(k)
+                .and_then(|x| x.parse::<i64>().ok())
+                .is_some_and(|x| x.cmp(n) == *ord),
         })
     }
 }

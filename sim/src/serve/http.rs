@@ -287,9 +287,12 @@ async fn connection(
 ) {
     let service = hyper_util::service::TowerToHyperService::new(app);
     let mut builder = hyper::server::conn::http1::Builder::new();
+    // A client that shuts its side down once its request is sent (`nc -N`, some scripts)
+    // still gets its answer, as from Go's net/http.
     builder
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .half_close(true);
     let mut conn = pin!(builder.serve_connection(hyper_util::rt::TokioIo::new(stream), service));
     tokio::select! {
         _ = conn.as_mut() => return,

@@ -211,8 +211,13 @@ pub fn label_selector(s: &str) -> Result<Selector, String> {
     }
     let bad = |t: &str| format!("unable to parse requirement: {t:?}: invalid label selector");
     let mut reqs = Vec::new();
+    let mut compares = Vec::new();
     for term in terms(s)? {
         let t = term.trim();
+        if let Some(c) = comparison(t) {
+            compares.push(c.map_err(|why| format!("{}: {why}", bad(t)))?);
+            continue;
+        }
         let req = if let Some(k) = t.strip_prefix('!') {
             let k = k.trim();
             valid_key(k).then(|| requirement(k, "DoesNotExist", vec![]))
@@ -247,7 +252,29 @@ pub fn label_selector(s: &str) -> Result<Selector, String> {
         match_expressions: Some(reqs),
         match_labels: None,
     };
-    Selector::from_label_selector(Some(&ls))
+    let selector = Selector::from_label_selector(Some(&ls))?;
+    Ok(compares
+        .into_iter()
+        .fold(selector, |s, (k, ord, n)| s.and_compare(&k, ord, n)))
+}
+
+/// A `key>n` or `key<n` term (apimachinery `labels.Parse`'s `gt` and `lt`), if it is one:
+/// the value must be an integer.
+fn comparison(t: &str) -> Option<Result<(String, std::cmp::Ordering, i64), String>> {
+    let (k, v, ord) = match (t.split_once('>'), t.split_once('<')) {
+        (Some((k, v)), None) => (k, v, std::cmp::Ordering::Greater),
+        (None, Some((k, v))) => (k, v, std::cmp::Ordering::Less),
+        _ => return None,
+    };
+    let (k, v) = (k.trim(), v.trim());
+    if !valid_key(k) {
+        return Some(Err(format!("invalid label key {k:?}")));
+    }
+    Some(
+        v.parse::<i64>()
+            .map(|n| (k.to_string(), ord, n))
+            .map_err(|_| "for 'Gt', 'Lt' operators, the value must be an integer".to_string()),
+    )
 }
 
 /// One `field=value` (or `==`, `!=`) term of a field selector.
@@ -285,7 +312,11 @@ fn field_pointer(kind: KindId, field: &str) -> Option<(&'static str, &'static st
 
 pub fn field_selector(kind: KindId, s: &str) -> Result<Vec<FieldReq>, String> {
     let mut out = Vec::new();
-    for t in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+    for t in split_unescaped(s)
+        .iter()
+        .map(|t| t.trim())
+        .filter(|t| !t.is_empty())
+    {
         let (field, value, equal) = if let Some((f, v)) = t.split_once("!=") {
             (f, v, false)
         } else if let Some((f, v)) = t.split_once("==").or_else(|| t.split_once('=')) {
@@ -298,9 +329,57 @@ pub fn field_selector(kind: KindId, s: &str) -> Result<Vec<FieldReq>, String> {
         out.push(FieldReq {
             pointer: pointer.to_string(),
             absent,
-            value: value.trim().to_string(),
+            value: unescape(value.trim())?,
             equal,
         });
+    }
+    Ok(out)
+}
+
+/// A field selector's terms: split at each `,` not escaped by a backslash (apimachinery
+/// `fields.splitTerms`).
+fn split_unescaped(s: &str) -> Vec<&str> {
+    let mut terms = Vec::new();
+    let (mut start, mut escaped) = (0, false);
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            ',' => {
+                terms.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    terms.push(&s[start..]);
+    terms
+}
+
+/// A field selector's value with its escapes read (apimachinery `fields.UnescapeValue`):
+/// `\\`, `\,` and `\=` stand for themselves; another escape, or a value ending in a lone
+/// backslash, is an error.
+fn unescape(v: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(v.len());
+    let mut chars = v.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some(e @ ('\\' | ',' | '=')) => out.push(e),
+            Some(_) => {
+                return Err(format!(
+                    "invalid field selector value {v:?}: invalid escape sequence"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "invalid field selector value {v:?}: unterminated escape sequence"
+                ))
+            }
+        }
     }
     Ok(out)
 }
@@ -421,8 +500,36 @@ mod tests {
         for s in ["app=x", "!app", "zone", "tier in (b)"] {
             assert!(!label_selector(s).unwrap().matches(Some(&l)), "{s}");
         }
-        for s in ["app=(", "a b", "app in x", "=x", "app=v!"] {
+        for s in [
+            "app=(", "a b", "app in x", "=x", "app=v!", "gpu>x", ">3", "a<b<c",
+        ] {
             assert!(label_selector(s).is_err(), "{s}");
+        }
+        // `>` and `<` compare integers; a label that is not one does not match.
+        let l = labels(&[("gpus", "8"), ("app", "vllm")]);
+        for (s, hit) in [
+            ("gpus>4", true),
+            ("gpus<4", false),
+            ("gpus > 7,app", true),
+            ("app>1", false),
+            ("zone<9", false),
+        ] {
+            assert_eq!(label_selector(s).unwrap().matches(Some(&l)), hit, "{s}");
+        }
+    }
+
+    #[test]
+    fn field_selector_values_read_their_escapes() {
+        let reqs = field_selector(KindId::Pod, r"metadata.name=a\,b,spec.nodeName=n\\").unwrap();
+        let values: Vec<&str> = reqs.iter().map(|r| r.value.as_str()).collect();
+        assert_eq!(values, [r"a,b", r"n\"]);
+        for bad in [r"metadata.name=a\", r"metadata.name=a\x"] {
+            assert!(
+                field_selector(KindId::Pod, bad)
+                    .unwrap_err()
+                    .contains("escape"),
+                "{bad}"
+            );
         }
     }
 
