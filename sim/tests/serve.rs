@@ -1850,6 +1850,13 @@ fn namespaces_are_listed_and_created() {
         body.contains("metadata.labels: Invalid value: \\\"bad key!\\\""),
         "{body}"
     );
+    // Server-side apply creates a namespace that does not exist yet.
+    let apply = "application/apply-patch+yaml";
+    let team_e = r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-e"}}"#;
+    let at = format!("{namespaces}/team-e?fieldManager=me");
+    let (code, body) = s.http("PATCH", &at, apply, team_e);
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(s.jsonpath("ns", "team-e", "{.status.phase}"), "Active");
     let unnamed =
         r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-d","labels":{"":"x"}}}"#;
     let (code, body) = s.http("POST", namespaces, "application/json", unnamed);

@@ -1,13 +1,13 @@
 //! Node lifecycle (kubernetes pkg/controller/nodelifecycle, pkg/controller/tainteviction,
 //! pkg/controller/podgc/gc_controller.go @003e8629; EKS managed node group update behaviour): the node lifecycle controller (NotReady after the
-//! monitor grace period, pods marked NotReady, NoExecute taints), taint-based eviction after the
-//! pods' 300 s toleration, the cloud controller deleting the Node of a terminated instance, new
+//! monitor grace period, pods marked NotReady, NoExecute taints), taint-based eviction when each
+//! pod's toleration runs out (300 s unless its spec says), the cloud controller deleting the Node of a terminated instance, new
 //! instances joining, and PodGC force-deleting pods bound to a Node that no longer exists.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{
-    Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo, Pod, Taint,
+    Node, NodeAddress, NodeCondition, NodeSpec, NodeStatus, NodeSystemInfo, Pod, Taint, Toleration,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -160,16 +160,28 @@ impl NodeLifecycle {
                 value: None,
             })
             .collect();
+        let no_execute: Vec<Taint> = taints
+            .iter()
+            .filter(|t| t.effect == "NoExecute")
+            .cloned()
+            .collect();
         let _ = api.merge_patch::<Node>(ACTOR, "", node, &json!({"spec": {"taints": taints}}));
+        // The taint eviction controller's deadline for each pod: one timer per distinct one
+        // (the admission plugin's 300 s for every pod that did not say otherwise).
+        let mut deadlines = BTreeSet::new();
         for pod in pods_on(api, node) {
+            let delay = eviction_delay_ms(&pod, &no_execute);
+            deadlines.extend(delay.map(|d| after(now_ms, d)));
             let mut p = (*pod).clone();
             set_pod_condition(&mut p, "Ready", "False", Some("NodeNotReady"), now_ms);
             let _ = api.update_status(ACTOR, p);
         }
-        self.at(
-            after(now_ms, TOLERATION_MS),
-            Timer::TaintEvict(node.to_string()),
-        );
+        if deadlines.is_empty() {
+            deadlines.insert(after(now_ms, TOLERATION_MS));
+        }
+        for at in deadlines {
+            self.at(at, Timer::TaintEvict(node.to_string()));
+        }
     }
 
     /// `gcOrphaned`: pods bound to a missing Node for longer than the quarantine are marked
@@ -212,6 +224,47 @@ impl NodeLifecycle {
     }
 }
 
+/// How long after the NoExecute `taints` were added the taint eviction controller deletes
+/// `pod` (kubernetes pkg/controller/tainteviction `processPodOnNode`, `getMinTolerationTime`;
+/// k8s.io/api core/v1 `GetMatchingTolerations`): at once when a taint is not tolerated or a
+/// matching toleration's `tolerationSeconds` is 0 or less; never (`None`) when no matching
+/// toleration has `tolerationSeconds`; else after the least of them.
+fn eviction_delay_ms(pod: &Pod, taints: &[Taint]) -> Option<u64> {
+    let tolerations = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.tolerations.as_deref())
+        .unwrap_or_default();
+    let mut least: Option<i64> = None;
+    for taint in taints {
+        let Some(t) = tolerations.iter().find(|t| tolerates(t, taint)) else {
+            return Some(0);
+        };
+        if let Some(s) = t.toleration_seconds {
+            least = Some(least.map_or(s, |l| l.min(s)));
+        }
+    }
+    least.map(crate::time::secs_to_ms)
+}
+
+/// `Toleration.ToleratesTaint` (k8s.io/api core/v1 `toleration.go`): the effect and key match
+/// when given, and the value by the operator.
+fn tolerates(t: &Toleration, taint: &Taint) -> bool {
+    fn given(v: &Option<String>) -> Option<&str> {
+        v.as_deref().filter(|v| !v.is_empty())
+    }
+    if given(&t.effect).is_some_and(|e| e != taint.effect)
+        || given(&t.key).is_some_and(|k| k != taint.key)
+    {
+        return false;
+    }
+    match t.operator.as_deref().unwrap_or("") {
+        "" | "Equal" => t.value.as_deref().unwrap_or("") == taint.value.as_deref().unwrap_or(""),
+        "Exists" => true,
+        _ => false,
+    }
+}
+
 /// `--default-not-ready-toleration-seconds` / `--default-unreachable-toleration-seconds`.
 pub const TOLERATION_MS: u64 = 300_000;
 
@@ -222,18 +275,31 @@ fn pods_on(api: &ApiServer, node: &str) -> Vec<crate::api::Shared<Pod>> {
         .collect()
 }
 
-/// The taint eviction controller: a graceful delete of every pod on the node. With the kubelet
-/// dead nobody finishes it, so the pods stay Terminating until PodGC or the node returns.
+/// The taint eviction controller: a graceful delete of every pod on the node whose toleration
+/// of its NoExecute taints has run out (`eviction_delay_ms`, counted from when the taint was
+/// added). With the kubelet dead nobody finishes it, so the pods stay Terminating until PodGC
+/// or the node returns.
 fn evict_by_taint(api: &mut ApiServer, node: &str) {
-    let still_tainted = api
+    let no_execute: Vec<Taint> = api
         .try_get::<Node>("", node)
         .and_then(|n| n.spec.as_ref().and_then(|s| s.taints.clone()))
-        .is_some_and(|t| t.iter().any(|t| t.effect == "NoExecute"));
-    if !still_tainted {
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|t| t.effect == "NoExecute")
+        .collect();
+    if no_execute.is_empty() {
         return;
     }
+    let now_ms = api.now_ms();
+    let since_ms = no_execute
+        .iter()
+        .filter_map(|t| t.time_added.as_ref().map(crate::time::from_time))
+        .max()
+        .unwrap_or(now_ms);
     for pod in pods_on(api, node) {
-        if pod.metadata.deletion_timestamp.is_none() {
+        let due =
+            eviction_delay_ms(&pod, &no_execute).is_some_and(|d| after(since_ms, d) <= now_ms);
+        if due && pod.metadata.deletion_timestamp.is_none() {
             let m = &pod.metadata;
             let _ = api.delete::<Pod>(
                 "taint-eviction-controller",
@@ -327,5 +393,66 @@ fn new_node(
             }]),
             ..Default::default()
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::api::core::v1::PodSpec;
+
+    fn tol(key: &str, op: &str, effect: &str, seconds: Option<i64>) -> Toleration {
+        let some = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        Toleration {
+            key: some(key),
+            operator: some(op),
+            effect: some(effect),
+            toleration_seconds: seconds,
+            value: None,
+        }
+    }
+
+    fn pod(tolerations: Vec<Toleration>) -> Pod {
+        Pod {
+            spec: Some(PodSpec {
+                tolerations: Some(tolerations),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_pod_is_evicted_when_its_least_matching_toleration_runs_out() {
+        let unreachable = Taint {
+            key: "node.kubernetes.io/unreachable".into(),
+            effect: "NoExecute".into(),
+            ..Default::default()
+        };
+        let taints = [unreachable];
+        let key = "node.kubernetes.io/unreachable";
+        let cases = [
+            (vec![], Some(0)),
+            (
+                vec![tol(key, "Exists", "NoExecute", Some(300))],
+                Some(300_000),
+            ),
+            (
+                vec![
+                    tol(key, "Exists", "NoExecute", Some(300)),
+                    tol("", "Exists", "", Some(30)),
+                ],
+                Some(300_000),
+            ),
+            (vec![tol(key, "Exists", "NoSchedule", Some(30))], Some(0)),
+            (vec![tol(key, "Exists", "", None)], None),
+            (vec![tol(key, "Exists", "NoExecute", Some(-5))], Some(0)),
+            (vec![tol(key, "Equal", "NoExecute", Some(30))], Some(30_000)),
+            (vec![tol("other", "Exists", "NoExecute", Some(30))], Some(0)),
+        ];
+        for (tolerations, want) in cases {
+            let p = pod(tolerations.clone());
+            assert_eq!(eviction_delay_ms(&p, &taints), want, "{tolerations:?}");
+        }
     }
 }

@@ -38,39 +38,51 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
-/// The key fields of an associative list, by the list's field name (Kubernetes' `PodSpec`,
-/// `Container` and `ObjectMeta` mark them `+listType=map` with these `+listMapKey`s; the CRD
+/// The key fields of an associative list, by the list's field name and (for `ports`, a
+/// container's or a Service's) the kind of item it holds (Kubernetes' `PodSpec`, `Container`,
+/// `ServiceSpec` and `ObjectMeta` mark them `+listType=map` with these `+listMapKey`s; the CRD
 /// schemas of the LeaderWorkerSet's pod templates carry them as `x-kubernetes-list-map-keys`).
-fn list_keys(field: &str) -> Option<&'static [&'static str]> {
+fn list_keys(field: &str, item: Option<&Value>) -> Option<&'static [&'static str]> {
     match field {
         "containers" | "initContainers" | "ephemeralContainers" | "env" | "volumes" => {
             Some(&["name"])
         }
         "volumeMounts" => Some(&["mountPath"]),
         "ownerReferences" => Some(&["uid"]),
+        "ports" if item?.get("containerPort").is_some() => Some(&["containerPort", "protocol"]),
+        "ports" if item?.get("port").is_some() => Some(&["port", "protocol"]),
         _ => None,
+    }
+}
+
+/// A port's protocol when the item leaves it out: the default the OpenAPI schema declares, so
+/// an item applied without it is the stored, defaulted one (structured-merge-diff reads
+/// defaulted list-map keys so).
+static TCP: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| Value::from("TCP"));
+
+/// An item's value of key field `k`, its default if it has one and the item leaves it out.
+fn key_of<'a>(item: &'a Value, k: &str) -> Option<&'a Value> {
+    match item.get(k).filter(|v| !v.is_null()) {
+        None if k == "protocol" => Some(&TCP),
+        v => v,
     }
 }
 
 /// An item's key values, or None when it lacks one.
 fn key_values<'a>(item: &'a Value, keys: &[&str]) -> Option<Vec<&'a Value>> {
-    keys.iter()
-        .map(|k| item.get(*k).filter(|v| !v.is_null()))
-        .collect()
+    keys.iter().map(|k| key_of(item, k)).collect()
 }
 
 /// Whether two items of an associative list are the same item: equal key values.
 fn same_item(a: &Value, b: &Value, keys: &[&str]) -> bool {
-    keys.iter().all(|k| {
-        a.get(*k)
-            .is_some_and(|x| !x.is_null() && b.get(*k) == Some(x))
-    })
+    keys.iter()
+        .all(|k| key_of(a, k).is_some_and(|x| key_of(b, k) == Some(x)))
 }
 
 /// The list's keys when `list` (the value of field `field`) is associative and every item has
 /// its keys, each once; None for a list applied whole.
 fn associative(field: &str, list: &[Value]) -> Option<&'static [&'static str]> {
-    let keys = list_keys(field)?;
+    let keys = list_keys(field, list.first())?;
     for (n, item) in list.iter().enumerate() {
         key_values(item, keys)?;
         if list[..n]
@@ -93,7 +105,7 @@ fn item_key(item: &Value, keys: &[&str]) -> String {
         out.push('"');
         out.push_str(k);
         out.push_str("\":");
-        let v = item.get(*k).unwrap_or(&Value::Null);
+        let v = key_of(item, k).unwrap_or(&Value::Null);
         out.push_str(&v.to_string());
     }
     out.push('}');
@@ -150,8 +162,8 @@ fn item_fields(element: &str) -> Option<Map<String, Value>> {
 
 /// The index of the item of `list` (the value of field `field`) a `k:{...}` element names.
 fn item_index(field: &str, list: &[Value], element: &str) -> Option<usize> {
-    let keys = list_keys(field)?;
     let wanted = Value::Object(item_fields(element)?);
+    let keys = list_keys(field, Some(&wanted))?;
     list.iter().position(|i| same_item(&wanted, i, keys))
 }
 
@@ -238,7 +250,7 @@ fn remove_at(value: &mut Value, field: &str, path: &[String]) {
                 list.remove(i);
                 return;
             }
-            let keys = list_keys(field).unwrap_or(&[]);
+            let keys = list_keys(field, Some(&list[i])).unwrap_or(&[]);
             if let [k] = rest {
                 if keys.contains(&k.as_str()) {
                     // A key field goes with its item, once nothing else is left in it.
@@ -275,7 +287,7 @@ fn overlay_at(target: &mut Value, field: &str, intent: &Value) {
                 }
             }
         }
-        (Value::Array(t), Value::Array(i)) => match list_keys(field) {
+        (Value::Array(t), Value::Array(i)) => match list_keys(field, i.first()) {
             Some(keys) => {
                 for item in i {
                     match t.iter().position(|x| same_item(item, x, keys)) {

@@ -566,6 +566,47 @@ fn apply_without_force_conflicts_with_another_managers_field() {
 }
 
 #[test]
+fn ports_applied_without_their_defaulted_protocol_are_shared_not_conflicting() {
+    // Service and container ports are list maps keyed by port (containerPort) and protocol,
+    // whose default (TCP) keys an item that leaves it out: a second manager applying the same
+    // ports shares them; one changing a port's target conflicts on that field only.
+    use k8s_openapi::api::core::v1::{ContainerPort, Service, ServicePort, ServiceSpec};
+    let svc = |target: i32| Service {
+        metadata: ObjectMeta {
+            name: Some("front".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: Some(ServiceSpec {
+            ports: Some(vec![ServicePort {
+                port: 80,
+                target_port: Some(IntOrString::Int(target)),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut a = api();
+    a.apply("a", &svc(9090), false).unwrap();
+    a.apply("b", &svc(9090), false).unwrap();
+    let e = a.apply("b", &svc(9191), false).unwrap_err();
+    assert_eq!(e.reason, Reason::Conflict, "{e}");
+    assert!(
+        e.message
+            .contains(r#".spec.ports[port=80,protocol="TCP"].targetPort"#),
+        "{e}"
+    );
+    let mut p = pod("web");
+    p.spec.as_mut().unwrap().containers[0].ports = Some(vec![ContainerPort {
+        container_port: 8080,
+        ..Default::default()
+    }]);
+    a.apply("a", &p, false).unwrap();
+    a.apply("b", &p, false).unwrap();
+}
+
+#[test]
 fn merge_patch_has_no_conflict_unless_it_carries_a_resource_version() {
     let mut a = api();
     let s = a.create("t", sts("a", "v1")).unwrap();

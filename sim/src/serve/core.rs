@@ -480,7 +480,9 @@ impl Core {
         };
         self.namespaces.finalize(&mut self.runner.world.api);
         if let ("DELETE", Some(n)) = (req.method.as_str(), name) {
-            return self.delete_namespace(n, dry);
+            let reply = self.delete_namespace(n, dry);
+            self.record_namespace_write("delete", &reply, dry);
+            return reply;
         }
         let api = &self.runner.world.api;
         let created = &mut self.namespaces;
@@ -535,10 +537,24 @@ impl Core {
             "application/apply-patch+yaml" => ops::body_value(&req.body, true),
             other => return ops::unsupported_patch_type(other),
         };
-        match body {
-            Ok(body) => super::namespaces::patch(api, created, name, merge(body), dry),
-            Err(r) => r,
+        let body = match body {
+            Ok(body) => body,
+            Err(r) => return r,
+        };
+        // Server-side apply creates what does not exist yet (`kubectl apply --server-side -f`
+        // of a manifest with its Namespace).
+        let apply = media == "application/apply-patch+yaml";
+        if apply && !created.exists(api, name) {
+            let named = body.pointer("/metadata/name").and_then(Value::as_str);
+            if named != Some(name) {
+                return bad_request(format!(
+                    "the name of the object ({}) does not match the name on the URL ({name})",
+                    named.unwrap_or_default()
+                ));
+            }
+            return super::namespaces::create(api, created, &body, dry);
         }
+        super::namespaces::patch(api, created, name, merge(body), dry)
     }
 
     /// A namespace write that took is listed as unrecorded: a scenario has no namespace step

@@ -130,7 +130,7 @@ fn from_protobuf(
     if !protobuf || *method == hyper::Method::PATCH {
         return Ok((content_type, body));
     }
-    match super::proto::object(&body) {
+    match super::proto::object(&body, *method == hyper::Method::DELETE) {
         Ok(v) => Ok((
             "application/json".into(),
             serde_json::to_vec(&v).expect("values encode"),

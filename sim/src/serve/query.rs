@@ -457,7 +457,7 @@ pub fn object_body(body: &[u8], content_type: &str) -> Result<Value, Reply> {
     match media {
         "" | "application/json" | "*/*" => body_value(body, false),
         "application/yaml" => body_value(body, true),
-        "application/vnd.kubernetes.protobuf" => super::proto::object(body).map_err(|r| match r {
+        "application/vnd.kubernetes.protobuf" => super::proto::object(body, false).map_err(|r| match r {
             Refusal::Kind(why) => failure(415, "UnsupportedMediaType", why),
             Refusal::Malformed(why) => bad_request(format!(
                 "error decoding the request body as protobuf: {why}"

@@ -49,9 +49,13 @@ pub enum Refusal {
     Malformed(String),
 }
 
-/// The JSON object of a protobuf body.
-pub fn object(body: &[u8]) -> Result<Value, Refusal> {
-    let (api_version, kind, raw) = envelope(body).map_err(Refusal::Malformed)?;
+/// The JSON object of a protobuf body. A DELETE's body without a kind is its `DeleteOptions`
+/// (the apiserver decodes it into the options it expects).
+pub fn object(body: &[u8], delete: bool) -> Result<Value, Refusal> {
+    let (api_version, mut kind, raw) = envelope(body).map_err(Refusal::Malformed)?;
+    if delete && kind.is_empty() {
+        kind = "DeleteOptions".into();
+    }
     // `DeleteOptions` is sent with the group of the request it rides on.
     let known = KINDS
         .iter()
@@ -62,7 +66,9 @@ pub fn object(body: &[u8]) -> Result<Value, Refusal> {
         )));
     };
     let mut out = message(schema, raw, 0).map_err(Refusal::Malformed)?;
-    out.insert("apiVersion".into(), api_version.into());
+    if !api_version.is_empty() {
+        out.insert("apiVersion".into(), api_version.into());
+    }
     out.insert("kind".into(), kind.into());
     Ok(Value::Object(out))
 }
@@ -136,15 +142,15 @@ fn push(out: &mut Map<String, Value>, name: &str, v: Value) {
     }
 }
 
-/// The zero of a Go value field, which JSON's `omitempty` leaves out.
+/// The zero of a Go value field, which JSON's `omitempty` leaves out: a scalar's zero (a
+/// struct is never left out, so an empty message stays `{}`, as `resources: {}`).
 fn is_zero(v: &Value) -> bool {
     match v {
         Value::Null => true,
         Value::Bool(b) => !b,
         Value::Number(n) => n.as_i64() == Some(0),
         Value::String(s) => s.is_empty(),
-        Value::Object(o) => o.is_empty(),
-        Value::Array(a) => a.is_empty(),
+        Value::Object(_) | Value::Array(_) => false,
     }
 }
 
@@ -209,8 +215,11 @@ fn scalar(ty: &Ty, wire: Wire<'_>, depth: usize) -> Result<Value, String> {
         }
         Ty::RawJson => {
             let f = fields(bytes(wire)?)?;
-            let raw = super::get(&f, 1).unwrap_or_default();
-            serde_json::from_slice(raw).map_err(|e| format!("raw JSON: {e}"))?
+            match super::get(&f, 1).unwrap_or_default() {
+                // An empty RawExtension is Go's nil: `null`.
+                [] => Value::Null,
+                raw => serde_json::from_slice(raw).map_err(|e| format!("raw JSON: {e}"))?,
+            }
         }
         Ty::Msg(schema) => Value::Object(message(schema, bytes(wire)?, depth + 1)?),
         Ty::Inline(_) | Ty::Map(_) => unreachable!("inline and map fields are set by `set`"),
@@ -310,6 +319,7 @@ mod tests {
                 "apiVersion": "v1",
                 "kind": "Service",
                 "metadata": {"name": "web", "labels": {"app": "web"}},
+                "status": {},
                 "spec": {
                     "ports": [{"name": "http", "port": 80, "targetPort": "http"}],
                     "selector": {"app": "web"},
@@ -320,7 +330,11 @@ mod tests {
     }
 
     fn object_of(b: &[u8]) -> Value {
-        object(b).unwrap()
+        object(b, false).unwrap()
+    }
+
+    fn object_of_kind(b: &[u8]) -> Result<Value, Refusal> {
+        object(b, false)
     }
 
     #[test]
@@ -376,13 +390,13 @@ mod tests {
 
     #[test]
     fn bad_bytes_and_other_kinds_are_refused_with_the_field_named() {
-        let Err(Refusal::Kind(why)) = object(&body("batch/v1", "Job", &[])) else {
+        let Err(Refusal::Kind(why)) = object_of_kind(&body("batch/v1", "Job", &[])) else {
             panic!("a Job is not read");
         };
         assert!(why.contains("\"Job\" (batch/v1)"), "{why}");
         // A string field sent as a varint.
         let bad = ld(1, &vi(1, 7));
-        let Err(Refusal::Malformed(why)) = object(&body("v1", "Namespace", &bad)) else {
+        let Err(Refusal::Malformed(why)) = object_of_kind(&body("v1", "Namespace", &bad)) else {
             panic!("a varint name is malformed");
         };
         assert_eq!(
@@ -390,10 +404,27 @@ mod tests {
             "Namespace.metadata: ObjectMeta.name: expected a length-delimited value"
         );
         let cut = &body("v1", "Namespace", &ld(1, &ld(1, b"x")))[..12];
-        assert!(matches!(object(cut), Err(Refusal::Malformed(_))));
-        let Err(Refusal::Malformed(why)) = object(b"{\"kind\":\"Namespace\"}") else {
+        assert!(matches!(object(cut, false), Err(Refusal::Malformed(_))));
+        let Err(Refusal::Malformed(why)) = object(b"{\"kind\":\"Namespace\"}", false) else {
             panic!("JSON is not protobuf");
         };
         assert!(why.contains("prefix"), "{why}");
+    }
+
+    #[test]
+    fn a_delete_body_without_a_kind_is_its_options_and_empty_raw_json_is_null() {
+        let v = object(&body("", "", &vi(1, 30)), true).unwrap();
+        assert_eq!(
+            v,
+            json!({"kind": "DeleteOptions", "gracePeriodSeconds": 30})
+        );
+        assert!(matches!(
+            object(&body("", "", &vi(1, 30)), false),
+            Err(Refusal::Kind(_))
+        ));
+        let revision = [ld(1, &ld(1, b"r")), ld(2, b""), vi(3, 2)].concat();
+        let v = object_of(&body("apps/v1", "ControllerRevision", &revision));
+        assert!(v["data"].is_null(), "{v}");
+        assert_eq!(v["revision"], json!(2));
     }
 }
