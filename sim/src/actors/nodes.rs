@@ -249,7 +249,7 @@ fn eviction_delay_ms(pod: &Pod, taints: &[Taint]) -> Option<u64> {
 
 /// `Toleration.ToleratesTaint` (k8s.io/api core/v1 `toleration.go`): the effect and key match
 /// when given, and the value by the operator.
-fn tolerates(t: &Toleration, taint: &Taint) -> bool {
+pub(crate) fn tolerates(t: &Toleration, taint: &Taint) -> bool {
     fn given(v: &Option<String>) -> Option<&str> {
         v.as_deref().filter(|v| !v.is_empty())
     }

@@ -2,12 +2,15 @@
 //! its nodeSelector, passes the required inter-pod affinity and anti-affinity filter, and has a
 //! free pod slot, least-loaded first, ties by name. A pod that fits nowhere gets
 //! `PodScheduled=False/Unschedulable` and stays Pending until a node or pod changes.
-//! Simplification (docs/fidelity.md): capacity is a pod count; preferred affinity, node affinity,
-//! topology spread and tolerations are not evaluated.
+//! A tainted or cordoned node takes only pods that tolerate its NoSchedule and NoExecute
+//! taints (the TaintToleration and NodeUnschedulable filters).
+//! Simplification (docs/fidelity.md): capacity is a pod count; preferred affinity, node affinity
+//! and topology spread are not evaluated.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::{Node, Pod, PodAffinityTerm};
+use k8s_openapi::api::core::v1::{Node, Pod, PodAffinityTerm, Taint, Toleration};
 use lws::k8s;
 
 use crate::api::{set_pod_condition, ApiServer, EventType, Key, Selector};
@@ -30,6 +33,9 @@ pub struct Scheduler {
     ranked: BTreeSet<(u32, String)>,
     /// Pod slots of each schedulable node.
     capacity: LookupMap<String, u32>,
+    /// The taints a pod must tolerate to be placed on each schedulable node that has any: its
+    /// NoSchedule and NoExecute taints, and `node.kubernetes.io/unschedulable` when cordoned.
+    taints: LookupMap<String, Vec<Taint>>,
     /// Placed pods with required pod anti-affinity terms, which every placement must respect.
     anti_placed: BTreeSet<Key>,
 }
@@ -46,6 +52,7 @@ impl Scheduler {
             used: LookupMap::default(),
             ranked: BTreeSet::new(),
             capacity: LookupMap::default(),
+            taints: LookupMap::default(),
             anti_placed: BTreeSet::new(),
         };
         let nodes: Vec<Node> = s.nodes.all().map(|n| (**n).clone()).collect();
@@ -79,9 +86,14 @@ impl Scheduler {
         let used = self.used_of(name);
         self.ranked.remove(&(used, name.to_string()));
         self.capacity.remove(name);
-        if let Some(n) = node.filter(|n| schedulable(n)) {
+        self.taints.remove(name);
+        if let Some(n) = node.filter(|n| ready(n)) {
             self.capacity.insert(name.to_string(), capacity(n));
             self.ranked.insert((used, name.to_string()));
+            let taints = filter_taints(n);
+            if !taints.is_empty() {
+                self.taints.insert(name.to_string(), taints);
+            }
         }
     }
 
@@ -137,17 +149,28 @@ impl Scheduler {
             .and_then(|n| n.metadata.labels.as_ref())
     }
 
-    /// The least-loaded schedulable node with a free slot whose labels match `selector` and
-    /// pass the inter-pod affinity filter.
+    /// The first of `node`'s taints the pod does not tolerate, if any.
+    fn untolerated<'a>(&'a self, node: &str, tolerations: &[Toleration]) -> Option<&'a Taint> {
+        self.taints.get(node)?.iter().find(|t| {
+            !tolerations
+                .iter()
+                .any(|tol| super::nodes::tolerates(tol, t))
+        })
+    }
+
+    /// The least-loaded schedulable node whose taints the pod tolerates, with a free slot,
+    /// whose labels match `selector` and pass the inter-pod affinity filter.
     fn pick(
         &self,
         selector: &BTreeMap<String, String>,
         affinity: Option<&InterPodAffinity>,
+        tolerations: &[Toleration],
     ) -> Option<String> {
         let empty = BTreeMap::new();
         self.ranked
             .iter()
             .filter(|(used, name)| *used < self.capacity.get(name).copied().unwrap_or(0))
+            .filter(|(_, name)| self.untolerated(name, tolerations).is_none())
             .find(|(_, name)| {
                 let labels = self.node_labels(name).unwrap_or(&empty);
                 selector.iter().all(|(k, v)| labels.get(k) == Some(v))
@@ -164,25 +187,36 @@ impl Scheduler {
         &self,
         selector: &BTreeMap<String, String>,
         affinity: Option<&InterPodAffinity>,
+        tolerations: &[Toleration],
     ) -> String {
-        let mut reasons: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut reasons: BTreeMap<Cow<'_, str>, u32> = BTreeMap::new();
         let mut total = 0;
         let empty = BTreeMap::new();
         for n in self.nodes.all() {
             total += 1;
             let name = k8s::name(&n.metadata);
             let labels = n.metadata.labels.as_ref().unwrap_or(&empty);
-            let reason = match self.capacity.get(name) {
-                None if n.spec.as_ref().and_then(|s| s.unschedulable) == Some(true) => {
-                    "node(s) were unschedulable"
+            let untolerated = self.untolerated(name, tolerations);
+            let reason: Cow<'_, str> = match (self.capacity.get(name), untolerated) {
+                (None, _) if n.spec.as_ref().and_then(|s| s.unschedulable) == Some(true) => {
+                    "node(s) were unschedulable".into()
                 }
-                None => "node(s) had untolerated taint(s) or were not ready",
-                Some(cap) if self.used_of(name) >= *cap => "Too many pods",
-                Some(_) if !selector.iter().all(|(k, v)| labels.get(k) == Some(v)) => {
-                    "node(s) didn't match Pod's node affinity/selector"
+                (None, _) => "node(s) had untolerated taint(s) or were not ready".into(),
+                // NodeUnschedulable, then TaintToleration (`node(s) had untolerated taint
+                // {key: value}`, pkg/scheduler/framework/plugins/tainttoleration).
+                (Some(_), Some(t)) if t.key == UNSCHEDULABLE => "node(s) were unschedulable".into(),
+                (Some(_), Some(t)) => format!(
+                    "node(s) had untolerated taint {{{}: {}}}",
+                    t.key,
+                    t.value.as_deref().unwrap_or("")
+                )
+                .into(),
+                (Some(cap), None) if self.used_of(name) >= *cap => "Too many pods".into(),
+                (Some(_), None) if !selector.iter().all(|(k, v)| labels.get(k) == Some(v)) => {
+                    "node(s) didn't match Pod's node affinity/selector".into()
                 }
-                Some(_) => match affinity.map(|a| a.verdict(labels)) {
-                    Some(Err(r)) => r,
+                (Some(_), None) => match affinity.map(|a| a.verdict(labels)) {
+                    Some(Err(r)) => r.into(),
                     _ => continue,
                 },
             };
@@ -252,7 +286,12 @@ impl Scheduler {
                 .and_then(|s| s.node_selector.clone())
                 .unwrap_or_default();
             let affinity = self.inter_pod_affinity(&pod);
-            match self.pick(&selector, affinity.as_ref()) {
+            let tolerations = pod
+                .spec
+                .as_ref()
+                .and_then(|s| s.tolerations.as_deref())
+                .unwrap_or_default();
+            match self.pick(&selector, affinity.as_ref(), tolerations) {
                 Some(node) => {
                     if let Ok(bound) = api.bind(ACTOR, &key.0, &key.1, &node) {
                         self.account(&bound);
@@ -277,7 +316,11 @@ impl Scheduler {
                                 Some("Unschedulable"),
                                 now_ms,
                             );
-                            let why = self.unschedulable_message(&selector, affinity.as_ref());
+                            let why = self.unschedulable_message(
+                                &selector,
+                                affinity.as_ref(),
+                                tolerations,
+                            );
                             let conditions = p.status.as_mut().and_then(|s| s.conditions.as_mut());
                             if let Some(c) = conditions
                                 .and_then(|c| c.iter_mut().find(|c| c.type_ == "PodScheduled"))
@@ -473,22 +516,38 @@ impl InterPodAffinity {
     }
 }
 
-fn schedulable(n: &Node) -> bool {
-    let spec = n.spec.as_ref();
-    if spec.and_then(|s| s.unschedulable).unwrap_or(false) {
-        return false;
-    }
-    let tainted = spec.and_then(|s| s.taints.as_ref()).is_some_and(|t| {
-        t.iter()
-            .any(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
-    });
-    let ready = n
-        .status
+/// The taint a cordoned node carries for the NodeUnschedulable filter
+/// (`v1.TaintNodeUnschedulable`).
+const UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
+
+/// A node that is Ready: one that is not takes no pod (the node lifecycle controller's
+/// `not-ready`/`unreachable` NoSchedule taints, which no pod here tolerates).
+fn ready(n: &Node) -> bool {
+    n.status
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .and_then(|c| c.iter().find(|c| c.type_ == "Ready"))
-        .is_none_or(|c| c.status == "True");
-    !tainted && ready
+        .is_none_or(|c| c.status == "True")
+}
+
+/// The taints a pod must tolerate to be placed on `n`: `node.kubernetes.io/unschedulable`
+/// (NoSchedule) when it is cordoned (the NodeUnschedulable filter), then its NoSchedule and
+/// NoExecute taints (TaintToleration; PreferNoSchedule only scores).
+fn filter_taints(n: &Node) -> Vec<Taint> {
+    let spec = n.spec.as_ref();
+    let cordoned = spec.and_then(|s| s.unschedulable).unwrap_or(false);
+    let cordon = cordoned.then(|| Taint {
+        key: UNSCHEDULABLE.into(),
+        effect: "NoSchedule".into(),
+        ..Default::default()
+    });
+    let own = spec
+        .and_then(|s| s.taints.as_ref())
+        .into_iter()
+        .flatten()
+        .filter(|t| t.effect == "NoSchedule" || t.effect == "NoExecute")
+        .cloned();
+    cordon.into_iter().chain(own).collect()
 }
 
 /// `status.allocatable.pods`, the node's pod slots.
