@@ -1645,6 +1645,29 @@ fn kubectl_drain_evicts_through_the_eviction_api_and_honours_budgets() {
         "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: leaders}\nspec:\n  maxUnavailable: 0\n  selector: {matchLabels: {role: leader}}\n",
     );
     s.ok(&["apply", "-f", &pdb]);
+    // kubectl's columns for budgets and revisions (printers.go).
+    let table = s.ok(&["get", "pdb", "leaders"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .unwrap()
+        .split("  ")
+        .filter(|c| !c.is_empty())
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAME",
+            "MIN AVAILABLE",
+            "MAX UNAVAILABLE",
+            "ALLOWED DISRUPTIONS",
+            "AGE"
+        ]
+    );
+    assert!(table.contains("N/A"), "{table}");
+    let revisions = s.ok(&["get", "controllerrevisions"]);
+    assert!(revisions.contains("statefulset.apps/vllm"), "{revisions}");
     let node = s.jsonpath("pod", "vllm-0", "{.spec.nodeName}");
     let (ok, text) = s.kubectl(&[
         "drain",

@@ -125,6 +125,9 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
     if let Some(pdb) = any.downcast_ref::<PodDisruptionBudget>() {
         return validate_pdb(pdb);
     }
+    if let Some(lease) = any.downcast_ref::<k8s_openapi::api::coordination::v1::Lease>() {
+        return validate_lease(lease);
+    }
     if let Some(lws) = any.downcast_ref::<LeaderWorkerSet>() {
         return validate_lws_quantities(lws);
     }
@@ -157,6 +160,27 @@ pub fn validate<K: Kind>(obj: &K, old: Option<&K>, gates: FeatureGates) -> Resul
         }
     }
     Ok(())
+}
+
+/// `ValidateLeaseSpec` (kubernetes `pkg/apis/coordination/validation/validation.go`): a lease
+/// lasts more than 0 s and has not changed hands a negative number of times.
+fn validate_lease(lease: &k8s_openapi::api::coordination::v1::Lease) -> Result<(), FieldErrors> {
+    let spec = lease.spec.as_ref();
+    let mut errs = Vec::new();
+    if let Some(d) = spec
+        .and_then(|s| s.lease_duration_seconds)
+        .filter(|d| *d <= 0)
+    {
+        errs.push(format!(
+            "spec.leaseDurationSeconds: Invalid value: {d}: must be greater than 0"
+        ));
+    }
+    if let Some(t) = spec.and_then(|s| s.lease_transitions).filter(|t| *t < 0) {
+        errs.push(format!(
+            "spec.leaseTransitions: Invalid value: {t}: must be greater than or equal to 0"
+        ));
+    }
+    found(errs)
 }
 
 /// The LeaderWorkerSet CRD's quantity pattern over both pod templates (`podspec::crd_quantities`).

@@ -607,6 +607,37 @@ fn ports_applied_without_their_defaulted_protocol_are_shared_not_conflicting() {
 }
 
 #[test]
+fn a_lease_lasts_more_than_zero_seconds_and_never_changes_hands_negatively() {
+    use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+    let lease = |duration: i32, transitions: i32| Lease {
+        metadata: ObjectMeta {
+            name: Some("l".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: Some(LeaseSpec {
+            lease_duration_seconds: Some(duration),
+            lease_transitions: Some(transitions),
+            ..Default::default()
+        }),
+    };
+    let mut a = api();
+    let e = a.create("t", lease(-5, 0)).unwrap_err();
+    assert!(
+        e.message
+            .contains("spec.leaseDurationSeconds: Invalid value: -5: must be greater than 0"),
+        "{e}"
+    );
+    let e = a.create("t", lease(15, -2)).unwrap_err();
+    assert!(
+        e.message
+            .contains("spec.leaseTransitions: Invalid value: -2"),
+        "{e}"
+    );
+    a.create("t", lease(15, 0)).unwrap();
+}
+
+#[test]
 fn merge_patch_has_no_conflict_unless_it_carries_a_resource_version() {
     let mut a = api();
     let s = a.create("t", sts("a", "v1")).unwrap();

@@ -127,7 +127,12 @@ fn from_protobuf(
     method: &hyper::Method,
 ) -> Result<(String, Vec<u8>), Reply> {
     let protobuf = content_type.starts_with("application/vnd.kubernetes.protobuf");
-    if !protobuf || *method == hyper::Method::PATCH {
+    let with_body = [
+        hyper::Method::POST,
+        hyper::Method::PUT,
+        hyper::Method::DELETE,
+    ];
+    if !protobuf || !with_body.contains(method) {
         return Ok((content_type, body));
     }
     match super::proto::object(&body, *method == hyper::Method::DELETE) {

@@ -94,6 +94,22 @@ pub fn columns(kind: KindId, lws_printer_columns: bool) -> Vec<Value> {
             c.push(col("Current", "integer", 0));
             c.push(col("Age", "date", 0));
         }
+        // printers.go `printPodDisruptionBudget`, `printLease`, `printControllerRevision`.
+        KindId::PodDisruptionBudget => {
+            c.push(col("Min Available", "string", 0));
+            c.push(col("Max Unavailable", "string", 0));
+            c.push(col("Allowed Disruptions", "integer", 0));
+            c.push(col("Age", "string", 0));
+        }
+        KindId::Lease => {
+            c.push(col("Holder", "string", 0));
+            c.push(col("Age", "string", 0));
+        }
+        KindId::ControllerRevision => {
+            c.push(col("Controller", "string", 0));
+            c.push(col("Revision", "integer", 0));
+            c.push(col("Age", "string", 0));
+        }
         _ => c.push(col("Age", "string", 0)),
     }
     c
@@ -321,37 +337,7 @@ pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) 
             );
             vec![json!(name), json!(ready), json!(age), json!(c), json!(i)]
         }
-        KindId::Node => {
-            let ready = obj
-                .pointer("/status/conditions")
-                .and_then(Value::as_array)
-                .and_then(|cs| cs.iter().find(|c| s(c, "/type") == "Ready"))
-                .map(|c| s(c, "/status") == "True");
-            let mut st = match ready {
-                Some(true) => "Ready".to_string(),
-                Some(false) => "NotReady".to_string(),
-                None => "Unknown".to_string(),
-            };
-            if obj.pointer("/spec/unschedulable") == Some(&Value::Bool(true)) {
-                st.push_str(",SchedulingDisabled");
-            }
-            let info = |f: &str| match s(obj, &format!("/status/nodeInfo/{f}")) {
-                "" => "<unknown>".to_string(),
-                v => v.to_string(),
-            };
-            vec![
-                json!(name),
-                json!(st),
-                json!(node_roles(obj)),
-                json!(age),
-                json!(s(obj, "/status/nodeInfo/kubeletVersion")),
-                json!(node_address(obj, "InternalIP")),
-                json!(node_address(obj, "ExternalIP")),
-                json!(info("osImage")),
-                json!(info("kernelVersion")),
-                json!(info("containerRuntimeVersion")),
-            ]
-        }
+        KindId::Node => node_cells(obj, name, age),
         KindId::Service => {
             let ty = match s(obj, "/spec/type") {
                 "" => "ClusterIP",
@@ -377,8 +363,94 @@ pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) 
                 .unwrap_or(Value::Null),
             json!(age),
         ],
+        KindId::PodDisruptionBudget => pdb_cells(obj, name, age),
+        KindId::Lease => vec![
+            json!(name),
+            json!(s(obj, "/spec/holderIdentity")),
+            json!(age),
+        ],
+        KindId::ControllerRevision => vec![
+            json!(name),
+            json!(revision_controller(obj)),
+            json!(n(obj, "/revision")),
+            json!(age),
+        ],
         _ => vec![json!(name), json!(age)],
     }
+}
+
+/// printers.go `printNode`'s cells: status (with `SchedulingDisabled` when cordoned), roles,
+/// age, version, addresses and system info.
+fn node_cells(obj: &Value, name: &str, age: String) -> Vec<Value> {
+    let ready = obj
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .and_then(|cs| cs.iter().find(|c| s(c, "/type") == "Ready"))
+        .map(|c| s(c, "/status") == "True");
+    let mut st = match ready {
+        Some(true) => "Ready".to_string(),
+        Some(false) => "NotReady".to_string(),
+        None => "Unknown".to_string(),
+    };
+    if obj.pointer("/spec/unschedulable") == Some(&Value::Bool(true)) {
+        st.push_str(",SchedulingDisabled");
+    }
+    let info = |f: &str| match s(obj, &format!("/status/nodeInfo/{f}")) {
+        "" => "<unknown>".to_string(),
+        v => v.to_string(),
+    };
+    vec![
+        json!(name),
+        json!(st),
+        json!(node_roles(obj)),
+        json!(age),
+        json!(s(obj, "/status/nodeInfo/kubeletVersion")),
+        json!(node_address(obj, "InternalIP")),
+        json!(node_address(obj, "ExternalIP")),
+        json!(info("osImage")),
+        json!(info("kernelVersion")),
+        json!(info("containerRuntimeVersion")),
+    ]
+}
+
+/// printers.go `printPodDisruptionBudget`'s cells.
+fn pdb_cells(obj: &Value, name: &str, age: String) -> Vec<Value> {
+    // An unset bound prints N/A; an int or a percentage as written.
+    let bound = |p: &str| match obj.pointer(p) {
+        Some(Value::String(v)) => v.clone(),
+        Some(Value::Number(v)) => v.to_string(),
+        _ => "N/A".to_string(),
+    };
+    vec![
+        json!(name),
+        json!(bound("/spec/minAvailable")),
+        json!(bound("/spec/maxUnavailable")),
+        json!(n(obj, "/status/disruptionsAllowed")),
+        json!(age),
+    ]
+}
+
+/// `printControllerRevision`'s controller: `<kind>.<group>/<name>` in lower case (the group
+/// left out for the core group), or `<none>`.
+fn revision_controller(obj: &Value) -> String {
+    let owners = obj
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array);
+    let Some(owner) = owners
+        .into_iter()
+        .flatten()
+        .find(|o| o.get("controller") == Some(&Value::Bool(true)))
+    else {
+        return "<none>".into();
+    };
+    let group = s(owner, "/apiVersion")
+        .rsplit_once('/')
+        .map_or("", |(g, _)| g);
+    let kind = match group {
+        "" => s(owner, "/kind").to_string(),
+        g => format!("{}.{g}", s(owner, "/kind")),
+    };
+    format!("{}/{}", kind.to_lowercase(), s(owner, "/name"))
 }
 
 /// A Table of `objects`; each row carries the object's metadata as `PartialObjectMetadata`
