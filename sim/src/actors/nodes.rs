@@ -291,8 +291,11 @@ fn evict_by_taint(api: &mut ApiServer, node: &str) {
         return;
     }
     let now_ms = api.now_ms();
+    // Counted from when this controller tainted the node (a client's taint and its
+    // `timeAdded` do not move it).
     let since_ms = no_execute
         .iter()
+        .filter(|t| t.key == "node.kubernetes.io/unreachable")
         .filter_map(|t| t.time_added.as_ref().map(crate::time::from_time))
         .max()
         .unwrap_or(now_ms);

@@ -521,7 +521,8 @@ impl InterPodAffinity {
 const UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
 
 /// A node that is Ready: one that is not takes no pod (the node lifecycle controller's
-/// `not-ready`/`unreachable` NoSchedule taints, which no pod here tolerates).
+/// `not-ready`/`unreachable` NoSchedule taints; a simplification: a pod tolerating them, as
+/// `operator: Exists` with no key does, would be placed there upstream).
 fn ready(n: &Node) -> bool {
     n.status
         .as_ref()

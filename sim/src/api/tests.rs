@@ -604,6 +604,26 @@ fn ports_applied_without_their_defaulted_protocol_are_shared_not_conflicting() {
     }]);
     a.apply("a", &p, false).unwrap();
     a.apply("b", &p, false).unwrap();
+    // In a StatefulSet's template (a pod's spec is immutable): `a` names the port; `b` naming
+    // it otherwise conflicts on that item's field only.
+    let named = |name: &str| {
+        let mut s = sts("web", "app:v1");
+        let spec = s.spec.template.spec.as_mut().unwrap();
+        spec.containers[0].ports = Some(vec![ContainerPort {
+            container_port: 8080,
+            name: Some(name.into()),
+            ..Default::default()
+        }]);
+        s
+    };
+    a.apply("a", &named("http"), false).unwrap();
+    a.apply("b", &named("http"), false).unwrap();
+    let e = a.apply("b", &named("web"), false).unwrap_err();
+    assert!(
+        e.message
+            .contains(r#"ports[containerPort=8080,protocol="TCP"].name"#),
+        "{e}"
+    );
 }
 
 #[test]

@@ -132,7 +132,7 @@ fn from_protobuf(
         hyper::Method::PUT,
         hyper::Method::DELETE,
     ];
-    if !protobuf || !with_body.contains(method) {
+    if !protobuf || !with_body.contains(method) || body.is_empty() {
         return Ok((content_type, body));
     }
     match super::proto::object(&body, *method == hyper::Method::DELETE) {

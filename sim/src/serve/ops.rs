@@ -437,8 +437,6 @@ pub fn prune_custom<K: Kind>(v: &mut Value, strict: bool) -> Result<(), Reply> {
     }
 }
 
-/// The body as a `K` for the request's namespace (filled in when absent, 400 when different);
-/// with `strict`, a field the type does not know is a 400, as `fieldValidation=Strict` answers.
 /// lws-sim's own limits on what an object may hold (`scenario::limits`: a grace period within
 /// the simulated horizon, no negative partition), which every scenario file is held to: a 422,
 /// so that what `serve` stores a recording can replay.
@@ -447,6 +445,8 @@ fn within_limits(v: &Value) -> Result<(), Reply> {
         .map_err(|(_, why)| failure(422, "Invalid", format!("{why} (an lws-sim limit)")))
 }
 
+/// The body as a `K` for the request's namespace (filled in when absent, 400 when different);
+/// with `strict`, a field the type does not know is a 400, as `fieldValidation=Strict` answers.
 pub fn decode<K: Kind>(v: Value, r: &Resource, ns: Option<&str>, strict: bool) -> Result<K, Reply> {
     within_limits(&v)?;
     let mut v = prepare::<K>(v, r, ns)?;
@@ -684,8 +684,13 @@ pub fn delete_options(body: &[u8], q: &BTreeMap<String, String>) -> Result<Delet
         ),
         (None, None) => None,
     };
-    if let Some(g) = o.grace_period_seconds {
-        crate::scenario::limits::check_grace("gracePeriodSeconds", g)
+    // `rest.BeforeDelete`: a negative grace period is taken as 1 s; past the horizon is an
+    // lws-sim limit.
+    if let Some(g) = o.grace_period_seconds.as_mut() {
+        if *g < 0 {
+            *g = 1;
+        }
+        crate::scenario::limits::check_grace("gracePeriodSeconds", *g)
             .map_err(|why| failure(422, "Invalid", format!("{why} (an lws-sim limit)")))?;
     }
     let pre = body.preconditions.unwrap_or_default();
@@ -725,10 +730,12 @@ pub fn scale_target(
         body
     };
     check_scale_body(&scale)?;
+    // `ScaleSpec.replicas` is a plain int32: left out (a Go client's `omitempty` of 0) it is 0.
+    // A value of another type was refused by `check_scale_body`.
     let replicas = scale
         .pointer("/spec/replicas")
         .and_then(Value::as_i64)
-        .ok_or_else(|| failure(422, "Invalid", "spec.replicas: Required value"))?;
+        .unwrap_or(0);
     if replicas < 0 {
         return Err(failure(
             422,

@@ -363,6 +363,11 @@ fn unescape(v: &str) -> Result<String, String> {
     let mut out = String::with_capacity(v.len());
     let mut chars = v.chars();
     while let Some(c) = chars.next() {
+        if c == '=' || c == ',' {
+            return Err(format!(
+                "invalid field selector value {v:?}: unescaped {c:?}"
+            ));
+        }
         if c != '\\' {
             out.push(c);
             continue;
@@ -523,7 +528,11 @@ mod tests {
         let reqs = field_selector(KindId::Pod, r"metadata.name=a\,b,spec.nodeName=n\\").unwrap();
         let values: Vec<&str> = reqs.iter().map(|r| r.value.as_str()).collect();
         assert_eq!(values, [r"a,b", r"n\"]);
-        for bad in [r"metadata.name=a\", r"metadata.name=a\x"] {
+        for bad in [
+            r"metadata.name=a\",
+            r"metadata.name=a\x",
+            "metadata.name=a=b",
+        ] {
             assert!(
                 field_selector(KindId::Pod, bad)
                     .unwrap_err()

@@ -15,7 +15,7 @@ use super::schema_types::{Card, Field, Message, Ty};
 use super::{envelope, fields, Wire};
 
 /// The kinds read from protobuf, by `apiVersion` and `kind`.
-const KINDS: [(&str, &str, &Message); 12] = [
+const KINDS: [(&str, &str, &Message); 13] = [
     ("v1", "Namespace", &CORE_NAMESPACE),
     ("v1", "Service", &CORE_SERVICE),
     ("v1", "Pod", &CORE_POD),
@@ -29,6 +29,7 @@ const KINDS: [(&str, &str, &Message); 12] = [
         &POLICY_POD_DISRUPTION_BUDGET,
     ),
     ("policy/v1", "Eviction", &POLICY_EVICTION),
+    ("policy/v1beta1", "Eviction", &POLICY_EVICTION),
     ("autoscaling/v1", "Scale", &AUTOSCALING_SCALE),
     ("coordination.k8s.io/v1", "Lease", &COORDINATION_LEASE),
     ("v1", "DeleteOptions", &META_DELETE_OPTIONS),
@@ -190,6 +191,8 @@ fn map_entry(value: &Ty, buf: &[u8], depth: usize) -> Result<(String, Value), St
     }
     let zero = || match value {
         Ty::Msg(_) => Value::Object(Map::new()),
+        Ty::Time | Ty::MicroTime => Value::Null,
+        Ty::Quantity => Value::from("0"),
         _ => Value::String(String::new()),
     };
     Ok((key, v.unwrap_or_else(zero)))
@@ -229,6 +232,10 @@ fn scalar(ty: &Ty, wire: Wire<'_>, depth: usize) -> Result<Value, String> {
 /// `metav1.Time` or `MicroTime` (`seconds` 1, `nanos` 2) as their JSON; Go's zero time is
 /// `null`, as `Time.MarshalJSON` writes it.
 fn time(ty: &Ty, buf: &[u8]) -> Result<Value, String> {
+    // A zero time marshals as no bytes at all (apimachinery `time_proto.go`).
+    if buf.is_empty() {
+        return Ok(Value::Null);
+    }
     let f = fields(buf)?;
     let number = |n| -> Result<i64, String> {
         f.iter()
@@ -300,8 +307,16 @@ mod tests {
     #[test]
     fn a_service_decodes_to_the_json_kubectl_would_have_sent() {
         let label = [ld(1, b"app"), ld(2, b"web")].concat();
+        // A zero Time is written as an empty message (client-go) or, by hand, as Go's zero.
         let zero_time = [vi(1, ZERO_TIME_SECONDS as u64)].concat();
-        let meta = [ld(1, b"web"), ld(2, b""), ld(8, &zero_time), ld(11, &label)].concat();
+        let meta = [
+            ld(1, b"web"),
+            ld(2, b""),
+            ld(8, b""),
+            ld(9, &zero_time),
+            ld(11, &label),
+        ]
+        .concat();
         let target = [vi(1, 1), ld(3, b"http")].concat();
         let port = [ld(1, b"http"), vi(3, 80), ld(4, &target), vi(5, 0)].concat();
         let spec = [ld(1, &port), ld(2, &label), ld(4, b"ClusterIP")].concat();
@@ -318,7 +333,8 @@ mod tests {
             json!({
                 "apiVersion": "v1",
                 "kind": "Service",
-                "metadata": {"name": "web", "labels": {"app": "web"}},
+                // A set pointer to a zero time is Go's `null`, as encoding/json writes it.
+                "metadata": {"name": "web", "labels": {"app": "web"}, "deletionTimestamp": null},
                 "status": {},
                 "spec": {
                     "ports": [{"name": "http", "port": 80, "targetPort": "http"}],
@@ -424,7 +440,7 @@ mod tests {
         ));
         let revision = [ld(1, &ld(1, b"r")), ld(2, b""), vi(3, 2)].concat();
         let v = object_of(&body("apps/v1", "ControllerRevision", &revision));
-        assert!(v["data"].is_null(), "{v}");
+        assert_eq!(v.get("data"), None, "{v}");
         assert_eq!(v["revision"], json!(2));
     }
 }
