@@ -501,6 +501,38 @@ fn a_pod_deleted_before_its_containers_started_is_never_started() {
 }
 
 #[test]
+fn a_node_both_full_and_unmatched_counts_as_unmatched() {
+    // NodeAffinity filters before NodeResourcesFit: a full node whose labels do not match is
+    // reported as not matching, not as "Too many pods".
+    let mut w = World::new(
+        1,
+        ClusterConfig {
+            node_count: 2,
+            pods_per_node: 1,
+            ..Default::default()
+        },
+    );
+    w.api.create("user", sts("web", 2)).unwrap();
+    assert!(w.run_until_pred(600_000, |w| ready(w, "web", 2)));
+    let mut selective = sts("gpu", 1);
+    let spec = selective.spec.template.spec.as_mut().unwrap();
+    spec.node_selector = Some([("accelerator".to_string(), "h100".to_string())].into());
+    w.api.create("user", selective).unwrap();
+    w.run_until(w.now_ms + 5_000);
+    let p = &pods(&w, "gpu")[0];
+    let message = p
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"))
+        .and_then(|c| c.message.clone());
+    assert_eq!(
+        message.as_deref(),
+        Some("0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.")
+    );
+}
+
+#[test]
 fn an_unschedulable_pod_says_why_no_node_fits() {
     // kube-scheduler's FitError: each node's first failing filter, counted, reasons sorted.
     let mut w = start(1, 4);

@@ -211,10 +211,11 @@ impl Scheduler {
                     t.value.as_deref().unwrap_or("")
                 )
                 .into(),
-                (Some(cap), None) if self.used_of(name) >= *cap => "Too many pods".into(),
+                // NodeAffinity runs before NodeResourcesFit (the default plugins' filter order).
                 (Some(_), None) if !selector.iter().all(|(k, v)| labels.get(k) == Some(v)) => {
                     "node(s) didn't match Pod's node affinity/selector".into()
                 }
+                (Some(cap), None) if self.used_of(name) >= *cap => "Too many pods".into(),
                 (Some(_), None) => match affinity.map(|a| a.verdict(labels)) {
                     Some(Err(r)) => r.into(),
                     _ => continue,
