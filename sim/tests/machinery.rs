@@ -500,6 +500,17 @@ fn a_pod_deleted_before_its_containers_started_is_never_started() {
     );
 }
 
+/// The PodScheduled condition of the first pod of `app`.
+fn scheduled_condition(w: &World, app: &str) -> k8s_openapi::api::core::v1::PodCondition {
+    pods(w, app)[0]
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"))
+        .cloned()
+        .expect("a PodScheduled condition")
+}
+
 #[test]
 fn a_node_both_full_and_unmatched_counts_as_unmatched() {
     // NodeAffinity filters before NodeResourcesFit: a full node whose labels do not match is
@@ -519,15 +530,9 @@ fn a_node_both_full_and_unmatched_counts_as_unmatched() {
     spec.node_selector = Some([("accelerator".to_string(), "h100".to_string())].into());
     w.api.create("user", selective).unwrap();
     w.run_until(w.now_ms + 5_000);
-    let p = &pods(&w, "gpu")[0];
-    let message = p
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"))
-        .and_then(|c| c.message.clone());
+    let scheduled = scheduled_condition(&w, "gpu");
     assert_eq!(
-        message.as_deref(),
+        scheduled.message.as_deref(),
         Some("0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.")
     );
 }
@@ -542,13 +547,7 @@ fn an_unschedulable_pod_says_why_no_node_fits() {
     spec.node_selector = Some([("accelerator".to_string(), "h100".to_string())].into());
     w.api.create("user", selective).unwrap();
     w.run_until(w.now_ms + 5_000);
-    let p = &pods(&w, "gpu")[0];
-    let scheduled = p
-        .status
-        .as_ref()
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|c| c.iter().find(|c| c.type_ == "PodScheduled"))
-        .expect("a PodScheduled condition");
+    let scheduled = scheduled_condition(&w, "gpu");
     assert_eq!(
         (scheduled.status.as_str(), scheduled.reason.as_deref()),
         ("False", Some("Unschedulable"))

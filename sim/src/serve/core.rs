@@ -514,37 +514,32 @@ impl Core {
     fn patch_namespace(&mut self, name: &str, req: &ApiRequest, dry: bool) -> Reply {
         let api = &self.runner.world.api;
         let created = &mut self.namespaces;
-        let media = req.content_type.split(';').next().unwrap_or("").trim();
         let merge = |body: Value| {
             move |doc: &mut Value| {
                 crate::api::patch::merge_patch(doc, &body);
                 Ok(())
             }
         };
-        let body = match media {
-            "application/json-patch+json" => {
-                return match ops::json_patch_body(&req.body) {
-                    Ok(p) => {
-                        let apply = |doc: &mut Value| ops::apply_json_patch(doc, &p);
-                        super::namespaces::patch(api, created, name, apply, dry)
-                    }
-                    Err(r) => r,
-                };
-            }
-            "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
-                ops::body_value(&req.body, false)
-            }
-            "application/apply-patch+yaml" => ops::body_value(&req.body, true),
-            other => return ops::unsupported_patch_type(other),
+        let kind = match ops::PatchType::of(&req.content_type) {
+            Ok(k) => k,
+            Err(r) => return r,
         };
-        let body = match body {
+        if kind == ops::PatchType::Json {
+            return match ops::json_patch_body(&req.body) {
+                Ok(p) => {
+                    let apply = |doc: &mut Value| ops::apply_json_patch(doc, &p);
+                    super::namespaces::patch(api, created, name, apply, dry)
+                }
+                Err(r) => r,
+            };
+        }
+        let body = match kind.body(&req.body) {
             Ok(body) => body,
             Err(r) => return r,
         };
         // Server-side apply creates what does not exist yet (`kubectl apply --server-side -f`
         // of a manifest with its Namespace).
-        let apply = media == "application/apply-patch+yaml";
-        if apply && !created.exists(api, name) {
+        if kind == ops::PatchType::Apply && !created.exists(api, name) {
             let named = body.pointer("/metadata/name").and_then(Value::as_str);
             if named != Some(name) {
                 return bad_request(format!(
@@ -1352,29 +1347,21 @@ impl Core {
     fn patch<K: Kind>(&mut self, t: &Target, req: &ApiRequest) -> Reply {
         let name = t.name.clone().expect("named");
         let ns = t.namespace.clone().unwrap_or_default();
-        let ct = req
-            .content_type
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_string();
         let actor = Self::actor(req);
-        let apply = ct == "application/apply-patch+yaml";
-        let mut v = match ct.as_str() {
-            "application/merge-patch+json"
-            | "application/strategic-merge-patch+json"
-            | "application/apply-patch+yaml" => match ops::body_value(&req.body, apply) {
-                Ok(v) => v,
-                Err(r) => return r,
-            },
-            "application/json-patch+json" => return self.json_patch::<K>(t, req, &actor),
-            other => return ops::unsupported_patch_type(other),
+        let kind = match ops::PatchType::of(&req.content_type) {
+            Ok(ops::PatchType::Json) => return self.json_patch::<K>(t, req, &actor),
+            Ok(k) => k,
+            Err(r) => return r,
+        };
+        let mut v = match kind.body(&req.body) {
+            Ok(v) => v,
+            Err(r) => return r,
         };
         if !v.is_object() {
             return bad_request("a patch must be a JSON object");
         }
-        let strategic = ct == "application/strategic-merge-patch+json";
+        let apply = kind == ops::PatchType::Apply;
+        let strategic = kind == ops::PatchType::Strategic;
         if strategic && K::ID.custom() {
             // A custom resource: the apiserver has no patch strategies for it.
             return failure(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (strategic merge patch is not supported for custom resources)");

@@ -301,9 +301,31 @@ pub fn dry_run(method: &str, query: &BTreeMap<String, String>, body: &[u8]) -> R
     }
 }
 
-/// The 415 of a PATCH whose `Content-Type` is no patch type.
-pub fn unsupported_patch_type(media: &str) -> Reply {
-    failure(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {media:?}"))
+/// A PATCH's type, by its `Content-Type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatchType {
+    Json,
+    Merge,
+    Strategic,
+    Apply,
+}
+
+impl PatchType {
+    /// The patch type of `content_type`; another media type is a 415.
+    pub fn of(content_type: &str) -> Result<PatchType, Reply> {
+        match content_type.split(';').next().unwrap_or("").trim() {
+            "application/json-patch+json" => Ok(PatchType::Json),
+            "application/merge-patch+json" => Ok(PatchType::Merge),
+            "application/strategic-merge-patch+json" => Ok(PatchType::Strategic),
+            "application/apply-patch+yaml" => Ok(PatchType::Apply),
+            other => Err(failure(415, "UnsupportedMediaType", format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json; got {other:?}"))),
+        }
+    }
+
+    /// The body of a merge, strategic or apply patch (YAML allowed for apply).
+    pub fn body(self, body: &[u8]) -> Result<Value, Reply> {
+        body_value(body, self == PatchType::Apply)
+    }
 }
 
 /// An `application/json-patch+json` body: RFC 6902 operations (400 when it is not one).

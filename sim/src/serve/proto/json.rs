@@ -238,10 +238,7 @@ fn time(ty: &Ty, buf: &[u8]) -> Result<Value, String> {
     }
     let f = fields(buf)?;
     let number = |n| -> Result<i64, String> {
-        f.iter()
-            .rev()
-            .find(|(k, _)| *k == n)
-            .map_or(Ok(0), |&(_, w)| varint(w).map(|v| v as i64))
+        super::last(&f, n).map_or(Ok(0), |w| varint(w).map(|v| v as i64))
     };
     let (seconds, nanos) = (number(1)?, number(2)?);
     if seconds == ZERO_TIME_SECONDS && nanos == 0 {
@@ -259,7 +256,7 @@ fn time(ty: &Ty, buf: &[u8]) -> Result<Value, String> {
 /// `intstr.IntOrString` (`type` 1: 0 an int, 1 a string; `intVal` 2; `strVal` 3).
 fn int_or_string(buf: &[u8]) -> Result<Value, String> {
     let f = fields(buf)?;
-    let last = |n| f.iter().rev().find(|(k, _)| *k == n).map(|&(_, w)| w);
+    let last = |n| super::last(&f, n);
     match last(1).map(varint).transpose()?.unwrap_or(0) {
         0 => Ok((last(2).map(varint).transpose()?.unwrap_or(0) as i32).into()),
         1 => Ok(text(last(3).map(bytes).transpose()?.unwrap_or_default()).into()),

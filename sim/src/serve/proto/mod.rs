@@ -73,15 +73,20 @@ fn take<'a>(buf: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
 }
 
 /// The last value of field `number` (protobuf's rule for a repeated singular field), if set.
-pub fn get<'a>(fields: &[Field<'a>], number: u64) -> Option<&'a [u8]> {
+pub fn last<'a>(fields: &[Field<'a>], number: u64) -> Option<Wire<'a>> {
     fields
         .iter()
         .rev()
         .find(|(n, _)| *n == number)
-        .and_then(|(_, v)| match v {
-            Wire::Bytes(b) => Some(*b),
-            _ => None,
-        })
+        .map(|&(_, v)| v)
+}
+
+/// The last value of length-delimited field `number`, if set.
+pub fn get<'a>(fields: &[Field<'a>], number: u64) -> Option<&'a [u8]> {
+    match last(fields, number)? {
+        Wire::Bytes(b) => Some(b),
+        _ => None,
+    }
 }
 
 /// A string field, if set and UTF-8.
