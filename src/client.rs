@@ -49,6 +49,11 @@ resource!(Pod, "Pod", "v1");
 resource!(Service, "Service", "v1");
 resource!(Node, "Node", "v1");
 resource!(
+    crate::volcano::PodGroup,
+    "PodGroup",
+    crate::volcano::API_VERSION
+);
+resource!(
     DisaggregatedSet,
     "DisaggregatedSet",
     crate::disagg::api::API_VERSION

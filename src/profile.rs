@@ -69,6 +69,14 @@ pub enum MissingWorkerSts {
     Skip,
 }
 
+/// The manager's `gangSchedulingManagement.schedulerProvider` (api/config/v1alpha1 at v0.10.0;
+/// the scheduler provider came in v0.7.0, PR #498, 2d0e76b): unset, or volcano.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GangScheduling {
+    Off,
+    Volcano,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Flags {
     pub worker_sts_write: WorkerStsWrite,
@@ -177,6 +185,10 @@ pub struct Flags {
     /// controller counts an old revision's replicas over every role it has, not only the
     /// spec's, so a removed role whose drain was interrupted is still drained.
     pub ds_count_removed_roles: bool,
+    /// The scheduler provider (`crate::v0_10_0::scheduler_provider`): PodGroups for gang
+    /// scheduling, created by the pod controller, named in every LWS pod by the pod webhook.
+    /// Only the v0.10.0 port has it; unset in a default install.
+    pub gang_scheduling: GangScheduling,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -250,6 +262,9 @@ struct FlagSpec {
     get: fn(&Flags) -> usize,
     set: fn(&mut Flags, usize),
 }
+
+/// Flag values with a code path only in the v0.10.0 port.
+const ONLY_AT_V0_10_0: &[(&str, &str)] = &[("gang-scheduling", "volcano")];
 
 const FLAGS: &[FlagSpec] = &[
     FlagSpec {
@@ -444,6 +459,15 @@ const FLAGS: &[FlagSpec] = &[
         set: |f, i| f.ds_complete_partial_revision = i == 1,
     },
     FlagSpec {
+        name: "gang-scheduling",
+        values: &["off", "volcano"],
+        upstream:
+            "v0.7.0, PR #498 (2d0e76b): Configuration gangSchedulingManagement.schedulerProvider",
+        at_v0_10_0: &["off", "volcano"],
+        get: |f| f.gang_scheduling as usize,
+        set: |f, i| f.gang_scheduling = [GangScheduling::Off, GangScheduling::Volcano][i],
+    },
+    FlagSpec {
         name: "ds-old-replicas",
         values: &["spec-roles", "all-roles"],
         upstream: "proposed fix for Z10 (not upstream; DisaggregatedSet, v0.10.0)",
@@ -513,6 +537,7 @@ impl Flags {
             leader_sts_read_live: false,
             ds_complete_partial_revision: false,
             ds_count_removed_roles: false,
+            gang_scheduling: GangScheduling::Off,
         }
     }
 
@@ -551,6 +576,11 @@ impl Flags {
             let names: Vec<&str> = FLAGS.iter().map(|f| f.name).collect();
             format!("unknown flag {name:?}; valid flags: {}", names.join(", "))
         })?;
+        if release != Release::V0_10_0 && ONLY_AT_V0_10_0.contains(&(name, value)) {
+            return Err(format!(
+                "flag {name}={value} has no code path before v0.10.0 (only the v0.10.0 port has it)"
+            ));
+        }
         if release == Release::V0_10_0 && !spec.at_v0_10_0.contains(&value) {
             return Err(format!(
                 "flag {name}={value} has no code path at v0.10.0; valid there: {}",
@@ -689,7 +719,10 @@ mod tests {
                 } else {
                     spec.values
                 };
-                for &value in values {
+                let older_port = |v: &&&str| {
+                    release == "v0.10.0" || !ONLY_AT_V0_10_0.contains(&(spec.name, **v))
+                };
+                for &value in values.iter().filter(older_port) {
                     let p = Profile::parse(&format!("{release},{}={value}", spec.name)).unwrap();
                     let want = |s: &FlagSpec| {
                         if s.name == spec.name {
@@ -707,6 +740,18 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn gang_scheduling_exists_only_in_the_v0_10_0_port() {
+        let p = Profile::parse("v0.10.0,gang-scheduling=volcano").unwrap();
+        assert_eq!(p.flags.gang_scheduling, GangScheduling::Volcano);
+        assert_eq!(Flags::v0_10_0().gang_scheduling, GangScheduling::Off);
+        for release in ["v0.3.0", "v0.4.1", "all-fixed"] {
+            let e = Profile::parse(&format!("{release},gang-scheduling=volcano")).unwrap_err();
+            assert!(e.contains("no code path before v0.10.0"), "{release}: {e}");
+            assert!(Profile::parse(&format!("{release},gang-scheduling=off")).is_ok());
         }
     }
 

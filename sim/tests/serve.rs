@@ -2887,3 +2887,43 @@ fn kubectl_deletes_a_namespace_and_everything_in_it() {
         "{text}"
     );
 }
+
+/// Gang scheduling (`gang-scheduling=volcano`): kubectl finds Volcano's PodGroups by kind and
+/// short name, with the CRD's printer columns; without the flag the resource is not served.
+#[test]
+fn kubectl_gets_the_podgroups_of_gang_scheduling() {
+    let scenario = "scenarios/conformance/gang-e2e-leader-created.yaml";
+    let s = Server::start(
+        scenario,
+        &["--reconciler", "v0.10.0,gang-scheduling=volcano"],
+    );
+    s.step("2m");
+    let out = s.ok(&["get", "pg", "-o", "name"]);
+    let names: Vec<&str> = out.lines().collect();
+    assert_eq!(names.len(), 2, "{out}");
+    assert!(
+        names[0].starts_with("podgroup.scheduling.volcano.sh/test-sample-0-"),
+        "{out}"
+    );
+    let table = s.ok(&["get", "podgroups"]);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        ["NAME", "STATUS", "MINMEMBER", "RUNNINGS", "AGE"],
+        "{table}"
+    );
+    assert!(table.lines().nth(1).unwrap().contains(" 4 "), "{table}");
+    let owner = s.ok(&[
+        "get",
+        names[0],
+        "-o",
+        "jsonpath={.metadata.ownerReferences[0].name} {.spec.queue} {.spec.minMember}",
+    ]);
+    assert_eq!(owner, "test-sample-0 default 4");
+    let plain = Server::start(scenario, &["--reconciler", "v0.10.0"]);
+    let (ok, out) = plain.kubectl(&["get", "podgroups"]);
+    assert!(
+        !ok && out.contains("the server doesn't have a resource type"),
+        "{out}"
+    );
+}

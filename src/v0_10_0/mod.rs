@@ -22,6 +22,7 @@
 pub mod lws_controller;
 pub mod pod_controller;
 pub mod revision;
+pub mod scheduler_provider;
 pub mod tpu;
 pub mod utils;
 pub mod webhook;

@@ -2,8 +2,8 @@
 //! for a leader its per-replica Service and its group's worker StatefulSet, created only when
 //! missing from the template of the leader's own revision.
 //!
-//! Not modelled (docs/fidelity.md): the scheduler provider (`PodGroup`s for gang scheduling) is
-//! nil, as in a default install.
+//! With `gang-scheduling=volcano` the scheduler provider creates each leader's `PodGroup`
+//! (`super::scheduler_provider`); unset, as in a default install, it is nil.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,11 +17,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
 use super::lws_controller::{subdomain_policy, CREATE, DELETE};
 use super::revision::{self as rev, get_revision_key};
+use super::scheduler_provider;
 use super::utils;
 use crate::api::{keys, LeaderWorkerSet};
 use crate::client::{Action, Client, Error, Propagation, Related, Result};
 use crate::k8s;
-use crate::profile::Flags;
+use crate::profile::{Flags, GangScheduling};
 use crate::restart_guard;
 
 const RECREATE_ON_RESTART: &str = "RecreateGroupOnPodRestart";
@@ -130,7 +131,13 @@ async fn reconcile_leader<C: Client>(
         utils::create_headless_service_if_not_exists(c, lws, name, selector.into(), owner).await?;
     }
     // Never for a leader being deleted: the group restart would race a new worker set.
-    if k8s::is_terminating(&pod.metadata) || lws.size() == 1 {
+    if k8s::is_terminating(&pod.metadata) {
+        return Ok(Action::done());
+    }
+    if flags.gang_scheduling == GangScheduling::Volcano {
+        scheduler_provider::create_pod_group_if_not_exists(c, lws, pod).await?;
+    }
+    if lws.size() == 1 {
         return Ok(Action::done());
     }
     if lws.spec.startup_policy == "LeaderReady" && !k8s::is_ready(pod) {

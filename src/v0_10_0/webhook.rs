@@ -14,12 +14,14 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::scheduler_provider;
 use super::tpu;
 use super::utils::{get_parent_name_and_ordinal, leader_pod};
 use crate::api::{
     keys, LeaderWorkerSet, NetworkConfig, RollingUpdateConfiguration, RolloutStrategy,
 };
 use crate::k8s;
+use crate::profile::GangScheduling;
 
 /// The CRD schema's defaults (applied when the object is decoded), then the webhook's `Default`.
 pub fn default_lws(lws: &mut LeaderWorkerSet) {
@@ -445,7 +447,7 @@ fn validate_update_sub_group_policy(
 /// The pod webhook's `Default` (on pod create): group index, subdomain, group key and
 /// exclusive affinities for leaders; worker index and subgroup labels for workers; then, for a
 /// pod requesting TPUs, the TPU environment variables, and the LWS ones. Errors reject the pod.
-pub fn default_pod(pod: &mut Pod) -> Result<(), Refusal> {
+pub fn default_pod(pod: &mut Pod, gang: GangScheduling) -> Result<(), Refusal> {
     if k8s::label(&pod.metadata, keys::SET_NAME).is_none() {
         return Ok(());
     }
@@ -459,8 +461,11 @@ pub fn default_pod(pod: &mut Pod) -> Result<(), Refusal> {
     } else {
         default_worker_labels(pod, &name, pod_count)?;
     }
-    // pod_webhook.go@v0.10.0:159-175: the scheduler provider (nil in a default install, not
-    // modelled), then the TPU variables, then the LWS ones.
+    // pod_webhook.go@v0.10.0:159-175: the scheduler provider (nil in a default install), then
+    // the TPU variables, then the LWS ones.
+    if gang == GangScheduling::Volcano {
+        scheduler_provider::inject_pod_group_metadata(pod);
+    }
     if pod.spec.as_ref().is_some_and(tpu::pod_requests_tpus) {
         tpu::add_tpu_variables(pod, pod_count).map_err(|e| match e.as_str() {
             tpu::DIVIDE_BY_ZERO => Refusal::Panicked(DIVIDE_BY_ZERO),
@@ -908,7 +913,7 @@ mod tests {
             ),
         ];
         for (line, mut p, want) in cases {
-            default_pod(&mut p).unwrap();
+            default_pod(&mut p, GangScheduling::Off).unwrap();
             assert_eq!(tpu_vars(&p), want, "pod_test.go@v0.10.0{line}");
         }
         // :357 also checks the leader address; :595's second container gets no TPU variable.
@@ -921,7 +926,7 @@ mod tests {
             ],
             "leader-tpu",
         );
-        default_pod(&mut p).unwrap();
+        default_pod(&mut p, GangScheduling::Off).unwrap();
         let env = &envs(&p)[0];
         let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(
@@ -939,7 +944,7 @@ mod tests {
         );
         assert_eq!(env[0].1, "test-sample-1.test-sample-1.ns");
         let mut p = pod(l, &ls, &[(keys::SIZE, "1")], "leader-tpu-two");
-        default_pod(&mut p).unwrap();
+        default_pod(&mut p, GangScheduling::Off).unwrap();
         let names: Vec<String> = envs(&p)[1].iter().map(|(k, _)| k.clone()).collect();
         assert_eq!(
             names,
@@ -958,7 +963,10 @@ mod tests {
             &[(keys::SIZE, "4"), (sg, "0")],
             "worker",
         );
-        assert_eq!(default_pod(&mut w), Err(Refusal::Panicked(DIVIDE_BY_ZERO)));
+        assert_eq!(
+            default_pod(&mut w, GangScheduling::Off),
+            Err(Refusal::Panicked(DIVIDE_BY_ZERO))
+        );
         // Go divides by a negative size: (4-1) % -2 != 0, so 1 / -2 = 0.
         let mut w = pod(
             "lws-0-1",
@@ -966,11 +974,11 @@ mod tests {
             &[(keys::SIZE, "4"), (sg, "-2")],
             "worker",
         );
-        default_pod(&mut w).unwrap();
+        default_pod(&mut w, GangScheduling::Off).unwrap();
         assert_eq!(k8s::label(&w.metadata, keys::SUBGROUP_INDEX), Some("0"));
         // `strconv.Atoi` is 64-bit: a size past i32 is a number, past i64 out of range.
         let mut w = pod("lws-0-1", &labels, &[(keys::SIZE, "3000000000")], "worker");
-        default_pod(&mut w).unwrap();
+        default_pod(&mut w, GangScheduling::Off).unwrap();
         let mut w = pod(
             "lws-0-1",
             &labels,
@@ -978,7 +986,7 @@ mod tests {
             "worker",
         );
         assert_eq!(
-            default_pod(&mut w),
+            default_pod(&mut w, GangScheduling::Off),
             Err(Refusal::Invalid(
                 r#"strconv.Atoi: parsing "99999999999999999999": value out of range"#.into()
             ))
@@ -995,7 +1003,7 @@ mod tests {
             &[(keys::SIZE, "5"), (LRT, "true"), (sg, "4")],
             "leader-tpu",
         );
-        default_pod(&mut l).unwrap();
+        default_pod(&mut l, GangScheduling::Off).unwrap();
         assert_eq!(k8s::label(&l.metadata, keys::GROUP_INDEX), Some("1"));
         assert_eq!(k8s::label(&l.metadata, keys::SUBGROUP_INDEX), Some("0"));
         // Not asserted upstream: what the TPU code makes of it.
@@ -1014,7 +1022,7 @@ mod tests {
             &[(keys::SIZE, "4"), (LRT, "true"), (sg, "2")],
             "worker",
         );
-        default_pod(&mut w).unwrap();
+        default_pod(&mut w, GangScheduling::Off).unwrap();
         assert_eq!(k8s::label(&w.metadata, keys::SUBGROUP_INDEX), Some("1"));
         assert_eq!(tpu_vars(&w), None);
         // :229 the leader doesn't request TPUs (size 5, subgroup 2, worker 4): subgroup 1.
@@ -1028,7 +1036,7 @@ mod tests {
             &[(keys::SIZE, "5"), (sg, "2")],
             "worker-tpu",
         );
-        default_pod(&mut w).unwrap();
+        default_pod(&mut w, GangScheduling::Off).unwrap();
         assert_eq!(k8s::label(&w.metadata, keys::SUBGROUP_INDEX), Some("1"));
         assert_eq!(
             tpu_vars(&w),
@@ -1046,7 +1054,7 @@ mod tests {
             &[(keys::SIZE, "2")],
             "init",
         );
-        default_pod(&mut w).unwrap();
+        default_pod(&mut w, GangScheduling::Off).unwrap();
         for env in envs(&w) {
             let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
             assert_eq!(

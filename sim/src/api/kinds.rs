@@ -12,6 +12,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lws::api::LeaderWorkerSet;
 use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
+use lws::volcano::PodGroup;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -30,10 +31,11 @@ pub enum KindId {
     PodDisruptionBudget,
     DisaggregatedSet,
     DisaggregatedSetRoleScaler,
+    PodGroup,
 }
 
 impl KindId {
-    pub const ALL: [KindId; 10] = [
+    pub const ALL: [KindId; 11] = [
         KindId::LeaderWorkerSet,
         KindId::StatefulSet,
         KindId::ControllerRevision,
@@ -44,6 +46,7 @@ impl KindId {
         KindId::PodDisruptionBudget,
         KindId::DisaggregatedSet,
         KindId::DisaggregatedSetRoleScaler,
+        KindId::PodGroup,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -58,6 +61,7 @@ impl KindId {
             KindId::PodDisruptionBudget => "PodDisruptionBudget",
             KindId::DisaggregatedSet => "DisaggregatedSet",
             KindId::DisaggregatedSetRoleScaler => "DisaggregatedSetRoleScaler",
+            KindId::PodGroup => "PodGroup",
         }
     }
 
@@ -75,6 +79,7 @@ impl KindId {
             KindId::DisaggregatedSet | KindId::DisaggregatedSetRoleScaler => {
                 lws::disagg::api::API_VERSION
             }
+            KindId::PodGroup => lws::volcano::API_VERSION,
         }
     }
 
@@ -82,7 +87,10 @@ impl KindId {
     pub fn custom(self) -> bool {
         matches!(
             self,
-            KindId::LeaderWorkerSet | KindId::DisaggregatedSet | KindId::DisaggregatedSetRoleScaler
+            KindId::LeaderWorkerSet
+                | KindId::DisaggregatedSet
+                | KindId::DisaggregatedSetRoleScaler
+                | KindId::PodGroup
         )
     }
 
@@ -239,6 +247,9 @@ kind!(
     generation: true
 );
 kind!(Lease, Lease, leases, status: false, generation: false);
+// Volcano's CRD has no status subresource (`subresources: {}`): status is written through the
+// main endpoint, and generation follows the spec (docs/fidelity.md).
+kind!(PodGroup, PodGroup, podgroups, status: false, generation: true);
 kind!(ControllerRevision, ControllerRevision, revisions, status: false, generation: false);
 
 /// `(namespace, name)`; the namespace is empty for cluster-scoped kinds.
@@ -358,6 +369,10 @@ macro_rules! with_kind {
             }
             $crate::api::KindId::DisaggregatedSetRoleScaler => {
                 type $k = ::lws::disagg::api::DisaggregatedSetRoleScaler;
+                $body
+            }
+            $crate::api::KindId::PodGroup => {
+                type $k = ::lws::volcano::PodGroup;
                 $body
             }
         }

@@ -424,9 +424,12 @@ pub struct ApiServer {
     pub pdbs: Store<PodDisruptionBudget>,
     pub disaggregatedsets: Store<DisaggregatedSet>,
     pub rolescalers: Store<DisaggregatedSetRoleScaler>,
+    pub podgroups: Store<lws::volcano::PodGroup>,
     /// Whether the DisaggregatedSet CRDs are installed (v0.10.0's manifests); without them
     /// both kinds answer 404, as a cluster without the CRD does.
     pub disaggregated_set_crds: bool,
+    /// Volcano's PodGroup CRD is installed (`gang-scheduling=volcano`).
+    pub volcano_crds: bool,
     /// The release's LeaderWorkerSet CRD declares `additionalPrinterColumns` (v0.10.0: Ready,
     /// Desired, Up-to-date, Age; earlier releases none): what `serve` prints for tables.
     pub lws_printer_columns: bool,
@@ -472,7 +475,9 @@ impl ApiServer {
             pdbs: Store::default(),
             disaggregatedsets: Store::default(),
             rolescalers: Store::default(),
+            podgroups: Store::default(),
             disaggregated_set_crds: false,
+            volcano_crds: false,
             lws_printer_columns: false,
             admission_warnings: Rc::default(),
             meta_log: WatchLog::default(),
@@ -534,6 +539,7 @@ impl ApiServer {
         self.pdbs.log.set_window(window);
         self.disaggregatedsets.log.set_window(window);
         self.rolescalers.log.set_window(window);
+        self.podgroups.log.set_window(window);
         self.meta_log.set_window(window);
     }
 
@@ -556,6 +562,7 @@ impl ApiServer {
         self.pdbs.log.maybe_compact();
         self.disaggregatedsets.log.maybe_compact();
         self.rolescalers.log.maybe_compact();
+        self.podgroups.log.maybe_compact();
         self.meta_log.maybe_compact();
     }
 
@@ -634,11 +641,14 @@ impl ApiServer {
     /// A kind whose CRD is not installed: the API server has no such resource (404), and
     /// kubectl says which kind it could not map.
     pub fn unserved(&self, kind: KindId) -> Option<ApiError> {
-        let crd = matches!(
-            kind,
-            KindId::DisaggregatedSet | KindId::DisaggregatedSetRoleScaler
-        );
-        (crd && !self.disaggregated_set_crds).then(|| {
+        let missing = match kind {
+            KindId::DisaggregatedSet | KindId::DisaggregatedSetRoleScaler => {
+                !self.disaggregated_set_crds
+            }
+            KindId::PodGroup => !self.volcano_crds,
+            _ => false,
+        };
+        missing.then(|| {
             ApiError::new(
                 Reason::NotFound,
                 format!(

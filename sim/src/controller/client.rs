@@ -18,6 +18,7 @@ use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use lws::api::LeaderWorkerSet;
 use lws::client::{Client, Error, Propagation, Reason, Related, Resource, Result};
 use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
+use lws::volcano::PodGroup;
 
 use crate::api::events::{self, RecordedV1};
 use crate::api::{KindId, Selector};
@@ -35,6 +36,9 @@ pub struct Caches {
     pub revisions: Informer<ControllerRevision>,
     pub disaggregatedsets: Informer<DisaggregatedSet>,
     pub rolescalers: Informer<DisaggregatedSetRoleScaler>,
+    /// Started only with a scheduler provider (`gang-scheduling=volcano`): controller-runtime
+    /// starts an informer on a kind's first cached read, and only the provider reads PodGroups.
+    pub podgroups: Option<Informer<PodGroup>>,
 }
 
 fn get_in<K: Any + Send + Sync + crate::api::Kind>(
@@ -79,6 +83,7 @@ impl Caches {
             KindId::ControllerRevision => get_in(&self.revisions, ns, name, stale),
             KindId::DisaggregatedSet => get_in(&self.disaggregatedsets, ns, name, stale),
             KindId::DisaggregatedSetRoleScaler => get_in(&self.rolescalers, ns, name, stale),
+            KindId::PodGroup => get_in(self.podgroups.as_ref()?, ns, name, stale),
             _ => None,
         }
     }
@@ -95,6 +100,7 @@ impl Caches {
             KindId::ControllerRevision => Some(list_in(&self.revisions, ns, sel, stale)),
             KindId::DisaggregatedSet => Some(list_in(&self.disaggregatedsets, ns, sel, stale)),
             KindId::DisaggregatedSetRoleScaler => Some(list_in(&self.rolescalers, ns, sel, stale)),
+            KindId::PodGroup => Some(list_in(self.podgroups.as_ref()?, ns, sel, stale)),
             _ => None,
         }
     }
@@ -109,6 +115,9 @@ impl Caches {
         self.revisions.track_previous();
         self.disaggregatedsets.track_previous();
         self.rolescalers.track_previous();
+        if let Some(p) = &mut self.podgroups {
+            p.track_previous();
+        }
     }
 }
 

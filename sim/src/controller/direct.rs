@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::task::Poll;
 
-use lws::profile::Profile;
+use lws::profile::{GangScheduling, Profile};
 
 use super::client::Caches;
 use super::{perform, poll_once, start_reconcile, Which, LWS_ACTOR, POD_ACTOR};
@@ -37,6 +37,8 @@ impl DirectReconciler {
             revisions: Informer::start(api, 0),
             disaggregatedsets: Informer::start(api, 0),
             rolescalers: Informer::start(api, 0),
+            podgroups: (profile.flags.gang_scheduling == GangScheduling::Volcano)
+                .then(|| Informer::start(api, 0)),
         };
         DirectReconciler {
             caches: Rc::new(RefCell::new(caches)),
@@ -56,6 +58,9 @@ impl DirectReconciler {
         c.revisions.poll(api, now);
         c.disaggregatedsets.poll(api, now);
         c.rolescalers.poll(api, now);
+        if let Some(p) = &mut c.podgroups {
+            p.poll(api, now);
+        }
     }
 
     pub fn reconcile_lws(&self, api: &mut ApiServer, namespace: &str, name: &str) -> Calls {

@@ -25,7 +25,7 @@ use lws::api::{keys, LeaderWorkerSet};
 use lws::client::Action;
 use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
 use lws::k8s;
-use lws::profile::{Flags, Profile, Release};
+use lws::profile::{Flags, GangScheduling, Profile, Release};
 
 use crate::api::{
     self, ApiError, ApiServer, DeleteOptions, Deleted, Key, Kind, KindId, Operation, Rejection,
@@ -78,7 +78,7 @@ impl ControllerConfig {
 /// while it is down, calls fail (`failurePolicy: Fail`).
 pub fn register_webhooks(api: &mut ApiServer, profile: &Profile, serving: Rc<Cell<bool>>) {
     if profile.release == Release::V0_10_0 {
-        return register_webhooks_v0_10_0(api, serving);
+        return register_webhooks_v0_10_0(api, serving, profile.flags.gang_scheduling);
     }
     let flags = &profile.flags;
     let (f, s) = (flags.clone(), serving.clone());
@@ -165,7 +165,7 @@ fn webhook_down(s: &Rc<Cell<bool>>) -> Result<(), Rejection> {
 }
 
 /// v0.10.0's webhooks (pkg/webhooks at the tag): the pod webhook is registered for CREATE only.
-fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
+fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>, gang: GangScheduling) {
     use lws::v0_10_0::webhook;
     // Its CRD's printer columns (config/crd/bases at v0.10.0), for `serve`'s tables.
     api.lws_printer_columns = true;
@@ -187,10 +187,27 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
             return Ok(());
         }
         webhook_down(&s)?;
-        webhook::default_pod(p).map_err(rejection)
+        webhook::default_pod(p, gang).map_err(rejection)
     });
     register_pod_validator(api, serving.clone());
     register_disaggregated_set(api, serving);
+    if gang == GangScheduling::Volcano {
+        register_volcano(api);
+    }
+}
+
+/// With `gang-scheduling=volcano` the cluster has Volcano installed: its PodGroup CRD, whose
+/// only default is `spec.queue: default` (config/crd/volcano/bases/
+/// scheduling.volcano.sh_podgroups.yaml, volcano v1.12). Volcano's own admission webhooks and
+/// controllers are not modelled; the gang gate of its scheduler is (`actors::scheduler`).
+fn register_volcano(api: &mut ApiServer) {
+    api.volcano_crds = true;
+    api.add_mutating_hook::<lws::volcano::PodGroup>("crd-defaults", |pg, _| {
+        if pg.spec.queue.is_empty() {
+            pg.spec.queue = lws::volcano::DEFAULT_QUEUE.to_string();
+        }
+        Ok(())
+    });
 }
 
 /// How the API server answers a v0.10.0 webhook's refusal: 403, or 500 for a panic.
@@ -349,6 +366,7 @@ impl ControllerRuntime {
                     c.revisions.next_due_ms(api),
                     c.disaggregatedsets.next_due_ms(api),
                     c.rolescalers.next_due_ms(api),
+                    c.podgroups.as_ref().and_then(|p| p.next_due_ms(api)),
                     resync.iter().map(|r| r.0).min(),
                     workers[0].next_wakeup_ms(),
                     workers[1].next_wakeup_ms(),
@@ -571,7 +589,10 @@ impl ControllerRuntime {
         let svc_d = c.services.poll_holding(api, now, hold);
         // Nodes and revisions feed only the cache: no handler watches them.
         let quiet = c.nodes.poll_holding(api, now, hold).len()
-            + c.revisions.poll_holding(api, now, hold).len();
+            + c.revisions.poll_holding(api, now, hold).len()
+            + c.podgroups
+                .as_mut()
+                .map_or(0, |p| p.poll_holding(api, now, hold).len());
         if armed && hold.is_none() {
             api.trace_external("fault", "holdEvent", "", "", "one watch event held".into());
         }
@@ -1029,6 +1050,8 @@ fn start_leading(api: &ApiServer, rng: &mut SimRng, cfg: &ControllerConfig, now:
         // (docs/fidelity.md).
         disaggregatedsets: Informer::start(api, lws_lag),
         rolescalers: Informer::start(api, lws_lag),
+        podgroups: (cfg.profile.flags.gang_scheduling == GangScheduling::Volcano)
+            .then(|| Informer::start(api, lws_lag)),
     };
     if cfg.track_previous {
         caches.track_previous();
@@ -1335,6 +1358,7 @@ fn perform(
         KindId::ControllerRevision => typed::<ControllerRevision>(api, actor, op),
         KindId::DisaggregatedSet => typed::<DisaggregatedSet>(api, actor, op),
         KindId::DisaggregatedSetRoleScaler => typed::<DisaggregatedSetRoleScaler>(api, actor, op),
+        KindId::PodGroup => typed::<lws::volcano::PodGroup>(api, actor, op),
         other => unreachable!("the LWS controllers do not write {other}"),
     };
     result.map_err(to_client_error)

@@ -367,7 +367,7 @@ impl Core {
     }
 
     fn handle(&mut self, req: ApiRequest) -> Reply {
-        let crds = self.runner.world.api.disaggregated_set_crds;
+        let crds = resources::Installed::of(&self.runner.world.api);
         let route = match route(&req.path) {
             Route::Resource(t) if !resources::served(&t.res, crds) => Route::NotFound,
             r => r,

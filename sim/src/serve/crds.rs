@@ -28,10 +28,11 @@ fn custom(api: &ApiServer) -> Vec<Resource> {
                 KindId::LeaderWorkerSet,
                 KindId::DisaggregatedSet,
                 KindId::DisaggregatedSetRoleScaler,
+                KindId::PodGroup,
             ];
             custom.contains(&r.kind)
         })
-        .filter(|r| super::resources::served(r, api.disaggregated_set_crds))
+        .filter(|r| super::resources::served(r, super::resources::Installed::of(api)))
         .collect();
     // A list is in key order, as etcd returns it.
     out.sort_by_key(name_of);
@@ -77,6 +78,18 @@ fn printer_columns(r: &Resource, api: &ApiServer) -> Vec<Value> {
             col("Current", ".status.replicas", "integer"),
             age,
         ],
+        // volcano config/crd/volcano/bases/scheduling.volcano.sh_podgroups.yaml (v1.12).
+        KindId::PodGroup => {
+            let mut queue = col("QUEUE", ".spec.queue", "string");
+            queue["priority"] = json!(1);
+            vec![
+                col("STATUS", ".status.phase", "string"),
+                col("minMember", ".spec.minMember", "integer"),
+                col("RUNNINGS", ".status.running", "integer"),
+                col("AGE", ".metadata.creationTimestamp", "date"),
+                queue,
+            ]
+        }
         _ => Vec::new(),
     }
 }

@@ -38,7 +38,7 @@ impl Resource {
     }
 }
 
-pub const RESOURCES: [Resource; 10] = [
+pub const RESOURCES: [Resource; 11] = [
     Resource {
         plural: "pods",
         singular: "pod",
@@ -139,17 +139,53 @@ pub const RESOURCES: [Resource; 10] = [
         status: true,
         scale: true,
     },
+    Resource {
+        plural: "podgroups",
+        singular: "podgroup",
+        kind: KindId::PodGroup,
+        group: VOLCANO_GROUP,
+        version: "v1beta1",
+        short_names: &["pg", "podgroup-v1beta1"],
+        status: false,
+        scale: false,
+    },
 ];
 
+/// Volcano's scheduling group (its PodGroup CRD, installed with `gang-scheduling=volcano`).
+pub const VOLCANO_GROUP: &str = "scheduling.volcano.sh";
+
+/// Which optional CRDs the cluster has: discovery and routing follow them.
+#[derive(Clone, Copy, Debug)]
+pub struct Installed {
+    /// The DisaggregatedSet CRDs (v0.10.0).
+    pub disaggregated: bool,
+    /// Volcano's PodGroup CRD.
+    pub volcano: bool,
+}
+
+impl Installed {
+    pub fn of(api: &crate::api::ApiServer) -> Installed {
+        Installed {
+            disaggregated: api.disaggregated_set_crds,
+            volcano: api.volcano_crds,
+        }
+    }
+}
+
 /// Whether the API server serves `r`: the DisaggregatedSet group only while its CRDs are
-/// installed (`ApiServer::disaggregated_set_crds`, v0.10.0), as discovery follows the CRDs.
-pub fn served(r: &Resource, crds: bool) -> bool {
-    crds || r.group != lws::disagg::api::GROUP
+/// installed (`ApiServer::disaggregated_set_crds`, v0.10.0), Volcano's only with Volcano, as
+/// discovery follows the CRDs.
+pub fn served(r: &Resource, crds: Installed) -> bool {
+    match r.group {
+        lws::disagg::api::GROUP => crds.disaggregated,
+        VOLCANO_GROUP => crds.volcano,
+        _ => true,
+    }
 }
 
 /// The groups under `/apis`, in the order `RESOURCES` names them, then the review groups
 /// (`reviews.rs`).
-fn groups(crds: bool) -> Vec<&'static str> {
+fn groups(crds: Installed) -> Vec<&'static str> {
     let served = RESOURCES
         .iter()
         .filter(|r| served(r, crds))
@@ -221,7 +257,12 @@ pub fn api_versions(addr: &str) -> Value {
 }
 
 fn group_doc(group: &str) -> Value {
-    let gv = json!({"groupVersion": format!("{group}/v1"), "version": "v1"});
+    // Every group here serves one version: its resources' (v1 but for Volcano's v1beta1).
+    let version = RESOURCES
+        .iter()
+        .find(|r| r.group == group)
+        .map_or("v1", |r| r.version);
+    let gv = json!({"groupVersion": format!("{group}/{version}"), "version": version});
     json!({
         "kind": "APIGroup",
         "apiVersion": "v1",
@@ -232,18 +273,18 @@ fn group_doc(group: &str) -> Value {
 }
 
 /// `GET /apis`: `APIGroupList`.
-pub fn api_group_list(crds: bool) -> Value {
+pub fn api_group_list(crds: Installed) -> Value {
     let groups: Vec<Value> = groups(crds).into_iter().map(group_doc).collect();
     json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
 }
 
 /// `GET /apis/GROUP`.
-pub fn api_group(group: &str, crds: bool) -> Option<Value> {
+pub fn api_group(group: &str, crds: Installed) -> Option<Value> {
     groups(crds).contains(&group).then(|| group_doc(group))
 }
 
 /// `GET /api/v1` or `/apis/GROUP/VERSION`: `APIResourceList`, subresources as `plural/sub`.
-pub fn resource_list(group: &str, version: &str, crds: bool) -> Option<Value> {
+pub fn resource_list(group: &str, version: &str, crds: Installed) -> Option<Value> {
     let mut resources = Vec::new();
     if (group, version) == ("", "v1") {
         // Derived from the objects, creatable (`namespaces.rs`).

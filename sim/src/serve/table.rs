@@ -94,6 +94,14 @@ pub fn columns(kind: KindId, lws_printer_columns: bool) -> Vec<Value> {
             c.push(col("Current", "integer", 0));
             c.push(col("Age", "date", 0));
         }
+        KindId::PodGroup => {
+            // Volcano's CRD (scheduling.volcano.sh_podgroups.yaml, v1.12).
+            c.push(col("STATUS", "string", 0));
+            c.push(col("minMember", "integer", 0));
+            c.push(col("RUNNINGS", "integer", 0));
+            c.push(col("AGE", "date", 0));
+            c.push(col("QUEUE", "string", 1));
+        }
         // printers.go `printPodDisruptionBudget`, `printLease`, `printControllerRevision`.
         KindId::PodDisruptionBudget => {
             c.push(col("Min Available", "string", 0));
@@ -363,6 +371,17 @@ pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) 
                 .unwrap_or(Value::Null),
             json!(age),
         ],
+        KindId::PodGroup => {
+            let at = |p: &str| obj.pointer(p).cloned().unwrap_or(Value::Null);
+            vec![
+                json!(name),
+                at("/status/phase"),
+                at("/spec/minMember"),
+                at("/status/running"),
+                json!(age),
+                at("/spec/queue"),
+            ]
+        }
         KindId::PodDisruptionBudget => pdb_cells(obj, name, age),
         KindId::Lease => vec![
             json!(name),

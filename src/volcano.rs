@@ -1,0 +1,108 @@
+//! Volcano's `PodGroup` (`volcano.sh/apis` v1.12.1, `pkg/apis/scheduling/v1beta1/types.go`, the
+//! version LWS v0.10.0's go.mod pins), which the v0.10.0 scheduler provider creates for each
+//! group (`crate::v0_10_0::scheduler_provider`). Its CRD
+//! (`config/crd/volcano/bases/scheduling.volcano.sh_podgroups.yaml`) has no status subresource.
+//! Fields outside the schema are dropped on decode, as the API server prunes them.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use serde::{Deserialize, Serialize};
+
+pub const API_VERSION: &str = "scheduling.volcano.sh/v1beta1";
+pub const KIND: &str = "PodGroup";
+/// `KubeGroupNameAnnotationKey`: the PodGroup a pod belongs to.
+pub const KUBE_GROUP_NAME_ANNOTATION_KEY: &str = "scheduling.k8s.io/group-name";
+/// `QueueNameAnnotationKey` (`GroupName + "/queue-name"`).
+pub const QUEUE_NAME_ANNOTATION_KEY: &str = "scheduling.volcano.sh/queue-name";
+/// The CRD's default `spec.queue`.
+pub const DEFAULT_QUEUE: &str = "default";
+
+fn api_version() -> String {
+    API_VERSION.to_string()
+}
+
+fn kind() -> String {
+    KIND.to_string()
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroup {
+    #[serde(default = "api_version")]
+    pub api_version: String,
+    #[serde(default = "kind")]
+    pub kind: String,
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: PodGroupSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<PodGroupStatus>,
+}
+
+/// An empty PodGroup with its type set, as a typed Go client's create sends it.
+impl Default for PodGroup {
+    fn default() -> PodGroup {
+        PodGroup {
+            api_version: api_version(),
+            kind: kind(),
+            metadata: ObjectMeta::default(),
+            spec: PodGroupSpec::default(),
+            status: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroupSpec {
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub min_member: i32,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub min_task_member: BTreeMap<String, i32>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub queue: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub priority_class_name: String,
+    /// A pointer in Go: an empty list the provider sets is kept (`minResources: {}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_resources: Option<BTreeMap<String, Quantity>>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroupStatus {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub phase: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<PodGroupCondition>,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub running: i32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub succeeded: i32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: i32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroupCondition {
+    #[serde(default, rename = "type")]
+    pub type_: String,
+    #[serde(default)]
+    pub status: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub transition_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+fn is_zero(v: &i32) -> bool {
+    *v == 0
+}
