@@ -47,14 +47,21 @@ impl Quantity {
     }
 }
 
-/// `Quantity.Add`: the sum, in the left quantity's format (saturating past `i128`).
+/// `Quantity.Add`: the sum, in the left quantity's format unless it is zero (saturating past
+/// `i128`).
 impl std::ops::Add for Quantity {
     type Output = Quantity;
 
     fn add(self, other: Quantity) -> Quantity {
+        // A zero receiver takes the format of what is added to it.
+        let format = if self.milli == 0 {
+            other.format
+        } else {
+            self.format
+        };
         Quantity {
             milli: self.milli.saturating_add(other.milli),
-            format: self.format,
+            format,
         }
     }
 }
@@ -72,11 +79,14 @@ impl fmt::Display for Quantity {
         if binary {
             // `AsCanonicalBase1024Bytes`: every factor of 1024 out of the whole value.
             let (mut n, mut exponent) = (self.milli / 1000, 0);
-            while n % 1024 == 0 && exponent < 6 {
+            while n % 1024 == 0 {
                 n /= 1024;
                 exponent += 1;
             }
-            let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"][exponent];
+            // No suffix past `Ei` (as past `E`): the bare mantissa.
+            let suffix = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"]
+                .get(exponent)
+                .unwrap_or(&"");
             return write!(f, "{n}{suffix}");
         }
         // `AsCanonicalBytes`: every factor of 10 out, then the exponent down to a multiple of 3.
@@ -96,21 +106,18 @@ impl fmt::Display for Quantity {
                 e => write!(f, "{n}e{e}"),
             };
         }
+        // Past `E` `constructBytes` finds no suffix and apimachinery prints the bare mantissa
+        // (a quirk: 1e21 prints as "1"), as here.
         let suffix = match exponent {
             -3 => "m",
-            0 => "",
             3 => "k",
             6 => "M",
             9 => "G",
             12 => "T",
             15 => "P",
-            _ => "E",
+            18 => "E",
+            _ => "",
         };
-        if exponent > 18 {
-            // Past `E` apimachinery has no suffix either: printed in exa.
-            let scale = (0..(exponent - 18) / 3).fold(n, |v, _| v.saturating_mul(1000));
-            return write!(f, "{scale}E");
-        }
         write!(f, "{n}{suffix}")
     }
 }
@@ -129,22 +136,36 @@ pub fn parse_milli(s: &str) -> Result<i128, &'static str> {
     Quantity::parse(s).map(|q| q.milli)
 }
 
+/// `Quantity.String` of `s` as the API server stores a decoded quantity (a built-in kind's, or
+/// one a Go webhook re-encoded): `None` when `s` does not parse or is not exact in thousandths
+/// (`100u`: kept as written rather than rounded).
+pub fn canonical(s: &str) -> Option<String> {
+    let (q, exact) = parse_exact(s).ok()?;
+    exact.then(|| q.to_string())
+}
+
 fn parse(s: &str) -> Result<Quantity, &'static str> {
+    parse_exact(s).map(|(q, _)| q)
+}
+
+/// The quantity, and whether it is exact: not rounded to the milli, not saturated or capped.
+fn parse_exact(s: &str) -> Result<(Quantity, bool), &'static str> {
     let s = s.trim();
     if s.is_empty() {
         return Err(FORMAT_WRONG);
     }
     if s == "0" {
-        return Ok(Quantity::ZERO);
+        return Ok((Quantity::ZERO, true));
     }
     let parts = split(s.as_bytes())?;
     let (base, exponent) = interpret(parts.suffix).ok_or(SUFFIX_WRONG)?;
+    // The suffix tables first: a bare `E` is exa (decimal SI), `E3` an exponent.
     let format = if base == 2 {
         Format::BinarySi
-    } else if parts.suffix.starts_with(['e', 'E']) {
-        Format::DecimalExponent
-    } else {
+    } else if KNOWN.iter().any(|(known, _, _)| *known == parts.suffix) {
         Format::DecimalSi
+    } else {
+        Format::DecimalExponent
     };
     // digits * 10^-len(denom) * base^exponent * 1000, rounded away from zero.
     let digits = format!("{}{}", parts.num, parts.denom);
@@ -162,19 +183,34 @@ fn parse(s: &str) -> Result<Quantity, &'static str> {
     } else {
         scale10 += i64::from(exponent);
     }
-    let magnitude = if scale10 >= 0 {
-        (0..scale10.min(40)).fold(value, |v, _| v.saturating_mul(10))
+    let (magnitude, rounded) = if scale10 >= 0 {
+        let m = (0..scale10.min(40)).fold(value, |v, _| v.saturating_mul(10));
+        (m, false)
     } else {
         let divisor = (0..(-scale10).min(40)).fold(1u128, |d, _| d.saturating_mul(10));
-        value.div_ceil(divisor)
+        (value.div_ceil(divisor), !value.is_multiple_of(divisor))
     };
     let magnitude = i128::try_from(magnitude).unwrap_or(i128::MAX);
+    // `maxAllowed`: binary SI is capped at 2^63-1.
+    let magnitude = if format == Format::BinarySi {
+        magnitude.min(BINARY_MAX_MILLI)
+    } else {
+        magnitude
+    };
+    // Far below any saturation or cap.
+    let exact = !rounded && magnitude < 1_000_000_000_000_000_000_000_000;
+    // A binary SI value below one is decimal SI ("This avoids rounding").
+    let format = if format == Format::BinarySi && magnitude > 0 && magnitude < 1000 {
+        Format::DecimalSi
+    } else {
+        format
+    };
     let milli = if parts.positive {
         magnitude
     } else {
         -magnitude
     };
-    Ok(Quantity { milli, format })
+    Ok((Quantity { milli, format }, exact))
 }
 
 /// What `parseQuantityString` splits a quantity into (its `value` is not needed here).
@@ -239,26 +275,7 @@ fn split(b: &[u8]) -> Result<Parts<'_>, &'static str> {
 /// `suffixHandler.interpret`: the base and exponent of a suffix (decimal SI, binary SI, or an
 /// `e`/`E` exponent that parses as an `int64`).
 fn interpret(suffix: &str) -> Option<(i32, i32)> {
-    // (suffix, base, exponent): decimal SI, then binary SI.
-    let known = [
-        ("n", 10, -9),
-        ("u", 10, -6),
-        ("m", 10, -3),
-        ("", 10, 0),
-        ("k", 10, 3),
-        ("M", 10, 6),
-        ("G", 10, 9),
-        ("T", 10, 12),
-        ("P", 10, 15),
-        ("E", 10, 18),
-        ("Ki", 2, 10),
-        ("Mi", 2, 20),
-        ("Gi", 2, 30),
-        ("Ti", 2, 40),
-        ("Pi", 2, 50),
-        ("Ei", 2, 60),
-    ];
-    if let Some((_, base, e)) = known.iter().find(|(s, _, _)| *s == suffix) {
+    if let Some((_, base, e)) = KNOWN.iter().find(|(s, _, _)| *s == suffix) {
         return Some((*base, *e));
     }
     let rest = suffix.strip_prefix(['e', 'E']).filter(|r| !r.is_empty())?;
@@ -266,6 +283,29 @@ fn interpret(suffix: &str) -> Option<(i32, i32)> {
     // Far past i128 either way: the value saturates (or rounds up to one milli) all the same.
     Some((10, exponent.clamp(-400, 400) as i32))
 }
+
+/// `maxAllowed` (2^63-1) in thousandths.
+const BINARY_MAX_MILLI: i128 = (i64::MAX as i128) * 1000;
+
+/// The suffix tables, (suffix, base, exponent): decimal SI, then binary SI.
+const KNOWN: [(&str, i32, i32); 16] = [
+    ("n", 10, -9),
+    ("u", 10, -6),
+    ("m", 10, -3),
+    ("", 10, 0),
+    ("k", 10, 3),
+    ("M", 10, 6),
+    ("G", 10, 9),
+    ("T", 10, 12),
+    ("P", 10, 15),
+    ("E", 10, 18),
+    ("Ki", 2, 10),
+    ("Mi", 2, 20),
+    ("Gi", 2, 30),
+    ("Ti", 2, 40),
+    ("Pi", 2, 50),
+    ("Ei", 2, 60),
+];
 
 #[cfg(test)]
 mod tests {
@@ -299,7 +339,7 @@ mod tests {
         assert_eq!(parse_milli("1e"), Err(SUFFIX_WRONG));
     }
 
-    fn canonical(s: &str) -> String {
+    fn printed(s: &str) -> String {
         Quantity::parse(s).unwrap().to_string()
     }
 
@@ -330,8 +370,20 @@ mod tests {
             ("1G", "1G"),
         ];
         for (input, want) in cases {
-            assert_eq!(canonical(input), want, "{input}");
+            assert_eq!(printed(input), want, "{input}");
         }
+    }
+
+    #[test]
+    fn the_stored_form_is_canonical_when_exact() {
+        assert_eq!(super::canonical("0.5").as_deref(), Some("500m"));
+        assert_eq!(super::canonical("1.5Ki").as_deref(), Some("1536"));
+        assert_eq!(super::canonical("2048Mi").as_deref(), Some("2Gi"));
+        assert_eq!(super::canonical("1000m").as_deref(), Some("1"));
+        assert_eq!(super::canonical("8").as_deref(), Some("8"));
+        // Not exact in thousandths: kept as written, not rounded.
+        assert_eq!(super::canonical("100u"), None);
+        assert_eq!(super::canonical("eight"), None);
     }
 
     #[test]
@@ -343,5 +395,12 @@ mod tests {
         assert_eq!((q("500m") + q("500m")).to_string(), "1");
         assert_eq!((q("2") + q("2") + q("2")).to_string(), "6");
         assert_eq!((q("1e3") + q("1e3")).to_string(), "2e3");
+        // A zero takes the format of what is added to it (quantity.go `Add`).
+        assert_eq!((q("0") + q("1Gi") + q("1Gi")).to_string(), "2Gi");
+        // A bare E is exa, not an exponent; binary SI below one is decimal SI.
+        assert_eq!((q("1E") + q("1E")).to_string(), "2E");
+        assert_eq!((q("0.0005Ki") + q("1023488m")).to_string(), "1024");
+        // Binary SI is capped at 2^63-1.
+        assert_eq!((q("8Ei") + q("8Ei")).to_string(), "18446744073709551614");
     }
 }

@@ -557,3 +557,81 @@ fn an_unschedulable_pod_says_why_no_node_fits() {
         Some("0/3 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable.")
     );
 }
+
+/// A StatefulSet `app` of `replicas` pods naming `scheduler`, each in PodGroup `group` (the
+/// annotation the LWS pod webhook sets under `gang-scheduling=volcano`).
+fn gang_sts(app: &str, replicas: i32, scheduler: &str, group: &str) -> StatefulSet {
+    let mut s = sts(app, replicas);
+    let t = &mut s.spec.template;
+    t.spec.as_mut().unwrap().scheduler_name = Some(scheduler.into());
+    let annotations = [(
+        "scheduling.k8s.io/group-name".to_string(),
+        group.to_string(),
+    )];
+    t.metadata.as_mut().unwrap().annotations = Some(annotations.into());
+    s
+}
+
+fn pod_group(name: &str, min_member: i32) -> lws::volcano::PodGroup {
+    let mut pg = lws::volcano::PodGroup::default();
+    pg.metadata.name = Some(name.into());
+    pg.metadata.namespace = Some("default".into());
+    pg.spec.min_member = min_member;
+    pg
+}
+
+fn bound(w: &World, app: &str) -> usize {
+    pods(w, app)
+        .iter()
+        .filter(|p| !k8s::node_name(p).is_empty())
+        .count()
+}
+
+#[test]
+fn volcano_places_a_gang_whole_or_not_at_all_and_other_schedulers_not_at_all() {
+    let mut w = World::new(
+        1,
+        ClusterConfig {
+            node_count: 2,
+            pods_per_node: 2,
+            ..Default::default()
+        },
+    );
+    w.api.volcano_crds = true;
+    // No PodGroup yet: Volcano's pods wait, a pod of a scheduler nobody runs waits.
+    w.api
+        .create("user", gang_sts("a", 3, "volcano", "pg-a"))
+        .unwrap();
+    w.api
+        .create("user", gang_sts("x", 1, "my-scheduler", ""))
+        .unwrap();
+    w.run_until(w.now_ms + 10_000);
+    assert_eq!((bound(&w, "a"), bound(&w, "x")), (0, 0));
+    // Its PodGroup wants 3: all three are placed together, within a scheduling period.
+    w.api.create("user", pod_group("pg-a", 3)).unwrap();
+    w.run_until(w.now_ms + 2_000);
+    assert_eq!(bound(&w, "a"), 3);
+    // One slot left for a gang of 2: neither pod is placed; they say why.
+    w.api.create("user", pod_group("pg-b", 2)).unwrap();
+    w.api
+        .create("user", gang_sts("b", 2, "volcano", "pg-b"))
+        .unwrap();
+    w.run_until(w.now_ms + 10_000);
+    assert_eq!(bound(&w, "b"), 0);
+    let scheduled = scheduled_condition(&w, "b");
+    assert_eq!(scheduled.reason.as_deref(), Some("Unschedulable"));
+    assert!(
+        scheduled
+            .message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("pod group is not ready")),
+        "{scheduled:?}"
+    );
+    // A gang of 2 whose minMember is 1 takes the one slot for its first pod.
+    w.api.create("user", pod_group("pg-c", 1)).unwrap();
+    w.api
+        .create("user", gang_sts("c", 2, "volcano", "pg-c"))
+        .unwrap();
+    w.run_until(w.now_ms + 10_000);
+    assert_eq!((bound(&w, "b"), bound(&w, "c"), bound(&w, "x")), (0, 1, 0));
+}

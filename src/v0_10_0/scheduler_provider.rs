@@ -160,8 +160,8 @@ fn pod_requests(spec: &PodSpec) -> Resources {
     max_resource_list(&mut reqs, &init);
     let pod_level = parse_list(spec.resources.as_ref().and_then(|r| r.requests.as_ref()));
     for (name, q) in pod_level {
-        // `IsSupportedPodLevelResource`: cpu and memory.
-        if name == "cpu" || name == "memory" {
+        // `IsSupportedPodLevelResource`: cpu, memory and hugepages.
+        if name == "cpu" || name == "memory" || name.starts_with("hugepages-") {
             reqs.insert(name, q);
         }
     }

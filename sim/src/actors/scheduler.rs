@@ -17,6 +17,8 @@ use crate::api::{set_pod_condition, ApiServer, EventType, Key, Selector};
 use crate::informer::Informer;
 use crate::lookup::LookupMap;
 
+mod gang;
+
 pub const ACTOR: &str = "default-scheduler";
 
 pub struct Scheduler {
@@ -38,6 +40,8 @@ pub struct Scheduler {
     taints: LookupMap<String, Vec<Taint>>,
     /// Placed pods with required pod anti-affinity terms, which every placement must respect.
     anti_placed: BTreeSet<Key>,
+    /// When Volcano's pods wait for their gang: its next scheduling cycle (`schedulePeriod`).
+    gang_retry_ms: Option<u64>,
 }
 
 impl Scheduler {
@@ -54,6 +58,7 @@ impl Scheduler {
             capacity: LookupMap::default(),
             taints: LookupMap::default(),
             anti_placed: BTreeSet::new(),
+            gang_retry_ms: None,
         };
         let nodes: Vec<Node> = s.nodes.all().map(|n| (**n).clone()).collect();
         for n in &nodes {
@@ -71,6 +76,7 @@ impl Scheduler {
             self.pods.next_due_ms(api),
             self.nodes.next_due_ms(api),
             dirty,
+            self.gang_retry_ms,
         ]
         .into_iter()
         .flatten()
@@ -272,69 +278,141 @@ impl Scheduler {
                 _ => self.account(&d.obj),
             }
         }
+        if self.gang_retry_ms.is_some_and(|t| t <= now_ms) {
+            self.gang_retry_ms = None;
+            self.dirty = true;
+        }
         if pod_deltas.is_empty() && node_deltas.is_empty() && !self.dirty {
             return;
         }
         self.dirty = false;
         let pending: Vec<Key> = self.pending.iter().cloned().collect();
+        // Volcano's pods, by (namespace, PodGroup): placed as gangs after the default
+        // scheduler's own.
+        let mut gangs: BTreeMap<(String, String), Vec<Key>> = BTreeMap::new();
         for key in pending {
             let Some(pod) = self.pods.get(&key.0, &key.1).cloned() else {
                 continue;
             };
-            let selector = pod
-                .spec
-                .as_ref()
-                .and_then(|s| s.node_selector.clone())
-                .unwrap_or_default();
-            let affinity = self.inter_pod_affinity(&pod);
-            let tolerations = pod
-                .spec
-                .as_ref()
-                .and_then(|s| s.tolerations.as_deref())
-                .unwrap_or_default();
-            match self.pick(&selector, affinity.as_ref(), tolerations) {
-                Some(node) => {
-                    if let Ok(bound) = api.bind(ACTOR, &key.0, &key.1, &node) {
-                        self.account(&bound);
-                    }
+            match scheduler_name(&pod) {
+                DEFAULT_SCHEDULER => {
+                    self.schedule_one(api, &key, &pod, ACTOR, now_ms);
                 }
-                None => {
-                    let already = pod
-                        .status
-                        .as_ref()
-                        .and_then(|s| s.conditions.as_ref())
-                        .is_some_and(|c| {
-                            c.iter()
-                                .any(|c| c.type_ == "PodScheduled" && c.status == "False")
-                        });
-                    if !already {
-                        if let Some(live) = api.try_get::<Pod>(&key.0, &key.1) {
-                            let mut p = (*live).clone();
-                            set_pod_condition(
-                                &mut p,
-                                "PodScheduled",
-                                "False",
-                                Some("Unschedulable"),
-                                now_ms,
-                            );
-                            let why = self.unschedulable_message(
-                                &selector,
-                                affinity.as_ref(),
-                                tolerations,
-                            );
-                            let conditions = p.status.as_mut().and_then(|s| s.conditions.as_mut());
-                            if let Some(c) = conditions
-                                .and_then(|c| c.iter_mut().find(|c| c.type_ == "PodScheduled"))
-                            {
-                                c.message = Some(why);
-                            }
-                            let _ = api.update_status(ACTOR, p);
-                        }
-                    }
+                gang::VOLCANO => {
+                    let group = gang::group_of(&pod).unwrap_or_default().to_string();
+                    gangs.entry((key.0.clone(), group)).or_default().push(key);
                 }
+                // No scheduler of that name runs: the pod stays Pending, untouched.
+                _ => {}
+            }
+        }
+        let mut waiting = false;
+        for ((namespace, group), keys) in gangs {
+            waiting |= !self.schedule_gang(api, &namespace, &group, &keys, now_ms);
+        }
+        if waiting {
+            self.gang_retry_ms = Some(now_ms + gang::SCHEDULE_PERIOD_MS);
+        }
+    }
+
+    /// Filter the nodes for one pod and bind it to the best (as `actor`), or mark it
+    /// unschedulable with kube-scheduler's reasons. Whether it was bound.
+    fn schedule_one(
+        &mut self,
+        api: &mut ApiServer,
+        key: &Key,
+        pod: &Pod,
+        actor: &str,
+        now_ms: u64,
+    ) -> bool {
+        let selector = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.node_selector.clone())
+            .unwrap_or_default();
+        let affinity = self.inter_pod_affinity(pod);
+        let tolerations = pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.tolerations.as_deref())
+            .unwrap_or_default();
+        match self.pick(&selector, affinity.as_ref(), tolerations) {
+            Some(node) => {
+                if let Ok(bound) = api.bind(actor, &key.0, &key.1, &node) {
+                    self.account(&bound);
+                }
+                true
+            }
+            None => {
+                let why = || self.unschedulable_message(&selector, affinity.as_ref(), tolerations);
+                mark_unschedulable(api, key, pod, actor, why, now_ms);
+                false
             }
         }
     }
+
+    /// The node `pod` would be bound to now, if any (no write).
+    fn fit(&self, pod: &Pod) -> Option<String> {
+        let empty = BTreeMap::new();
+        let spec = pod.spec.as_ref();
+        let selector = spec
+            .and_then(|s| s.node_selector.as_ref())
+            .unwrap_or(&empty);
+        let affinity = self.inter_pod_affinity(pod);
+        let tolerations = spec
+            .and_then(|s| s.tolerations.as_deref())
+            .unwrap_or_default();
+        self.pick(selector, affinity.as_ref(), tolerations)
+    }
+}
+
+const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+/// `spec.schedulerName`, defaulted.
+fn scheduler_name(pod: &Pod) -> &str {
+    match pod.spec.as_ref().and_then(|s| s.scheduler_name.as_deref()) {
+        None | Some("") => DEFAULT_SCHEDULER,
+        Some(n) => n,
+    }
+}
+
+/// `PodScheduled=False/Unschedulable` with the message `why` gives, written once: a pod that
+/// already has it is left as it is.
+fn mark_unschedulable(
+    api: &mut ApiServer,
+    key: &Key,
+    pod: &Pod,
+    actor: &str,
+    why: impl FnOnce() -> String,
+    now_ms: u64,
+) {
+    let already = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| {
+            c.iter()
+                .any(|c| c.type_ == "PodScheduled" && c.status == "False")
+        });
+    if already {
+        return;
+    }
+    let Some(live) = api.try_get::<Pod>(&key.0, &key.1) else {
+        return;
+    };
+    let mut p = (*live).clone();
+    set_pod_condition(
+        &mut p,
+        "PodScheduled",
+        "False",
+        Some("Unschedulable"),
+        now_ms,
+    );
+    let conditions = p.status.as_mut().and_then(|s| s.conditions.as_mut());
+    if let Some(c) = conditions.and_then(|c| c.iter_mut().find(|c| c.type_ == "PodScheduled")) {
+        c.message = Some(why());
+    }
+    let _ = api.update_status(actor, p);
 }
 
 /// A required pod affinity term resolved against its pod (kube-scheduler `framework.AffinityTerm`).

@@ -1515,6 +1515,10 @@ impl ApiServer {
         endpoint: Endpoint,
     ) -> ApiResult<()> {
         self.admission_warnings.borrow_mut().clear();
+        if endpoint == Endpoint::Main {
+            // Decoded into Go types and encoded again: quantities in their canonical form.
+            quantity::canonicalize(obj);
+        }
         let store = K::store(self);
         let webhooks = endpoint == Endpoint::Main;
         for (name, hook) in store.hooks.mutating.iter().filter(|_| webhooks) {

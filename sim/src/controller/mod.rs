@@ -85,6 +85,7 @@ pub fn register_webhooks(api: &mut ApiServer, profile: &Profile, serving: Rc<Cel
     api.add_mutating_hook::<LeaderWorkerSet>("mleaderworkerset.kb.io", move |l, _| {
         webhook_down(&s)?;
         lws::webhook::default_lws(l, &f);
+        canonical_templates(l);
         Ok(())
     });
     let f = flags.clone();
@@ -154,6 +155,21 @@ fn register_pod_validator(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
     });
 }
 
+/// The LWS a Go defaulting webhook answers with is the request decoded into Go types and
+/// encoded again (controller-runtime `PatchResponseFromRaw`): the templates' quantities come
+/// back canonical (`0.5` as `500m`), and the patch writes them so.
+fn canonical_templates(l: &mut LeaderWorkerSet) {
+    use crate::api::quantity::{canonicalize_claim, canonicalize_pod_spec};
+    let t = &mut l.spec.leader_worker_template;
+    let templates = t.leader_template.iter_mut().chain([&mut t.worker_template]);
+    for spec in templates.filter_map(|t| t.spec.as_mut()) {
+        canonicalize_pod_spec(spec);
+    }
+    for claim in t.volume_claim_templates.iter_mut().flatten() {
+        canonicalize_claim(claim);
+    }
+}
+
 fn webhook_down(s: &Rc<Cell<bool>>) -> Result<(), Rejection> {
     if s.get() {
         Ok(())
@@ -173,6 +189,7 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>, gang:
     api.add_mutating_hook::<LeaderWorkerSet>("mleaderworkerset.kb.io", move |l, _| {
         webhook_down(&s)?;
         webhook::default_lws(l);
+        canonical_templates(l);
         Ok(())
     });
     api.add_schema_check::<LeaderWorkerSet>(webhook::check_schema);
