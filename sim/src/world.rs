@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 
+use crate::actors::disruption::DisruptionController;
 use crate::actors::drain::{DrainOutcome, Drainer};
 use crate::actors::gc::GarbageCollector;
 use crate::actors::kubelet::Kubelet;
@@ -66,6 +67,7 @@ pub enum ActorId {
     NodeLifecycle,
     Drain,
     GarbageCollector,
+    Disruption,
 }
 
 /// More steps than this at one simulated instant is a livelock, not progress.
@@ -117,6 +119,7 @@ pub struct World {
     pub nodes: NodeLifecycle,
     pub drain: Drainer,
     pub gc: Option<GarbageCollector>,
+    pub disruption: Option<DisruptionController>,
     /// The LWS controller pod, once installed.
     pub controller: Option<ControllerRuntime>,
     replacement_count: u32,
@@ -151,6 +154,7 @@ impl World {
         let gc_lag = lag(&mut rng, config.gc_lag_ms);
         let gc = (!config.manual).then(|| GarbageCollector::new(&api, gc_lag));
         let nodes = NodeLifecycle::new(&api);
+        let disruption = (!config.manual).then(|| DisruptionController::new(&api));
         World {
             now_ms: 0,
             api,
@@ -168,6 +172,7 @@ impl World {
             nodes,
             drain: Drainer::default(),
             gc,
+            disruption,
             controller: None,
             replacement_count: 0,
             replaced_slots: BTreeMap::new(),
@@ -211,6 +216,10 @@ impl World {
             (
                 ActorId::GarbageCollector,
                 self.gc.as_ref().and_then(|a| a.next_wakeup_ms(api)),
+            ),
+            (
+                ActorId::Disruption,
+                self.disruption.as_ref().and_then(|a| a.next_wakeup_ms(api)),
             ),
         ];
         candidates
@@ -357,6 +366,11 @@ impl World {
             ActorId::GarbageCollector => {
                 if let Some(gc) = self.gc.as_mut() {
                     gc.step(&mut self.api, now);
+                }
+            }
+            ActorId::Disruption => {
+                if let Some(d) = self.disruption.as_mut() {
+                    d.step(&mut self.api, now);
                 }
             }
         }

@@ -635,3 +635,73 @@ fn volcano_places_a_gang_whole_or_not_at_all_and_other_schedulers_not_at_all() {
     w.run_until(w.now_ms + 10_000);
     assert_eq!((bound(&w, "b"), bound(&w, "c"), bound(&w, "x")), (0, 1, 0));
 }
+
+fn pdb_for_web(
+    name: &str,
+    min: Option<IntOrString>,
+    max: Option<IntOrString>,
+) -> PodDisruptionBudget {
+    PodDisruptionBudget {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        spec: Some(PodDisruptionBudgetSpec {
+            min_available: min,
+            max_unavailable: max,
+            selector: Some(LabelSelector {
+                match_labels: Some([("app".to_string(), "web".to_string())].into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+/// (currentHealthy, desiredHealthy, expectedPods, disruptionsAllowed, DisruptionAllowed reason).
+fn budget(w: &World, name: &str) -> (i32, i32, i32, i32, String) {
+    let pdb = w.api.get::<PodDisruptionBudget>("default", name).unwrap();
+    let s = pdb
+        .status
+        .clone()
+        .expect("the disruption controller wrote a status");
+    let reason = s.conditions.as_ref().unwrap()[0].reason.clone();
+    let n = |v: Option<i32>| v.unwrap_or(0);
+    let counts = (
+        n(s.current_healthy),
+        n(s.desired_healthy),
+        n(s.expected_pods),
+    );
+    (
+        counts.0,
+        counts.1,
+        counts.2,
+        n(s.disruptions_allowed),
+        reason,
+    )
+}
+
+#[test]
+fn the_disruption_controller_reports_each_budget() {
+    let mut w = start(3, 3);
+    let min = pdb_for_web("min", Some(IntOrString::Int(2)), None);
+    let max = pdb_for_web("max", None, Some(IntOrString::String("34%".into())));
+    w.api.create("user", min).unwrap();
+    w.api.create("user", max).unwrap();
+    w.run_until(w.now_ms + 1_000);
+    assert_eq!(budget(&w, "min"), (3, 2, 3, 1, "SufficientPods".into()));
+    // 34% of the StatefulSet's 3 replicas, rounded up: 2 may be unavailable.
+    assert_eq!(budget(&w, "max"), (3, 1, 3, 2, "SufficientPods".into()));
+    // One pod deleted: until its replacement is ready the budget allows nothing more.
+    let name = k8s::name(&pods(&w, "web")[0].metadata).to_string();
+    w.api
+        .delete::<Pod>("user", "default", &name, &DeleteOptions::default())
+        .unwrap();
+    w.run_until(w.now_ms + 1_000);
+    assert_eq!(budget(&w, "min"), (2, 2, 3, 0, "InsufficientPods".into()));
+    assert!(w.run_until_pred(600_000, |w| ready(w, "web", 3)));
+    w.run_until(w.now_ms + 1_000);
+    assert_eq!(budget(&w, "min"), (3, 2, 3, 1, "SufficientPods".into()));
+}

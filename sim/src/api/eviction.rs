@@ -1,9 +1,10 @@
 //! The eviction subresource (`pods/<name>/eviction`; kubernetes
 //! `pkg/registry/core/pod/storage/eviction.go` @01aa0f3f).
 //!
-//! Simplification (docs/fidelity.md): there is no disruption controller; a PDB's healthy count
-//! and allowed disruptions are computed from the live pods at eviction time, and a pod already
-//! being evicted is not healthy, which stands in for `disruptedPods`.
+//! Simplification (docs/fidelity.md): a PDB's healthy count and allowed disruptions are
+//! computed from the live pods at eviction time, not read from the status the disruption
+//! controller (`actors::disruption`) writes, and a pod already being evicted is not healthy,
+//! which stands in for `disruptedPods`.
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
