@@ -40,7 +40,7 @@ lws-sim run SCENARIO... [--reconciler SPEC] [--seed N] [--json] [--trace FILE]
        lws-sim help [COMMAND]";
 
 const FUZZ_USAGE: &str = "lws-sim fuzz --reconciler SPEC (--cases N | --time DURATION) [--seed S] \
-[--jobs J] [--shard I/N] [--out DIR] [--save-all] [--workload lws|disaggregated|lws-replaced]
+[--jobs J] [--shard I/N] [--out DIR] [--save-all] [--workload lws|disaggregated|lws-replaced|lws-gang]
        lws-sim fuzz merge DIR... [--out DIR]";
 
 const SPEC_NOTE: &str = "SPEC is PROFILE[,flag=value...], e.g. v0.10.0, latest, all-fixed or
@@ -249,9 +249,10 @@ struct FuzzArgs {
     #[arg(long)]
     save_all: bool,
     /// What each case rolls out: `lws` (one LeaderWorkerSet), `disaggregated` (the same
-    /// case as a two-role DisaggregatedSet; a v0.10.0 reconciler only) or `lws-replaced` (the
+    /// case as a two-role DisaggregatedSet; a v0.10.0 reconciler only), `lws-replaced` (the
     /// same LWS, updated by deleting it and creating it again at once, as `kubectl replace
-    /// --force` does).
+    /// --force` does) or `lws-gang` (the same LWS, its pods scheduled by Volcano's gang gate;
+    /// a reconciler with gang-scheduling=volcano only).
     #[arg(long, value_name = "W", default_value = "lws", value_parser = workload)]
     workload: Workload,
 }
@@ -349,7 +350,8 @@ fn reconciler(spec: &str) -> Result<Profile, String> {
 }
 
 fn workload(v: &str) -> Result<Workload, String> {
-    Workload::parse(v).ok_or_else(|| format!("{v:?}: expected lws, disaggregated or lws-replaced"))
+    Workload::parse(v)
+        .ok_or_else(|| format!("{v:?}: expected lws, disaggregated, lws-replaced or lws-gang"))
 }
 
 /// A `--time` value, in milliseconds.
@@ -1296,6 +1298,14 @@ fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
     {
         return input_error(format!(
             "--workload disaggregated: {} runs no DisaggregatedSet controller (only v0.10.0 does)",
+            a.reconciler.name
+        ));
+    }
+    if a.workload == Workload::Gang
+        && a.reconciler.flags.gang_scheduling != lws::profile::GangScheduling::Volcano
+    {
+        return input_error(format!(
+            "--workload lws-gang: {} has no scheduler provider (add gang-scheduling=volcano, a v0.10.0 flag)",
             a.reconciler.name
         ));
     }

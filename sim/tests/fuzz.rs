@@ -490,3 +490,38 @@ fn z11_s_fix_in_the_v0_4_1_port_clears_all_fixed_s_replaced_stall() {
     let r = replaced("all-fixed").check(38);
     assert!(r.violated.is_empty() && r.error.is_none(), "{r:?}");
 }
+
+#[test]
+fn a_gang_campaign_needs_the_scheduler_provider_and_its_cases_gang_schedule() {
+    let out = std::env::temp_dir().join(format!("lws-sim-gang-fuzz-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let run = |reconciler: &str| {
+        Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+            .args(["fuzz", "--reconciler", reconciler, "--workload", "lws-gang"])
+            .args(["--cases", "3", "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let o = run("v0.10.0");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("has no scheduler provider"), "{err}");
+    assert!(!out.exists(), "nothing written for a refused campaign");
+    let gang = format!("{V0_10_0_FIXED},gang-scheduling=volcano");
+    let o = run(&gang);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(summary.contains("\"workload\": \"lws-gang\""), "{summary}");
+    let _ = std::fs::remove_dir_all(&out);
+    // The case's pods name Volcano, and Volcano binds them.
+    let case = lws_sim::fuzz::generate_for(lws_sim::fuzz::Workload::Gang, 1, 0);
+    let profile = lws::profile::Profile::parse(&gang).unwrap();
+    let report = lws_sim::fuzz::run_case(&case, &profile).unwrap();
+    let binds = report.trace.entries.iter().filter(|e| e.verb == "bind");
+    assert!(binds.clone().count() > 0 && binds.clone().all(|e| e.actor == "volcano"));
+}

@@ -115,20 +115,28 @@ impl DisruptionController {
         let pods = self.matched(pdb);
         let status = match expected_and_desired(api, pdb, &pods) {
             Ok((expected, desired)) => {
+                // countHealthyPods: not being deleted, and Ready.
                 let healthy = pods
                     .iter()
-                    .filter(|p| k8s::is_running_and_ready(p) && !k8s::is_terminating(&p.metadata))
+                    .filter(|p| k8s::is_ready(p) && !k8s::is_terminating(&p.metadata))
                     .count() as i32;
-                let allowed = (healthy - desired).max(0);
+                // updatePdbStatus: nothing is allowed while nothing is expected.
+                let allowed = if expected <= 0 {
+                    0
+                } else {
+                    (healthy - desired).max(0)
+                };
                 let (st, reason) = if allowed > 0 {
                     ("True", "SufficientPods")
                 } else {
                     ("False", "InsufficientPods")
                 };
                 let counts = (healthy, desired, expected, allowed);
-                new_status(pdb, counts, (st, reason, ""), now_ms)
+                let generation = pdb.metadata.generation;
+                new_status(pdb, counts, generation, (st, reason, ""), now_ms)
             }
             Err(message) => {
+                // failSafe: the counts and observedGeneration as they were, nothing allowed.
                 let old = pdb.status.clone().unwrap_or_default();
                 let counts = (
                     old.current_healthy.unwrap_or(0),
@@ -136,7 +144,8 @@ impl DisruptionController {
                     old.expected_pods.unwrap_or(0),
                     0,
                 );
-                new_status(pdb, counts, ("False", "SyncFailed", &message), now_ms)
+                let condition = ("False", "SyncFailed", message.as_str());
+                new_status(pdb, counts, old.observed_generation, condition, now_ms)
             }
         };
         if pdb.status.as_ref() == Some(&status) {
@@ -146,12 +155,11 @@ impl DisruptionController {
             .is_ok()
     }
 
-    /// The pods the PDB's selector matches in its namespace (a nil or empty selector matches
-    /// none in policy/v1).
+    /// The pods the PDB's selector matches in its namespace (policy/v1: a nil selector matches
+    /// none, an empty one every pod).
     fn matched(&self, pdb: &PodDisruptionBudget) -> Vec<Arc<Pod>> {
         let sel = pdb.spec.as_ref().and_then(|s| s.selector.as_ref());
-        let empty = sel.is_none_or(|s| s.match_labels.is_none() && s.match_expressions.is_none());
-        let (Some(pods), false) = (&self.pods, empty) else {
+        let (Some(pods), Some(_)) = (&self.pods, sel) else {
             return Vec::new();
         };
         let Ok(sel) = Selector::from_label_selector(sel) else {
@@ -164,7 +172,8 @@ impl DisruptionController {
     }
 }
 
-/// `getExpectedPodCount`: (expectedCount, desiredHealthy), or the sync error's message.
+/// `getExpectedPodCount`: (expectedCount, desiredHealthy), or the sync error's message. A PDB
+/// with neither field expects nothing.
 fn expected_and_desired(
     api: &ApiServer,
     pdb: &PodDisruptionBudget,
@@ -182,19 +191,17 @@ fn expected_and_desired(
             let expected = expected_scale(api, pods)?;
             Ok((expected, k8s::scaled_value(min, expected, true)?))
         }
-        None => Ok((pods.len() as i32, pods.len() as i32)),
+        None => Ok((0, 0)),
     }
 }
 
-/// `getExpectedScale`: the replicas of the pods' controllers, each counted once.
+/// `getExpectedScale`: the replicas of the pods' controllers, each counted once; a pod without
+/// a controller is unmanaged and counts for nothing, a controller that cannot be found fails.
 fn expected_scale(api: &ApiServer, pods: &[Arc<Pod>]) -> Result<i32, String> {
     let mut controllers: BTreeMap<Key, i32> = BTreeMap::new();
     for pod in pods {
         let Some(owner) = k8s::controller_of(&pod.metadata) else {
-            return Err(format!(
-                "found no controller ref for pod {:?}",
-                k8s::name(&pod.metadata)
-            ));
+            continue;
         };
         let ns = k8s::namespace(&pod.metadata);
         let sts = (owner.kind == "StatefulSet")
@@ -213,20 +220,21 @@ fn expected_scale(api: &ApiServer, pods: &[Arc<Pod>]) -> Result<i32, String> {
     Ok(controllers.values().sum())
 }
 
-/// The status `updatePdbStatus` writes, the DisruptionAllowed condition's transition time kept
-/// while its status stays (`apimeta.SetStatusCondition`).
+/// The status `updatePdbStatus` writes: the DisruptionAllowed condition set as
+/// `apimeta.SetStatusCondition` sets it (its transition time kept while its status stays, the
+/// other conditions kept).
 fn new_status(
     pdb: &PodDisruptionBudget,
     (healthy, desired, expected, allowed): (i32, i32, i32, i32),
+    generation: Option<i64>,
     (status, reason, message): (&str, &str, &str),
     now_ms: u64,
 ) -> PodDisruptionBudgetStatus {
     let old = pdb.status.as_ref();
-    let generation = pdb.metadata.generation;
-    let previous = old
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|c| c.iter().find(|c| c.type_ == "DisruptionAllowed"));
-    let since = previous
+    let mut conditions = old.and_then(|s| s.conditions.clone()).unwrap_or_default();
+    let since = conditions
+        .iter()
+        .find(|c| c.type_ == "DisruptionAllowed")
         .filter(|c| c.status == status)
         .map(|c| c.last_transition_time.clone())
         .unwrap_or_else(|| to_time(now_ms));
@@ -238,13 +246,20 @@ fn new_status(
         observed_generation: generation,
         last_transition_time: since,
     };
+    match conditions
+        .iter_mut()
+        .find(|c| c.type_ == "DisruptionAllowed")
+    {
+        Some(c) => *c = condition,
+        None => conditions.push(condition),
+    }
     PodDisruptionBudgetStatus {
         current_healthy: Some(healthy),
         desired_healthy: Some(desired),
         expected_pods: Some(expected),
         disruptions_allowed: Some(allowed),
         observed_generation: generation,
-        conditions: Some(vec![condition]),
+        conditions: Some(conditions),
         disrupted_pods: old.and_then(|s| s.disrupted_pods.clone()),
     }
 }

@@ -298,10 +298,15 @@ impl Scheduler {
                 DEFAULT_SCHEDULER => {
                     self.schedule_one(api, &key, &pod, ACTOR, now_ms);
                 }
-                gang::VOLCANO => {
-                    let group = gang::group_of(&pod).unwrap_or_default().to_string();
-                    gangs.entry((key.0.clone(), group)).or_default().push(key);
-                }
+                gang::VOLCANO => match gang::group_of(&pod) {
+                    Some(group) => {
+                        let group = (key.0.clone(), group.to_string());
+                        gangs.entry(group).or_default().push(key);
+                    }
+                    None => {
+                        self.schedule_one(api, &key, &pod, gang::VOLCANO, now_ms);
+                    }
+                },
                 // No scheduler of that name runs: the pod stays Pending, untouched.
                 _ => {}
             }

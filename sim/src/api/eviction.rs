@@ -43,11 +43,10 @@ impl ApiServer {
             .list::<PodDisruptionBudget>(Some(namespace), &Selector::everything())
             .into_iter()
             .filter(|b| {
-                // A nil or empty PDB selector matches nothing here.
+                // policy/v1 (`GetPodPodDisruptionBudgets`): a nil selector matches nothing, an
+                // empty one every pod of the namespace.
                 let sel = b.spec.as_ref().and_then(|s| s.selector.as_ref());
-                let empty =
-                    sel.is_none_or(|s| s.match_labels.is_none() && s.match_expressions.is_none());
-                !empty && Selector::from_label_selector(sel).is_ok_and(|s| s.matches(labels))
+                sel.is_some() && Selector::from_label_selector(sel).is_ok_and(|s| s.matches(labels))
             })
             .collect();
         if pdbs.len() > 1 {

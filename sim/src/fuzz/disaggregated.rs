@@ -31,6 +31,9 @@ pub enum Workload {
     /// One LeaderWorkerSet updated by deleting it and creating it again at once with the new
     /// templates, as `kubectl replace --force` does (every release; Z11).
     Replaced,
+    /// One LeaderWorkerSet whose pods are gang-scheduled: scheduled by `volcano`, under a
+    /// reconciler with `gang-scheduling=volcano` (v0.10.0), each group a PodGroup.
+    Gang,
 }
 
 impl Workload {
@@ -39,6 +42,7 @@ impl Workload {
             Workload::Lws => "lws",
             Workload::Disaggregated => "disaggregated",
             Workload::Replaced => "lws-replaced",
+            Workload::Gang => "lws-gang",
         }
     }
 
@@ -47,6 +51,7 @@ impl Workload {
             "lws" => Some(Workload::Lws),
             "disaggregated" => Some(Workload::Disaggregated),
             "lws-replaced" => Some(Workload::Replaced),
+            "lws-gang" => Some(Workload::Gang),
             _ => None,
         }
     }

@@ -317,7 +317,7 @@ pub fn generate_for(workload: Workload, campaign_seed: u64, index: u64) -> Case 
     match workload {
         Workload::Lws => {}
         Workload::Disaggregated => disaggregated::adapt(&mut case),
-        Workload::Replaced => case.workload = Workload::Replaced,
+        Workload::Replaced | Workload::Gang => case.workload = workload,
     }
     case
 }
@@ -361,6 +361,10 @@ impl Case {
             "size": self.size,
             "workerTemplate": {"spec": {"containers": [{"name": "worker", "image": image}]}},
         });
+        if self.workload == Workload::Gang {
+            // The leader takes the worker template: both scheduled by Volcano.
+            template["workerTemplate"]["spec"]["schedulerName"] = json!("volcano");
+        }
         if let Some(p) = self.restart_policy {
             let p = if p == "None" && old_crd { "Default" } else { p };
             template["restartPolicy"] = json!(p);
@@ -561,7 +565,9 @@ impl Case {
             });
         let [v1, v2] = [self.manifest(v1, old_crd), self.manifest("app:v2", old_crd)];
         match self.workload {
-            Workload::Lws | Workload::Replaced => [("v1.yaml", v1), ("v2.yaml", v2)],
+            Workload::Lws | Workload::Replaced | Workload::Gang => {
+                [("v1.yaml", v1), ("v2.yaml", v2)]
+            }
             Workload::Disaggregated => [
                 ("v1.yaml", disaggregated::manifest(&v1)),
                 ("v2.yaml", disaggregated::manifest(&v2)),
@@ -578,7 +584,7 @@ impl Case {
             .into_iter()
             .map(|(name, v)| {
                 let decoded = match self.workload {
-                    Workload::Lws | Workload::Replaced => {
+                    Workload::Lws | Workload::Replaced | Workload::Gang => {
                         serde_json::from_value(v).map(Manifest::LeaderWorkerSet)
                     }
                     Workload::Disaggregated => {

@@ -94,16 +94,26 @@ impl Scheduler {
         pods: &[(Key, std::sync::Arc<Pod>)],
         needed: usize,
     ) -> Option<Vec<Option<String>>> {
+        // Each pod placed in the trial counts for the next ones' slots and pod affinity, as
+        // Volcano's session allocates a job's tasks one after another.
         let nodes: Vec<Option<String>> = pods
             .iter()
-            .map(|(_, pod)| {
+            .map(|(key, pod)| {
                 let node = self.fit(pod)?;
                 self.add_used(&node, 1);
+                self.placed.insert(key.clone(), node.clone());
+                if !super::required_terms(pod).1.is_empty() {
+                    self.anti_placed.insert(key.clone());
+                }
                 Some(node)
             })
             .collect();
-        for node in nodes.iter().flatten() {
-            self.add_used(node, -1);
+        for ((key, _), node) in pods.iter().zip(&nodes) {
+            if let Some(node) = node {
+                self.add_used(node, -1);
+                self.placed.remove(key);
+                self.anti_placed.remove(key);
+            }
         }
         (nodes.iter().flatten().count() >= needed).then_some(nodes)
     }
