@@ -23,6 +23,8 @@ pub enum Manifest {
     Pod(Box<Pod>),
     PodDisruptionBudget(Box<PodDisruptionBudget>),
     DisaggregatedSet(Box<DisaggregatedSet>),
+    /// Volcano's (served with `gang-scheduling=volcano`).
+    PodGroup(Box<lws::volcano::PodGroup>),
 }
 
 impl Manifest {
@@ -34,6 +36,7 @@ impl Manifest {
             Manifest::Pod(_) => "Pod",
             Manifest::PodDisruptionBudget(_) => "PodDisruptionBudget",
             Manifest::DisaggregatedSet(_) => "DisaggregatedSet",
+            Manifest::PodGroup(_) => "PodGroup",
         }
     }
 
@@ -45,6 +48,7 @@ impl Manifest {
             Manifest::Pod(o) => &o.metadata,
             Manifest::PodDisruptionBudget(o) => &o.metadata,
             Manifest::DisaggregatedSet(o) => &o.metadata,
+            Manifest::PodGroup(o) => &o.metadata,
         };
         m.name.clone().unwrap_or_default()
     }
@@ -408,6 +412,7 @@ fn api_version_of(kind: &str) -> Option<&'static str> {
         "Service" | "Pod" => "v1",
         "PodDisruptionBudget" => "policy/v1",
         "DisaggregatedSet" => lws::disagg::api::API_VERSION,
+        "PodGroup" => lws::volcano::API_VERSION,
         _ => return None,
     })
 }
@@ -463,6 +468,7 @@ fn parse_documents(
             "Pod" => Manifest::Pod(Box::new(decode(file, start, &doc, &value, counts)?)),
             "PodDisruptionBudget" => Manifest::PodDisruptionBudget(Box::new(decode(file, start, &doc, &value, counts)?)),
             "DisaggregatedSet" => Manifest::DisaggregatedSet(Box::new(decode(file, start, &doc, &value, counts)?)),
+            "PodGroup" => Manifest::PodGroup(Box::new(decode(file, start, &doc, &value, counts)?)),
             "" => {
                 return Err(LoadError { file: file.into(), line: Some(start), message: "document has no `kind`".into() })
             }
@@ -474,7 +480,7 @@ fn parse_documents(
                 return Err(LoadError {
                     file: file.into(),
                     line: Some(line_of_key(&doc, start, "kind")),
-                    message: format!("unsupported kind {other:?}; supported: LeaderWorkerSet, StatefulSet, Service, Pod, PodDisruptionBudget, DisaggregatedSet"),
+                    message: format!("unsupported kind {other:?}; supported: LeaderWorkerSet, StatefulSet, Service, Pod, PodDisruptionBudget, DisaggregatedSet, PodGroup"),
                 })
             }
         };

@@ -991,6 +991,7 @@ impl Runner {
                 Manifest::Pod(o) => kubectl_apply(api, (**o).clone()),
                 Manifest::PodDisruptionBudget(o) => kubectl_apply(api, (**o).clone()),
                 Manifest::DisaggregatedSet(o) => kubectl_apply(api, (**o).clone()),
+                Manifest::PodGroup(o) => kubectl_apply(api, (**o).clone()),
             };
             let webhook_down = r
                 .as_ref()
