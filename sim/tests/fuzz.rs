@@ -356,23 +356,30 @@ fn a_disaggregated_campaign_finds_b09_under_v0_10_0_and_its_fix_holds() {
     assert!(r.violated.is_empty() && r.error.is_none(), "{r:?}");
 }
 
+/// `lws-sim fuzz` of `cases` cases of `workload` under `reconciler`, into `out`.
+fn campaign(
+    reconciler: &str,
+    workload: &str,
+    cases: u32,
+    out: &std::path::Path,
+) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+        .args(["fuzz", "--reconciler", reconciler, "--workload", workload])
+        .args([
+            "--cases",
+            &cases.to_string(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_disaggregated_campaign_needs_v0_10_0_and_records_its_workload() {
     let out = std::env::temp_dir().join(format!("lws-sim-ds-fuzz-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let run = |reconciler: &str| {
-        Command::new(env!("CARGO_BIN_EXE_lws-sim"))
-            .args([
-                "fuzz",
-                "--reconciler",
-                reconciler,
-                "--workload",
-                "disaggregated",
-            ])
-            .args(["--cases", "2", "--out", out.to_str().unwrap()])
-            .output()
-            .unwrap()
-    };
+    let run = |reconciler: &str| campaign(reconciler, "disaggregated", 2, &out);
     let o = run("v0.4.1");
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -495,13 +502,7 @@ fn z11_s_fix_in_the_v0_4_1_port_clears_all_fixed_s_replaced_stall() {
 fn a_gang_campaign_needs_the_scheduler_provider_and_its_cases_gang_schedule() {
     let out = std::env::temp_dir().join(format!("lws-sim-gang-fuzz-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let run = |reconciler: &str| {
-        Command::new(env!("CARGO_BIN_EXE_lws-sim"))
-            .args(["fuzz", "--reconciler", reconciler, "--workload", "lws-gang"])
-            .args(["--cases", "3", "--out", out.to_str().unwrap()])
-            .output()
-            .unwrap()
-    };
+    let run = |reconciler: &str| campaign(reconciler, "lws-gang", 3, &out);
     let o = run("v0.10.0");
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);

@@ -47,11 +47,15 @@ fn sts(name: &str, replicas: i32) -> StatefulSet {
 }
 
 fn world(seed: u64) -> World {
+    sized_world(seed, 3, 4)
+}
+
+fn sized_world(seed: u64, node_count: u32, pods_per_node: u32) -> World {
     World::new(
         seed,
         ClusterConfig {
-            node_count: 3,
-            pods_per_node: 4,
+            node_count,
+            pods_per_node,
             ..Default::default()
         },
     )
@@ -515,14 +519,7 @@ fn scheduled_condition(w: &World, app: &str) -> k8s_openapi::api::core::v1::PodC
 fn a_node_both_full_and_unmatched_counts_as_unmatched() {
     // NodeAffinity filters before NodeResourcesFit: a full node whose labels do not match is
     // reported as not matching, not as "Too many pods".
-    let mut w = World::new(
-        1,
-        ClusterConfig {
-            node_count: 2,
-            pods_per_node: 1,
-            ..Default::default()
-        },
-    );
+    let mut w = sized_world(1, 2, 1);
     w.api.create("user", sts("web", 2)).unwrap();
     assert!(w.run_until_pred(600_000, |w| ready(w, "web", 2)));
     let mut selective = sts("gpu", 1);
@@ -589,14 +586,7 @@ fn bound(w: &World, app: &str) -> usize {
 
 #[test]
 fn volcano_places_a_gang_whole_or_not_at_all_and_other_schedulers_not_at_all() {
-    let mut w = World::new(
-        1,
-        ClusterConfig {
-            node_count: 2,
-            pods_per_node: 2,
-            ..Default::default()
-        },
-    );
+    let mut w = sized_world(1, 2, 2);
     w.api.volcano_crds = true;
     // No PodGroup yet: Volcano's pods wait, a pod of a scheduler nobody runs waits.
     w.api

@@ -330,18 +330,7 @@ impl Scheduler {
         actor: &str,
         now_ms: u64,
     ) -> bool {
-        let selector = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.node_selector.clone())
-            .unwrap_or_default();
-        let affinity = self.inter_pod_affinity(pod);
-        let tolerations = pod
-            .spec
-            .as_ref()
-            .and_then(|s| s.tolerations.as_deref())
-            .unwrap_or_default();
-        match self.pick(&selector, affinity.as_ref(), tolerations) {
+        match self.fit(pod) {
             Some(node) => {
                 if let Ok(bound) = api.bind(actor, &key.0, &key.1, &node) {
                     self.account(&bound);
@@ -349,7 +338,7 @@ impl Scheduler {
                 true
             }
             None => {
-                let why = || self.unschedulable_message(&selector, affinity.as_ref(), tolerations);
+                let why = || self.why_unschedulable(pod);
                 mark_unschedulable(api, key, pod, actor, why, now_ms);
                 false
             }
@@ -358,20 +347,33 @@ impl Scheduler {
 
     /// The node `pod` would be bound to now, if any (no write).
     fn fit(&self, pod: &Pod) -> Option<String> {
-        let empty = BTreeMap::new();
-        let spec = pod.spec.as_ref();
-        let selector = spec
-            .and_then(|s| s.node_selector.as_ref())
-            .unwrap_or(&empty);
+        let (selector, tolerations) = placement_terms(pod);
         let affinity = self.inter_pod_affinity(pod);
-        let tolerations = spec
-            .and_then(|s| s.tolerations.as_deref())
-            .unwrap_or_default();
         self.pick(selector, affinity.as_ref(), tolerations)
+    }
+
+    /// Why `fit` found no node (kube-scheduler's `FitError` text).
+    fn why_unschedulable(&self, pod: &Pod) -> String {
+        let (selector, tolerations) = placement_terms(pod);
+        let affinity = self.inter_pod_affinity(pod);
+        self.unschedulable_message(selector, affinity.as_ref(), tolerations)
     }
 }
 
 const DEFAULT_SCHEDULER: &str = "default-scheduler";
+
+/// A pod's nodeSelector and tolerations (none when unset).
+fn placement_terms(pod: &Pod) -> (&BTreeMap<String, String>, &[Toleration]) {
+    static EMPTY: BTreeMap<String, String> = BTreeMap::new();
+    let spec = pod.spec.as_ref();
+    let selector = spec
+        .and_then(|s| s.node_selector.as_ref())
+        .unwrap_or(&EMPTY);
+    let tolerations = spec
+        .and_then(|s| s.tolerations.as_deref())
+        .unwrap_or_default();
+    (selector, tolerations)
+}
 
 /// `spec.schedulerName`, defaulted.
 fn scheduler_name(pod: &Pod) -> &str {

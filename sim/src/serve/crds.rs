@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
+use super::columns::printer_columns;
 use super::query::{failure, Reply};
 use super::resources::{Resource, CRD_GROUP as GROUP, CRD_PLURAL as PLURAL, RESOURCES};
 use super::table::{col, of_rows, wants_table};
@@ -60,40 +61,6 @@ fn name_of(r: &Resource) -> String {
     format!("{}.{}", r.plural, r.group)
 }
 
-/// The printer columns each CRD declares at the tag; the LeaderWorkerSet's only when the
-/// release's CRD has them (`ApiServer::lws_printer_columns`).
-fn printer_columns(r: &Resource, api: &ApiServer) -> Vec<Value> {
-    let col =
-        |name: &str, path: &str, ty: &str| json!({"name": name, "jsonPath": path, "type": ty});
-    let age = col("Age", ".metadata.creationTimestamp", "date");
-    match r.kind {
-        KindId::LeaderWorkerSet if api.lws_printer_columns => vec![
-            col("Ready", ".status.readyReplicas", "integer"),
-            col("Desired", ".spec.replicas", "integer"),
-            col("Up-to-date", ".status.updatedReplicas", "integer"),
-            age,
-        ],
-        KindId::DisaggregatedSetRoleScaler => vec![
-            col("Desired", ".spec.replicas", "integer"),
-            col("Current", ".status.replicas", "integer"),
-            age,
-        ],
-        // volcano config/crd/volcano/bases/scheduling.volcano.sh_podgroups.yaml (v1.12).
-        KindId::PodGroup => {
-            let mut queue = col("QUEUE", ".spec.queue", "string");
-            queue["priority"] = json!(1);
-            vec![
-                col("STATUS", ".status.phase", "string"),
-                col("minMember", ".spec.minMember", "integer"),
-                col("RUNNINGS", ".status.running", "integer"),
-                col("AGE", ".metadata.creationTimestamp", "date"),
-                queue,
-            ]
-        }
-        _ => Vec::new(),
-    }
-}
-
 fn object(r: &Resource, api: &ApiServer) -> Value {
     let kind = r.kind.as_str();
     let mut names = json!({
@@ -127,7 +94,16 @@ fn object(r: &Resource, api: &ApiServer) -> Value {
         "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
         "subresources": subresources,
     });
-    let columns = printer_columns(r, api);
+    let columns: Vec<Value> = printer_columns(r.kind, api.lws_printer_columns)
+        .iter()
+        .map(|c| {
+            let mut v = json!({"name": c.name, "jsonPath": c.json_path, "type": c.ty});
+            if c.priority > 0 {
+                v["priority"] = json!(c.priority);
+            }
+            v
+        })
+        .collect();
     if !columns.is_empty() {
         version["additionalPrinterColumns"] = json!(columns);
     }

@@ -10,6 +10,7 @@
 //! `--record` file.
 
 mod clock;
+mod columns;
 pub mod core;
 mod crds;
 mod event_watch;

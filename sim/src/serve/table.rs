@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use super::columns::{printer_columns, PrinterColumn};
 use super::query::Reply;
 use crate::api::KindId;
 use crate::time::from_time;
@@ -45,16 +46,15 @@ pub fn col(name: &str, ty: &str, priority: u8) -> Value {
 
 pub fn columns(kind: KindId, lws_printer_columns: bool) -> Vec<Value> {
     let mut c = vec![col("Name", "string", 0)];
-    match kind {
-        // The CRD's additionalPrinterColumns at v0.10.0; before, it declares none (a CRD's
-        // default table: Name and Age).
-        KindId::LeaderWorkerSet if lws_printer_columns => {
-            c.push(col("Ready", "integer", 0));
-            c.push(col("Desired", "integer", 0));
-            c.push(col("Up-to-date", "integer", 0));
+    if kind.custom() {
+        let declared = printer_columns(kind, lws_printer_columns);
+        c.extend(declared.iter().map(|p| col(p.name, p.ty, p.priority)));
+        if declared.is_empty() {
             c.push(col("Age", "date", 0));
         }
-        KindId::LeaderWorkerSet => c.push(col("Age", "date", 0)),
+        return c;
+    }
+    match kind {
         KindId::Pod => {
             c.push(col("Ready", "string", 0));
             c.push(col("Status", "string", 0));
@@ -87,20 +87,6 @@ pub fn columns(kind: KindId, lws_printer_columns: bool) -> Vec<Value> {
             c.push(col("Port(s)", "string", 0));
             c.push(col("Age", "string", 0));
             c.push(col("Selector", "string", 1));
-        }
-        KindId::DisaggregatedSetRoleScaler => {
-            // The CRD's additionalPrinterColumns (config/crd/bases at lws v0.10.0).
-            c.push(col("Desired", "integer", 0));
-            c.push(col("Current", "integer", 0));
-            c.push(col("Age", "date", 0));
-        }
-        KindId::PodGroup => {
-            // Volcano's CRD (scheduling.volcano.sh_podgroups.yaml, v1.12).
-            c.push(col("STATUS", "string", 0));
-            c.push(col("minMember", "integer", 0));
-            c.push(col("RUNNINGS", "integer", 0));
-            c.push(col("AGE", "date", 0));
-            c.push(col("QUEUE", "string", 1));
         }
         // printers.go `printPodDisruptionBudget`, `printLease`, `printControllerRevision`.
         KindId::PodDisruptionBudget => {
@@ -322,18 +308,11 @@ fn pod_cells(obj: &Value, name: &str, age: String) -> Vec<Value> {
 pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) -> Vec<Value> {
     let name = s(obj, "/metadata/name");
     let age = age(obj, now_ms);
+    if kind.custom() {
+        return custom_cells(printer_columns(kind, lws_printer_columns), obj, name, age);
+    }
     match kind {
         KindId::Pod => pod_cells(obj, name, age),
-        KindId::LeaderWorkerSet if lws_printer_columns => {
-            let at = |p: &str| obj.pointer(p).cloned().unwrap_or(Value::Null);
-            vec![
-                json!(name),
-                at("/status/readyReplicas"),
-                at("/spec/replicas"),
-                at("/status/updatedReplicas"),
-                json!(age),
-            ]
-        }
         KindId::StatefulSet => {
             let (c, i) = containers(obj, "/spec/template/spec/containers");
             let ready = format!(
@@ -361,27 +340,6 @@ pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) 
                 json!(or_none(&selector(obj))),
             ]
         }
-        KindId::DisaggregatedSetRoleScaler => vec![
-            json!(name),
-            obj.pointer("/spec/replicas")
-                .cloned()
-                .unwrap_or(Value::Null),
-            obj.pointer("/status/replicas")
-                .cloned()
-                .unwrap_or(Value::Null),
-            json!(age),
-        ],
-        KindId::PodGroup => {
-            let at = |p: &str| obj.pointer(p).cloned().unwrap_or(Value::Null);
-            vec![
-                json!(name),
-                at("/status/phase"),
-                at("/spec/minMember"),
-                at("/status/running"),
-                json!(age),
-                at("/spec/queue"),
-            ]
-        }
         KindId::PodDisruptionBudget => pdb_cells(obj, name, age),
         KindId::Lease => vec![
             json!(name),
@@ -396,6 +354,23 @@ pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) 
         ],
         _ => vec![json!(name), json!(age)],
     }
+}
+
+/// A custom resource's cells: its name, then each declared column's value at its path (a date
+/// column as an age), or its age when it declares none.
+fn custom_cells(declared: &[PrinterColumn], obj: &Value, name: &str, age: String) -> Vec<Value> {
+    let mut out = vec![json!(name)];
+    out.extend(declared.iter().map(|c| match c.ty {
+        "date" => json!(age),
+        _ => {
+            let pointer = c.json_path.replace('.', "/");
+            obj.pointer(&pointer).cloned().unwrap_or(Value::Null)
+        }
+    }));
+    if declared.is_empty() {
+        out.push(json!(age));
+    }
+    out
 }
 
 /// printers.go `printNode`'s cells: status (with `SchedulingDisabled` when cordoned), roles,
