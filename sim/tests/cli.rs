@@ -1,6 +1,9 @@
 //! The `lws-sim` binary: exit codes, messages that name file, line and field, `--json`,
 //! `--trace` and `check`.
 
+mod common;
+
+use common::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -9,9 +12,8 @@ fn bin() -> Command {
 }
 
 /// A scratch directory per test, holding a small LWS manifest.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lws-sim-cli-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+fn scratch(name: &str) -> Scratch {
+    let dir = Scratch::new(&format!("cli-{name}"));
     std::fs::create_dir_all(dir.join("manifests")).unwrap();
     std::fs::write(dir.join("manifests/lws.yaml"), LWS).unwrap();
     dir

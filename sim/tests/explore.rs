@@ -1,6 +1,9 @@
 //! `explore`: perturbations of a reference run; findings are replayable scenarios; `--jobs`
 //! never changes what is found, printed or written.
 
+mod common;
+
+use common::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -206,8 +209,7 @@ fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 #[test]
 fn jobs_never_change_the_report_or_the_files_written() {
-    let scratch = std::env::temp_dir().join(format!("lws-sim-explore-jobs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
+    let scratch = Scratch::new("explore-jobs");
     let (one, two) = (scratch.join("jobs-1"), scratch.join("jobs-2"));
     let serial = explore_cli("rollout.yaml", "v0.3.0", "10", "1", &one);
     let parallel = explore_cli("rollout.yaml", "v0.3.0", "10", "2", &two);
@@ -231,7 +233,6 @@ fn jobs_never_change_the_report_or_the_files_written() {
         ]
     );
     assert!(tree(&two) == files, "the same files, byte for byte");
-    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 /// A finding's name in `--out` held by a symbolic link: the link is removed, not written
@@ -240,8 +241,7 @@ fn jobs_never_change_the_report_or_the_files_written() {
 #[cfg(unix)]
 #[test]
 fn explore_never_writes_through_a_link_nor_waits_on_a_fifo_in_out() {
-    let scratch = std::env::temp_dir().join(format!("lws-sim-explore-out-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&scratch);
+    let scratch = Scratch::new("explore-out");
     let (out, victim) = (scratch.join("out"), scratch.join("victim.txt"));
     std::fs::create_dir_all(&out).unwrap();
     std::fs::write(&victim, "VICTIM").unwrap();
@@ -275,7 +275,6 @@ fn explore_never_writes_through_a_link_nor_waits_on_a_fifo_in_out() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
-    let _ = std::fs::remove_dir_all(&scratch);
 }
 
 #[test]

@@ -2,6 +2,9 @@
 //! fixed reconciler raises no alarm over the same cases; a campaign's results do not depend on
 //! how its cases are batched; the shards of a campaign merge into the campaign.
 
+mod common;
+
+use common::Scratch;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -120,11 +123,8 @@ fn invariant_lines(stdout: &str, out: &Path) -> Vec<String> {
         .collect()
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lws-sim-fuzz-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> Scratch {
+    Scratch::new(&format!("fuzz-{name}"))
 }
 
 #[test]
@@ -377,8 +377,8 @@ fn campaign(
 
 #[test]
 fn a_disaggregated_campaign_needs_v0_10_0_and_records_its_workload() {
-    let out = std::env::temp_dir().join(format!("lws-sim-ds-fuzz-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    let dir = scratch("ds");
+    let out = dir.join("out");
     let run = |reconciler: &str| campaign(reconciler, "disaggregated", 2, &out);
     let o = run("v0.4.1");
     assert_eq!(o.status.code(), Some(2));
@@ -397,7 +397,6 @@ fn a_disaggregated_campaign_needs_v0_10_0_and_records_its_workload() {
         summary.contains("\"workload\": \"disaggregated\""),
         "{summary}"
     );
-    let _ = std::fs::remove_dir_all(&out);
 }
 
 #[test]
@@ -500,8 +499,8 @@ fn z11_s_fix_in_the_v0_4_1_port_clears_all_fixed_s_replaced_stall() {
 
 #[test]
 fn a_gang_campaign_needs_the_scheduler_provider_and_its_cases_gang_schedule() {
-    let out = std::env::temp_dir().join(format!("lws-sim-gang-fuzz-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&out);
+    let dir = scratch("gang");
+    let out = dir.join("out");
     let run = |reconciler: &str| campaign(reconciler, "lws-gang", 3, &out);
     let o = run("v0.10.0");
     assert_eq!(o.status.code(), Some(2));
@@ -518,7 +517,6 @@ fn a_gang_campaign_needs_the_scheduler_provider_and_its_cases_gang_schedule() {
     );
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
     assert!(summary.contains("\"workload\": \"lws-gang\""), "{summary}");
-    let _ = std::fs::remove_dir_all(&out);
     // The case's pods name Volcano, and Volcano binds them.
     let case = lws_sim::fuzz::generate_for(lws_sim::fuzz::Workload::Gang, 1, 0);
     let profile = lws::profile::Profile::parse(&gang).unwrap();

@@ -4,6 +4,11 @@
 //! file, line and field (`scenarios/bad/`, each file's `# expect-error:` line); a run limit ends
 //! with a `liveness` violation, exit 1 and the replay command (README, "Limits").
 
+mod common;
+
+use common::Scratch;
+use std::ffi::OsStr;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -39,21 +44,44 @@ fn text(b: &[u8]) -> String {
 }
 
 /// A fresh, empty directory of this test run.
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch_dir(name: &str) -> Scratch {
+    Scratch::new(&format!("hostile-{name}"))
+}
+
+/// A scenario file in a scratch directory of its own (gone with the value); derefs to the
+/// file's path.
+struct ScenarioFile {
+    _dir: Scratch,
+    path: PathBuf,
+}
+
+impl Deref for ScenarioFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for ScenarioFile {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<OsStr> for ScenarioFile {
+    fn as_ref(&self) -> &OsStr {
+        self.path.as_os_str()
+    }
 }
 
 /// A scenario file written to a fresh directory; its manifests are the shipped ones.
-fn scratch(name: &str, body: &str) -> PathBuf {
+fn scratch(name: &str, body: &str) -> ScenarioFile {
     let dir = scratch_dir(name);
     let manifests = repo().join("scenarios/manifests");
     let body = body.replace("MANIFESTS", &manifests.display().to_string());
     let path = dir.join(format!("{name}.yaml"));
     std::fs::write(&path, body).unwrap();
-    path
+    ScenarioFile { _dir: dir, path }
 }
 
 /// Library wording that must never reach a user.
@@ -201,9 +229,7 @@ invariants: [availability]
 
 #[test]
 fn fifos_and_devices_are_refused_at_once() {
-    let dir = std::env::temp_dir().join(format!("lws-sim-hostile-fifo-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("fifo");
     let fifo = dir.join("fifo.yaml");
     let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
     assert!(made.success());
@@ -253,7 +279,6 @@ fn fifos_and_devices_are_refused_at_once() {
         let named = format!("{} {}", args[2], args[3]);
         assert!(err.contains(&named), "{args:?} names the flag: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

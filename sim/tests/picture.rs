@@ -2,6 +2,9 @@
 //! controller-restart-mid-rollout.yaml under v0.3.0): the SVG shows what the run's `--json`
 //! reports, and the Chrome trace-event file carries every API write and violation.
 
+mod common;
+
+use common::Scratch;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
@@ -23,8 +26,7 @@ struct Run {
 }
 
 fn run_seed_outage(name: &str) -> Run {
-    let dir = std::env::temp_dir().join(format!("lws-sim-picture-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new(&format!("picture-{name}"));
     let (svg, pf, trace) = (dir.join("t.svg"), dir.join("t.json"), dir.join("t.jsonl"));
     let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
         .arg("run")

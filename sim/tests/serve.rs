@@ -1,6 +1,9 @@
 //! `lws-sim serve` from the outside: the binary on an ephemeral port, paused, driven by the real
 //! kubectl and by raw HTTP. Every test bounds its time and stops its server (kill on drop).
 
+mod common;
+
+use common::Scratch;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -154,11 +157,8 @@ fn kubectl() -> String {
     "kubectl".into()
 }
 
-fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("lws-sim-serve-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+fn temp_dir(name: &str) -> Scratch {
+    Scratch::new(&format!("serve-{name}"))
 }
 
 /// Write `text` to `dir/name` (a manifest for `kubectl -f`); its path.
@@ -315,7 +315,6 @@ fn kubectl_gets_scales_deletes_and_applies_and_the_recording_replays() {
         hash(&String::from_utf8_lossy(&b.stdout)),
         "replays differ"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -1365,7 +1364,6 @@ fn dry_run_answers_like_the_write_and_changes_nothing() {
     let (code, real) = s.http("POST", pods, "application/json", pod);
     assert_eq!(code, 201, "{real}");
     assert!(!dry_uids.contains(&uid(&real)), "{real}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -2016,8 +2014,7 @@ fn sort_by_and_applying_a_list_work_with_kubectl() {
     // A backup taken with kubectl, applied back as a List.
     let backup = s.ok(&["get", "lws", "-o", "yaml"]);
     assert!(backup.contains("kind: List"), "{backup}");
-    let dir = std::env::temp_dir().join(format!("lws-sim-serve-list-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("list");
     let path = write_file(&dir, "backup.yaml", &backup);
     let out = s.ok(&["apply", "-f", &path]);
     assert!(out.contains("leaderworkerset.x-k8s.io/vllm"), "{out}");
@@ -2028,8 +2025,7 @@ fn sort_by_and_applying_a_list_work_with_kubectl() {
 #[test]
 fn creates_need_an_existing_namespace() {
     let s = Server::start("scenarios/rollout.yaml", &[]);
-    let dir = std::env::temp_dir().join(format!("lws-sim-serve-ns404-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("ns404");
     let svc =
         "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n";
     let path = write_file(&dir, "svc.yaml", svc);
@@ -2074,8 +2070,7 @@ fn errors_name_the_resource_as_kubectl_shows_it() {
         "{text}"
     );
     let lws = s.ok(&["get", "lws", "vllm", "-o", "json"]);
-    let dir = std::env::temp_dir().join(format!("lws-sim-serve-names-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("names");
     let path = write_file(&dir, "lws.json", &lws);
     let (ok, text) = s.kubectl(&["create", "-f", &path]);
     assert!(
@@ -2090,8 +2085,7 @@ fn errors_name_the_resource_as_kubectl_shows_it() {
 #[test]
 fn an_update_takes_over_the_fields_it_changed_from_an_applier() {
     let s = Server::start("scenarios/rollout.yaml", &[]);
-    let dir = std::env::temp_dir().join(format!("lws-sim-serve-owner-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("owner");
     let lws = s.ok(&["get", "lws", "vllm", "-o", "json"]);
     let mut v: serde_json::Value = serde_json::from_str(&lws).unwrap();
     v["metadata"] = serde_json::json!({"name": "vllm", "namespace": "default"});
@@ -2541,8 +2535,7 @@ fn kubectl_prints_the_disaggregated_set_webhook_s_warning() {
     let text = std::fs::read_to_string(manifest)
         .unwrap()
         .replacen("replicas: 0", "replicas: 3", 1);
-    let dir = std::env::temp_dir().join(format!("lws-sim-serve-warn-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = temp_dir("warn");
     let path = write_file(&dir, "ds.yaml", &text);
     let out = s.ok(&["apply", "-f", &path]);
     assert!(

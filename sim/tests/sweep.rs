@@ -1,6 +1,9 @@
 //! `lws-sim sweep` (sim/src/sweep.rs): grids, determinism independent of `--jobs`, and rates
 //! that are those of the individual runs.
 
+mod common;
+
+use common::Scratch;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -157,9 +160,12 @@ fn a_sweep_past_a_million_runs_is_refused_before_it_starts() {
     );
 }
 
-/// A copy of workaround-ondelete-recreate with other expectations, in a scratch directory.
-fn rate_scenario(expect: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lws-sim-seeds-{}", std::process::id()));
+/// A copy of workaround-ondelete-recreate with other expectations, in a scratch directory of
+/// its own (tests run in parallel in this process): the directory and the file's path.
+fn rate_scenario(expect: &str) -> (Scratch, PathBuf) {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = Scratch::new(&format!("seeds-{n}"));
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scenarios");
     std::fs::create_dir_all(dir.join("manifests")).unwrap();
     for m in ["vllm-lws-recreate.yaml", "vllm-lws-v2-recreate.yaml"] {
@@ -167,19 +173,17 @@ fn rate_scenario(expect: &str) -> PathBuf {
     }
     let text = std::fs::read_to_string(scenario_path()).unwrap();
     let head = text.split("\nexpect:\n").next().unwrap();
-    // One file per call: tests run in parallel in this process.
-    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let p = dir.join(format!("rates-{n}.yaml"));
+    let p = dir.join("rates.yaml");
     std::fs::write(&p, format!("{head}\nexpect:\n{expect}")).unwrap();
-    p
+    (dir, p)
 }
 
 #[test]
 fn check_seeds_judges_rates_and_lists_seeds_that_flip() {
     // v0.3.0 on the OnDelete scenario is a race: its seeds break different sets. Expect what
     // the most common outcome of seeds 1..=5 breaks; the other seeds must be listed.
-    let probe = Scenario::load(&rate_scenario("  v0.3.0: holds\n")).unwrap();
+    let (_probe_dir, probe) = rate_scenario("  v0.3.0: holds\n");
+    let probe = Scenario::load(&probe).unwrap();
     let v030 = Profile::parse("v0.3.0").unwrap();
     let outcomes: Vec<Vec<String>> = (1..=5u64)
         .map(|seed| {
@@ -199,7 +203,7 @@ fn check_seeds_judges_rates_and_lists_seeds_that_flip() {
         !disagreeing.is_empty(),
         "the race no longer splits seeds 1..=5: {outcomes:?}"
     );
-    let p = rate_scenario(&format!(
+    let (_dir, p) = rate_scenario(&format!(
         "  v0.3.0,worker-update-strategy=OnDelete: {{violates: [convergence, groupConsistency, timeout], in: 50%..100%}}\n  v0.3.0: {{violates: [{}]}}\n",
         common.join(", ")
     ));
@@ -261,7 +265,7 @@ fn a_grid_value_past_a_load_limit_is_bad_input() {
 
 #[test]
 fn check_over_seeds_gives_the_same_answer_for_any_jobs() {
-    let p = rate_scenario(
+    let (_dir, p) = rate_scenario(
         "  v0.3.0,worker-update-strategy=OnDelete: {violates: [convergence, groupConsistency, timeout], in: 50%..100%}\n  v0.3.0: holds\n",
     );
     let run = |jobs: &str| {
