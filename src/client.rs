@@ -67,6 +67,8 @@ resource!(
 /// `metav1.StatusReason` of a failed call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reason {
+    /// 400: the body does not decode (a quantity that does not parse).
+    BadRequest,
     NotFound,
     AlreadyExists,
     Conflict,

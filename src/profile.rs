@@ -263,8 +263,13 @@ struct FlagSpec {
     set: fn(&mut Flags, usize),
 }
 
-/// Flag values with a code path only in the v0.10.0 port.
-const ONLY_AT_V0_10_0: &[(&str, &str)] = &[("gang-scheduling", "volcano")];
+/// Flag values with a code path only in the v0.10.0 port (the scheduler provider; the
+/// DisaggregatedSet controller's proposed fixes: no older release runs that controller).
+const ONLY_AT_V0_10_0: &[(&str, &str)] = &[
+    ("gang-scheduling", "volcano"),
+    ("ds-partial-revision", "complete"),
+    ("ds-old-replicas", "all-roles"),
+];
 
 const FLAGS: &[FlagSpec] = &[
     FlagSpec {
@@ -753,6 +758,18 @@ mod tests {
             assert!(e.contains("no code path before v0.10.0"), "{release}: {e}");
             assert!(Profile::parse(&format!("{release},gang-scheduling=off")).is_ok());
         }
+    }
+
+    #[test]
+    fn the_disaggregated_set_fixes_exist_only_in_the_v0_10_0_port() {
+        for fix in ["ds-partial-revision=complete", "ds-old-replicas=all-roles"] {
+            assert!(Profile::parse(&format!("v0.10.0,{fix}")).is_ok());
+            for release in ["v0.3.0", "v0.4.1", "all-fixed"] {
+                let e = Profile::parse(&format!("{release},{fix}")).unwrap_err();
+                assert!(e.contains("no code path before v0.10.0"), "{release}: {e}");
+            }
+        }
+        assert!(Profile::parse("v0.4.1,ds-partial-revision=stall").is_ok());
     }
 
     #[test]

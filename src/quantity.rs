@@ -136,26 +136,101 @@ pub fn parse_milli(s: &str) -> Result<i128, &'static str> {
     Quantity::parse(s).map(|q| q.milli)
 }
 
-/// `Quantity.String` of `s` as the API server stores a decoded quantity (a built-in kind's, or
-/// one a Go webhook re-encoded): `None` when `s` does not parse or is not exact in thousandths
-/// (`100u`: kept as written rather than rounded).
-pub fn canonical(s: &str) -> Option<String> {
+/// Whether a decoded quantity is rounded up to thousandths before it is stored: a built-in
+/// kind's `ResourceList` is (`SetDefaults_ResourceList`: `RoundUp(resource.Milli)`, kubernetes
+/// `pkg/apis/core/v1/defaults.go`); a bare quantity (`emptyDir.sizeLimit`), or one a Go webhook
+/// decodes and re-encodes, is not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    Milli,
+    None,
+}
+
+/// How the API server stores a quantity it decoded (`ParseQuantity`, the defaulting `rounding`,
+/// then `MarshalJSON`): as written when `ParseQuantity` kept the string and nothing rounded it,
+/// else `Quantity.String`. `None` when `s` does not parse, or when the canonical form would
+/// need more than thousandths (`0.0001` not rounded: kept as written, where apimachinery keeps
+/// nanos; docs/fidelity.md) or a value past this type's range.
+pub fn stored(s: &str, rounding: Rounding) -> Option<String> {
+    let s = s.trim();
     let (q, exact) = parse_exact(s).ok()?;
-    exact.then(|| q.to_string())
+    match (kept_as_written(s), rounding) {
+        (Some(_), Rounding::None) => return Some(s.to_string()),
+        // `RoundUp` keeps the string of a quantity already at milli scale or coarser.
+        (Some(scale), Rounding::Milli) if scale >= -3 => return Some(s.to_string()),
+        _ => {}
+    }
+    match exact {
+        Exactness::Exact => Some(q.to_string()),
+        Exactness::RoundedToMilli if rounding == Rounding::Milli => Some(q.to_string()),
+        Exactness::RoundedToMilli | Exactness::OutOfRange => None,
+    }
+}
+
+/// `ParseQuantity`'s fast path: "if the number is in canonical form, reuse the string" (the
+/// quantity keeps `s` and prints it as written: `+1`, `01Gi`, `1e3`, `100u`). The quantity's
+/// decimal scale when the string is kept, else `None`. `s` parses.
+fn kept_as_written(s: &str) -> Option<i32> {
+    if s == "0" {
+        return Some(0);
+    }
+    let parts = split(s.as_bytes()).ok()?;
+    let (base, exponent) = interpret(parts.suffix)?;
+    let digits = (parts.num.len() + parts.denom.len()) as i32;
+    let (mut scale, precision, shift) = match base {
+        10 => (exponent, 18 - digits, 0),
+        _ if exponent >= 0 && parts.denom.is_empty() => {
+            // Go's `int32(float32(exponent)*3/10)`: exact for the binary suffixes' 10..60.
+            let decimal_digits = exponent * 3 / 10;
+            (
+                0,
+                15 - parts.num.len() as i32 - decimal_digits - 1,
+                exponent,
+            )
+        }
+        _ => (0, -1, 0),
+    };
+    if precision < 0 {
+        return None;
+    }
+    scale -= parts.denom.len() as i32;
+    if scale < -9 {
+        return None;
+    }
+    let shifted = format!("{}{}", parts.num, parts.denom);
+    let value: i64 = shifted.parse().ok()?;
+    // `int64Multiply(value, mantissa)`: no reuse past int64.
+    value.checked_mul(1i64.checked_shl(shift as u32)?)?;
+    let kept = if base == 2 {
+        exponent % 10 == 0 && value & 0x07 != 0
+    } else {
+        scale % 3 == 0 && !shifted.ends_with("000") && !shifted.starts_with('0')
+    };
+    kept.then_some(scale)
 }
 
 fn parse(s: &str) -> Result<Quantity, &'static str> {
     parse_exact(s).map(|(q, _)| q)
 }
 
+/// Whether a parsed quantity is its value exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exactness {
+    Exact,
+    /// Below a milli somewhere: rounded up to thousandths.
+    RoundedToMilli,
+    /// Saturated or capped, or near it.
+    OutOfRange,
+}
+
 /// The quantity, and whether it is exact: not rounded to the milli, not saturated or capped.
-fn parse_exact(s: &str) -> Result<(Quantity, bool), &'static str> {
+fn parse_exact(s: &str) -> Result<(Quantity, Exactness), &'static str> {
     let s = s.trim();
     if s.is_empty() {
         return Err(FORMAT_WRONG);
     }
     if s == "0" {
-        return Ok((Quantity::ZERO, true));
+        return Ok((Quantity::ZERO, Exactness::Exact));
     }
     let parts = split(s.as_bytes())?;
     let (base, exponent) = interpret(parts.suffix).ok_or(SUFFIX_WRONG)?;
@@ -198,7 +273,13 @@ fn parse_exact(s: &str) -> Result<(Quantity, bool), &'static str> {
         magnitude
     };
     // Far below any saturation or cap.
-    let exact = !rounded && magnitude < 1_000_000_000_000_000_000_000_000;
+    let exact = if magnitude >= 1_000_000_000_000_000_000_000_000 {
+        Exactness::OutOfRange
+    } else if rounded {
+        Exactness::RoundedToMilli
+    } else {
+        Exactness::Exact
+    };
     // A binary SI value below one is decimal SI ("This avoids rounding").
     let format = if format == Format::BinarySi && magnitude > 0 && magnitude < 1000 {
         Format::DecimalSi
@@ -375,15 +456,35 @@ mod tests {
     }
 
     #[test]
-    fn the_stored_form_is_canonical_when_exact() {
-        assert_eq!(super::canonical("0.5").as_deref(), Some("500m"));
-        assert_eq!(super::canonical("1.5Ki").as_deref(), Some("1536"));
-        assert_eq!(super::canonical("2048Mi").as_deref(), Some("2Gi"));
-        assert_eq!(super::canonical("1000m").as_deref(), Some("1"));
-        assert_eq!(super::canonical("8").as_deref(), Some("8"));
-        // Not exact in thousandths: kept as written, not rounded.
-        assert_eq!(super::canonical("100u"), None);
-        assert_eq!(super::canonical("eight"), None);
+    fn the_stored_form_is_canonical_unless_parsing_kept_the_string() {
+        let stored = |s, r| super::stored(s, r);
+        let milli = |s| stored(s, Rounding::Milli);
+        assert_eq!(milli("0.5").as_deref(), Some("500m"));
+        assert_eq!(milli("1.5Ki").as_deref(), Some("1536"));
+        assert_eq!(milli("2048Mi").as_deref(), Some("2Gi"));
+        assert_eq!(milli("1000m").as_deref(), Some("1"));
+        assert_eq!(milli("1000").as_deref(), Some("1k"));
+        assert_eq!(milli("0.500").as_deref(), Some("500m"));
+        assert_eq!(milli("8").as_deref(), Some("8"));
+        assert_eq!(milli(" 8 ").as_deref(), Some("8"));
+        // ParseQuantity's fast path keeps a string it finds canonical (quantity.go "reuse the
+        // string"): a sign, leading zeros of a binary quantity, an exponent, a sub-milli scale.
+        assert_eq!(milli("+1").as_deref(), Some("+1"));
+        assert_eq!(milli("01Gi").as_deref(), Some("01Gi"));
+        assert_eq!(milli("+2Gi").as_deref(), Some("+2Gi"));
+        assert_eq!(milli("1e3").as_deref(), Some("1e3"));
+        assert_eq!(milli("1E3").as_deref(), Some("1E3"));
+        assert_eq!(milli("1e-3").as_deref(), Some("1e-3"));
+        // `RoundUp(Milli)` drops a kept string finer than a milli, and rounds up.
+        assert_eq!(milli("100u").as_deref(), Some("1m"));
+        assert_eq!(milli("1500u").as_deref(), Some("2m"));
+        assert_eq!(milli("0.0001").as_deref(), Some("1m"));
+        assert_eq!(stored("100u", Rounding::None).as_deref(), Some("100u"));
+        assert_eq!(stored("+1", Rounding::None).as_deref(), Some("+1"));
+        // Not kept, and finer than a milli with nothing rounding it: left as written.
+        assert_eq!(stored("0.0001", Rounding::None), None);
+        assert_eq!(milli("eight"), None);
+        assert_eq!(milli("1e999"), None);
     }
 
     #[test]

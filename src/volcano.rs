@@ -55,54 +55,69 @@ impl Default for PodGroup {
     }
 }
 
+/// The spec as the API server keeps it: a custom resource is stored as sent (pruned by its
+/// schema), so every field is optional and a zero or empty value a client sends stays
+/// (`minMember: 0`, `queue: ""`); Go's `omitempty` is what a Go client leaves out.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodGroupSpec {
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub min_member: i32,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub min_task_member: BTreeMap<String, i32>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub queue: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub priority_class_name: String,
-    /// A pointer in Go: an empty list the provider sets is kept (`minResources: {}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_member: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_task_member: Option<BTreeMap<String, i32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_resources: Option<BTreeMap<String, Quantity>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network_topology: Option<NetworkTopologySpec>,
+}
+
+/// `NetworkTopologySpec`: the CRD defaults `mode` to `hard` and `highestTierAllowed` to 1,
+/// and allows only `hard` and `soft` as the mode.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkTopologySpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub highest_tier_allowed: Option<i64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodGroupStatus {
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub phase: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conditions: Vec<PodGroupCondition>,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub running: i32,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub succeeded: i32,
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub failed: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conditions: Option<Vec<PodGroupCondition>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub succeeded: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<i32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodGroupCondition {
-    #[serde(default, rename = "type")]
-    pub type_: String,
-    #[serde(default)]
-    pub status: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub transition_id: String,
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub type_: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    #[serde(
+        default,
+        rename = "transitionID",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub transition_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<Time>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub reason: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub message: String,
-}
-
-fn is_zero(v: &i32) -> bool {
-    *v == 0
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }

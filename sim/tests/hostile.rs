@@ -188,6 +188,32 @@ fn the_event_cap_is_a_liveness_verdict() {
     assert!(v.message.contains("(waitFor, "), "{}", v.message);
 }
 
+/// A gang that can never be placed (100 pods, 40 slots) waiting through a year: Volcano's
+/// cycles that could change nothing are not run, so the wait costs a few thousand events, not
+/// one a second (31 million: the event cap, after half an hour of wall time).
+#[test]
+fn a_gang_that_never_fits_waits_without_an_event_a_second() {
+    let body = r#"name: gang-year
+cluster: {kubernetesVersion: "1.29", nodes: {count: 10, podsPerNode: 4}}
+controller: {reconciler: "v0.10.0,gang-scheduling=volcano"}
+manifests: []
+steps:
+  - apply: {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "q"}, "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 100, "workerTemplate": {"spec": {"schedulerName": "volcano", "containers": [{"name": "w", "image": "nginx"}]}}}}}
+  - wait: 8760h
+  - check: {kind: Pod, name: q-0, match: {"spec": {"nodeName": null}}}
+invariants: [groupConsistency]
+"#;
+    let path = scratch("gang-year", body);
+    let s = Scenario::load(&path).unwrap();
+    let profile = Profile::parse("v0.10.0,gang-scheduling=volcano").unwrap();
+    let caps = scenario::Caps {
+        events: 50_000,
+        ..scenario::Caps::DEFAULT
+    };
+    let r = scenario::run_limited(&s, &profile, None, caps).unwrap();
+    assert!(r.violations.is_empty(), "{:?}", r.violations);
+}
+
 /// However many LWSs a file holds, each within its own limits, the world stops growing at the
 /// pod cap (`WORLD_PODS_MAX`; lowered here): a `liveness` verdict, not unbounded memory.
 #[test]

@@ -573,7 +573,7 @@ fn pod_group(name: &str, min_member: i32) -> lws::volcano::PodGroup {
     let mut pg = lws::volcano::PodGroup::default();
     pg.metadata.name = Some(name.into());
     pg.metadata.namespace = Some("default".into());
-    pg.spec.min_member = min_member;
+    pg.spec.min_member = Some(min_member);
     pg
 }
 

@@ -83,7 +83,7 @@ pub async fn create_pod_group_if_not_exists<C: Client>(
             ..Default::default()
         },
         spec: PodGroupSpec {
-            min_member: lws.size(),
+            min_member: Some(lws.size()),
             min_resources: Some(calculate_pg_min_resources(lws)),
             ..Default::default()
         },
@@ -91,10 +91,11 @@ pub async fn create_pod_group_if_not_exists<C: Client>(
     };
     // LeaderReady schedules the leader alone first; minResources still counts the whole group.
     if lws.spec.startup_policy == "LeaderReady" {
-        pg.spec.min_member = 1;
+        pg.spec.min_member = Some(1);
     }
     if let Some(queue) = k8s::annotation(&lws.metadata, volcano::QUEUE_NAME_ANNOTATION_KEY) {
-        pg.spec.queue = queue.to_string();
+        // Go's `omitempty`: an empty queue name is not sent, and the CRD's default applies.
+        pg.spec.queue = Some(queue.to_string()).filter(|q| !q.is_empty());
     }
     c.create(pg).await?;
     Ok(())

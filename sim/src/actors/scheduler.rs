@@ -40,8 +40,37 @@ pub struct Scheduler {
     taints: LookupMap<String, Vec<Taint>>,
     /// Placed pods with required pod anti-affinity terms, which every placement must respect.
     anti_placed: BTreeSet<Key>,
-    /// When Volcano's pods wait for their gang: its next scheduling cycle (`schedulePeriod`).
-    gang_retry_ms: Option<u64>,
+    /// While Volcano's pods wait for their gang: when the failed cycle ran, and the API's
+    /// resourceVersion after it (`GangWait::due_ms`).
+    gang_wait: Option<GangWait>,
+}
+
+/// Volcano runs a scheduling cycle every `schedulePeriod`; a cycle that starts from what the
+/// last failed one saw places nothing and writes nothing, so only the cycles after a change
+/// are run: the first period boundary (counted from the failed cycle) at or after the moment
+/// the API's resourceVersion moved (a pod, node or PodGroup written; the scheduler's own
+/// informer deliveries run a cycle at once anyway). A gang that waits for nothing that will
+/// change costs no events, however long the scenario waits.
+#[derive(Clone, Copy, Debug)]
+struct GangWait {
+    failed_at_ms: u64,
+    seen_rv: u64,
+}
+
+impl GangWait {
+    /// The next cycle that could place something: none while nothing changed.
+    fn due_ms(&self, api: &ApiServer) -> Option<u64> {
+        if api.resource_version() == self.seen_rv {
+            return None;
+        }
+        let period = gang::SCHEDULE_PERIOD_MS;
+        let since = api.now_ms().saturating_sub(self.failed_at_ms);
+        let periods = since.div_ceil(period).max(1);
+        Some(crate::time::after(
+            self.failed_at_ms,
+            periods.saturating_mul(period),
+        ))
+    }
 }
 
 impl Scheduler {
@@ -58,7 +87,7 @@ impl Scheduler {
             capacity: LookupMap::default(),
             taints: LookupMap::default(),
             anti_placed: BTreeSet::new(),
-            gang_retry_ms: None,
+            gang_wait: None,
         };
         let nodes: Vec<Node> = s.nodes.all().map(|n| (**n).clone()).collect();
         for n in &nodes {
@@ -76,7 +105,7 @@ impl Scheduler {
             self.pods.next_due_ms(api),
             self.nodes.next_due_ms(api),
             dirty,
-            self.gang_retry_ms,
+            self.gang_wait.and_then(|w| w.due_ms(api)),
         ]
         .into_iter()
         .flatten()
@@ -278,8 +307,12 @@ impl Scheduler {
                 _ => self.account(&d.obj),
             }
         }
-        if self.gang_retry_ms.is_some_and(|t| t <= now_ms) {
-            self.gang_retry_ms = None;
+        if self
+            .gang_wait
+            .and_then(|w| w.due_ms(api))
+            .is_some_and(|t| t <= now_ms)
+        {
+            self.gang_wait = None;
             self.dirty = true;
         }
         if pod_deltas.is_empty() && node_deltas.is_empty() && !self.dirty {
@@ -298,7 +331,8 @@ impl Scheduler {
                 DEFAULT_SCHEDULER => {
                     self.schedule_one(api, &key, &pod, ACTOR, now_ms);
                 }
-                gang::VOLCANO => match gang::group_of(&pod) {
+                // Volcano runs only where it is installed (`gang-scheduling=volcano`).
+                gang::VOLCANO if api.volcano_crds => match gang::group_of(&pod) {
                     Some(group) => {
                         let group = (key.0.clone(), group.to_string());
                         gangs.entry(group).or_default().push(key);
@@ -307,7 +341,8 @@ impl Scheduler {
                         self.schedule_one(api, &key, &pod, gang::VOLCANO, now_ms);
                     }
                 },
-                // No scheduler of that name runs: the pod stays Pending, untouched.
+                // No scheduler of that name runs (Volcano included, in a cluster without it):
+                // the pod stays Pending, untouched.
                 _ => {}
             }
         }
@@ -316,7 +351,10 @@ impl Scheduler {
             waiting |= !self.schedule_gang(api, &namespace, &group, &keys, now_ms);
         }
         if waiting {
-            self.gang_retry_ms = Some(now_ms + gang::SCHEDULE_PERIOD_MS);
+            self.gang_wait = Some(GangWait {
+                failed_at_ms: now_ms,
+                seen_rv: api.resource_version(),
+            });
         }
     }
 

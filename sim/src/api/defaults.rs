@@ -9,12 +9,13 @@ use k8s_openapi::api::apps::v1::{
 };
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Service};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use lws::api::LeaderWorkerSet;
 
 use super::selector::Selector;
-use super::{pod_defaults, podspec, service, FeatureGates, Kind};
+use super::{names, pod_defaults, podspec, quantity, service, FeatureGates, Kind};
 
 pub fn on_create<K: Kind>(obj: &mut K, gates: FeatureGates) {
     let any = obj as &mut dyn Any;
@@ -183,7 +184,8 @@ fn validate_lease(lease: &k8s_openapi::api::coordination::v1::Lease) -> Result<(
     found(errs)
 }
 
-/// The LeaderWorkerSet CRD's quantity pattern over both pod templates (`podspec::crd_quantities`).
+/// The LeaderWorkerSet CRD's quantity pattern over both pod templates (`podspec::crd_quantities`)
+/// and the claim templates.
 fn validate_lws_quantities(lws: &LeaderWorkerSet) -> Result<(), FieldErrors> {
     let t = &lws.spec.leader_worker_template;
     let mut errs = Vec::new();
@@ -200,6 +202,18 @@ fn validate_lws_quantities(lws: &LeaderWorkerSet) -> Result<(), FieldErrors> {
         &format!("{base}.workerTemplate.spec"),
         t.worker_template.spec.as_ref(),
     );
+    for (i, claim) in t.volume_claim_templates.iter().flatten().enumerate() {
+        let Some(r) = claim.spec.as_ref().and_then(|s| s.resources.as_ref()) else {
+            continue;
+        };
+        let at = || format!("{base}.volumeClaimTemplates[{i}].spec.resources");
+        for (field, map) in [("limits", &r.limits), ("requests", &r.requests)] {
+            let here = || format!("{}.{field}", at());
+            quantity::each_in_map(map.as_ref(), &here, &mut |q_at, q| {
+                podspec::crd_quantity(&mut errs, q_at, q)
+            });
+        }
+    }
     found(errs)
 }
 
@@ -253,7 +267,50 @@ fn validate_pdb(pdb: &PodDisruptionBudget) -> Result<(), FieldErrors> {
             _ => {}
         }
     }
+    if let Some(sel) = &spec.selector {
+        validate_label_selector(&mut errors, "spec.selector", sel);
+    }
+    if let Some(p) = spec.unhealthy_pod_eviction_policy.as_deref() {
+        // `supportedUnhealthyPodEvictionPolicies` (kubernetes pkg/apis/policy/validation).
+        let allowed = ["IfHealthyBudget", "AlwaysAllow"];
+        lws::crd::check_enum(&mut errors, "spec.unhealthyPodEvictionPolicy", p, &allowed);
+    }
     found(errors)
+}
+
+/// apimachinery `metav1validation.ValidateLabelSelector`: label keys and values, each
+/// expression's key, operator and values (`In`/`NotIn` need values, `Exists`/`DoesNotExist`
+/// take none).
+fn validate_label_selector(errs: &mut Vec<String>, path: &str, sel: &LabelSelector) {
+    for (i, e) in sel.match_expressions.iter().flatten().enumerate() {
+        let at = format!("{path}.matchExpressions[{i}]");
+        let values = e.values.as_deref().unwrap_or_default();
+        match e.operator.as_str() {
+            "In" | "NotIn" if values.is_empty() => errs.push(format!(
+                "{at}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => errs.push(format!(
+                "{at}.values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            op => errs.push(format!(
+                "{at}.operator: Invalid value: {op:?}: not a valid selector operator"
+            )),
+        }
+        if let Err(m) = names::qualified_name(&e.key) {
+            errs.push(format!("{at}.key: Invalid value: {:?}: {m}", e.key));
+        }
+        for (j, v) in values.iter().enumerate() {
+            if let Err(m) = names::label_value(v) {
+                errs.push(format!("{at}.values[{j}]: Invalid value: {v:?}: {m}"));
+            }
+        }
+    }
+    for (k, v) in sel.match_labels.iter().flatten() {
+        if let Err(m) = names::label(k, v) {
+            errs.push(format!("{path}.matchLabels: {m}"));
+        }
+    }
 }
 
 /// A `/status` write's new status (the `ValidateStatusUpdate` of each kind's strategy): for a

@@ -4,7 +4,8 @@
 //! Simplification (docs/fidelity.md): a PDB's healthy count and allowed disruptions are
 //! computed from the live pods at eviction time, not read from the status the disruption
 //! controller (`actors::disruption`) writes, and a pod already being evicted is not healthy,
-//! which stands in for `disruptedPods`.
+//! which stands in for `disruptedPods`. `ObservedGeneration` is not compared (the budget is
+//! never "not yet processed").
 
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
@@ -70,11 +71,28 @@ impl ApiServer {
             } else {
                 expected
             };
+            // An unready pod counts for no budget: `AlwaysAllow` evicts it outright,
+            // `IfHealthyBudget` (the default) while the budget is met.
+            if !k8s::is_ready(&pod) {
+                let policy = spec.unhealthy_pod_eviction_policy.as_deref();
+                if policy == Some("AlwaysAllow") || (healthy >= desired && desired > 0) {
+                    return self.delete::<Pod>(actor, namespace, name, opts);
+                }
+            }
             if healthy - desired <= 0 {
-                let e = ApiError::new(
+                // `checkAndDecrement`: the refusal names the budget in a DisruptionBudget cause.
+                let mut e = ApiError::new(
                     Reason::TooManyRequests,
                     "Cannot evict pod as it would violate the pod's disruption budget.",
                 );
+                let budget = pdb.metadata.name.as_deref().unwrap_or_default();
+                e.causes.push(super::Cause {
+                    reason: "DisruptionBudget",
+                    message: format!(
+                        "The disruption budget {budget} needs {desired} healthy pods and has {healthy} currently"
+                    ),
+                    field: String::new(),
+                });
                 return self.fail(actor, "evict", KindId::Pod, &key, e);
             }
         }

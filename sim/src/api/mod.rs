@@ -68,6 +68,7 @@ pub struct Cause {
 impl ApiError {
     pub fn new(reason: Reason, message: impl Into<String>) -> ApiError {
         let code = match reason {
+            Reason::BadRequest => 400,
             Reason::NotFound => 404,
             Reason::AlreadyExists | Reason::Conflict => 409,
             Reason::Invalid => 422,
@@ -1515,6 +1516,9 @@ impl ApiServer {
         endpoint: Endpoint,
     ) -> ApiResult<()> {
         self.admission_warnings.borrow_mut().clear();
+        // A built-in kind's body is decoded into Go types: a quantity that does not parse
+        // fails the decode, whatever field holds it.
+        quantity::check_decodes(obj)?;
         if endpoint == Endpoint::Main {
             // Decoded into Go types and encoded again: quantities in their canonical form.
             quantity::canonicalize(obj);

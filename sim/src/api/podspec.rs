@@ -746,33 +746,23 @@ fn unsupported(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&str]
 }
 
 /// The CRD schema's check of every `resource.Quantity` string in a pod template of a custom
-/// resource (`CRD_PATTERN`): the resources of its containers and init containers. The
-/// apiextensions validator words a miss as `<path>: Invalid value: "x": <path> in body should
-/// match '<pattern>'`.
+/// resource (`CRD_PATTERN`, which controller-gen puts on every Quantity of the embedded
+/// PodSpec: container resources, pod-level resources, overhead, `emptyDir.sizeLimit`,
+/// ephemeral claim templates). The apiextensions validator words a miss as `<path>: Invalid
+/// value: "x": <path> in body should match '<pattern>'`.
 pub fn crd_quantities(errs: &mut Vec<String>, path: &str, spec: Option<&PodSpec>) {
     let Some(spec) = spec else { return };
-    let lists = [
-        ("containers", spec.containers.as_slice()),
-        (
-            "initContainers",
-            spec.init_containers.as_deref().unwrap_or(&[]),
-        ),
-    ];
-    for (list, items) in lists {
-        for (i, c) in items.iter().enumerate() {
-            let Some(r) = &c.resources else { continue };
-            for (field, map) in [("limits", &r.limits), ("requests", &r.requests)] {
-                for (name, q) in map.iter().flatten() {
-                    if !quantity::matches_crd_pattern(&q.0) {
-                        let here = format!("{path}.{list}[{i}].resources.{field}.{name}");
-                        errs.push(format!(
-                            "{here}: Invalid value: {:?}: {here} in body should match '{}'",
-                            q.0,
-                            quantity::CRD_PATTERN
-                        ));
-                    }
-                }
-            }
-        }
+    quantity::each_in_pod_spec(spec, path, &mut |at, q| crd_quantity(errs, at, q));
+}
+
+/// One quantity against `CRD_PATTERN`.
+pub fn crd_quantity(errs: &mut Vec<String>, at: quantity::PathOf, q: &Quantity) {
+    if !quantity::matches_crd_pattern(&q.0) {
+        let here = at();
+        errs.push(format!(
+            "{here}: Invalid value: {:?}: {here} in body should match '{}'",
+            q.0,
+            quantity::CRD_PATTERN
+        ));
     }
 }

@@ -16,9 +16,9 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, PodSpec, ResourceRequirements};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use super::Kind;
+use super::{ApiError, ApiResult, Kind};
 
-pub use lws::quantity::{parse_milli, FORMAT_WRONG, SUFFIX_WRONG};
+pub use lws::quantity::{parse_milli, Rounding, FORMAT_WRONG, SUFFIX_WRONG};
 
 /// The CRD pattern of a `resource.Quantity`, as the API server quotes it in its error.
 pub const CRD_PATTERN: &str = r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$";
@@ -66,79 +66,190 @@ fn decimal(b: &[u8]) -> Option<usize> {
     }
 }
 
+/// A built-in kind's body is decoded into Go types, where every `resource.Quantity` must parse
+/// (`Quantity.UnmarshalJSON`), whatever field holds it: the first that does not fails the
+/// request with a 400 in the decoder's words (`Pod in version "v1" cannot be handled as a Pod:
+/// quantities must match the regular expression '...'`; the decoder names no field). Pods and
+/// StatefulSets (pod template and claim templates); other kinds hold no quantity a client sets.
+pub fn check_decodes<K: Kind>(obj: &K) -> ApiResult<()> {
+    let any = obj as &dyn Any;
+    let (kind, first_bad) = if let Some(pod) = any.downcast_ref::<Pod>() {
+        ("Pod", pod.spec.as_ref().and_then(first_unparsed))
+    } else if let Some(sts) = any.downcast_ref::<StatefulSet>() {
+        let spec = &sts.spec;
+        let claims = spec.volume_claim_templates.iter().flatten();
+        let in_claims = claims
+            .filter_map(|c| c.spec.as_ref()?.resources.as_ref())
+            .find_map(|r| first_in_lists([r.limits.as_ref(), r.requests.as_ref()]));
+        let in_template = spec.template.spec.as_ref().and_then(first_unparsed);
+        ("StatefulSet", in_template.or(in_claims))
+    } else {
+        return Ok(());
+    };
+    match first_bad {
+        None => Ok(()),
+        Some(why) => Err(ApiError::new(
+            super::Reason::BadRequest,
+            format!("{kind} in version \"v1\" cannot be handled as a {kind}: {why}"),
+        )),
+    }
+}
+
+/// The parse error of the first quantity of `spec` that does not parse.
+fn first_unparsed(spec: &PodSpec) -> Option<&'static str> {
+    let mut first = None;
+    each_in_pod_spec(spec, "", &mut |_, q| {
+        if first.is_none() {
+            first = lws::quantity::Quantity::parse(&q.0).err();
+        }
+    });
+    first
+}
+
+fn first_in_lists(lists: [Option<&BTreeMap<String, Quantity>>; 2]) -> Option<&'static str> {
+    let mut all = lists.into_iter().flatten().flat_map(|m| m.values());
+    all.find_map(|q| lws::quantity::Quantity::parse(&q.0).err())
+}
+
+/// A quantity's field path, spelled only when asked (on an error).
+pub type PathOf<'a> = &'a dyn Fn() -> String;
+
+/// Every quantity of a pod spec, each with its field path under `path` (map keys as the CRD
+/// validator spells them, `.limits.cpu`): containers' (all three kinds) requests and limits,
+/// pod-level resources, overhead, `emptyDir.sizeLimit` and ephemeral claim templates'.
+pub fn each_in_pod_spec(spec: &PodSpec, path: &str, f: &mut dyn FnMut(PathOf, &Quantity)) {
+    let lists = [
+        ("containers", spec.containers.as_slice()),
+        (
+            "initContainers",
+            spec.init_containers.as_deref().unwrap_or(&[]),
+        ),
+    ];
+    for (list, items) in lists {
+        for (i, c) in items.iter().enumerate() {
+            let at = || format!("{path}.{list}[{i}].resources");
+            each_in_requirements(c.resources.as_ref(), &at, f);
+        }
+    }
+    for (i, c) in spec.ephemeral_containers.iter().flatten().enumerate() {
+        let at = || format!("{path}.ephemeralContainers[{i}].resources");
+        each_in_requirements(c.resources.as_ref(), &at, f);
+    }
+    each_in_requirements(spec.resources.as_ref(), &|| format!("{path}.resources"), f);
+    each_in_map(spec.overhead.as_ref(), &|| format!("{path}.overhead"), f);
+    for (i, v) in spec.volumes.iter().flatten().enumerate() {
+        if let Some(q) = v.empty_dir.as_ref().and_then(|d| d.size_limit.as_ref()) {
+            f(&|| format!("{path}.volumes[{i}].emptyDir.sizeLimit"), q);
+        }
+        let template = v
+            .ephemeral
+            .as_ref()
+            .and_then(|e| e.volume_claim_template.as_ref());
+        if let Some(r) = template.and_then(|t| t.spec.resources.as_ref()) {
+            let at = || format!("{path}.volumes[{i}].ephemeral.volumeClaimTemplate.spec.resources");
+            each_in_map(r.limits.as_ref(), &|| format!("{}.limits", at()), f);
+            each_in_map(r.requests.as_ref(), &|| format!("{}.requests", at()), f);
+        }
+    }
+}
+
+fn each_in_requirements(
+    r: Option<&ResourceRequirements>,
+    at: PathOf,
+    f: &mut dyn FnMut(PathOf, &Quantity),
+) {
+    if let Some(r) = r {
+        each_in_map(r.limits.as_ref(), &|| format!("{}.limits", at()), f);
+        each_in_map(r.requests.as_ref(), &|| format!("{}.requests", at()), f);
+    }
+}
+
+/// A resource list's quantities, each at `<at>.<name>`.
+pub fn each_in_map(
+    map: Option<&BTreeMap<String, Quantity>>,
+    at: PathOf,
+    f: &mut dyn FnMut(PathOf, &Quantity),
+) {
+    for (name, q) in map.into_iter().flatten() {
+        f(&|| format!("{}.{name}", at()), q);
+    }
+}
+
 /// Every quantity of `obj` in its stored form: what a real API server keeps after decoding a
-/// built-in kind (`Quantity.UnmarshalJSON`, then `String` on encode: `0.5` is stored `500m`,
-/// `2048Mi` `2Gi`). Pods and StatefulSets (their pod template and claim templates); a quantity
-/// not exact in thousandths, or that does not parse (validation refuses it), is left as is.
+/// built-in kind (`Quantity.UnmarshalJSON`, the defaulting `RoundUp` of resource lists, then
+/// `MarshalJSON`: `0.5` is stored `500m`, `2048Mi` `2Gi`, `100u` `1m`, `+1` as written).
+/// Pods and StatefulSets (their pod template and claim templates); a quantity that does not
+/// parse (validation refuses it) is left as is (`lws::quantity::stored`).
 pub fn canonicalize<K: Kind>(obj: &mut K) {
     let any = obj as &mut dyn Any;
     if let Some(pod) = any.downcast_mut::<Pod>() {
         if let Some(spec) = &mut pod.spec {
-            canonicalize_pod_spec(spec);
+            canonicalize_pod_spec(spec, Rounding::Milli);
         }
     } else if let Some(sts) = any.downcast_mut::<StatefulSet>() {
         if let Some(spec) = &mut sts.spec.template.spec {
-            canonicalize_pod_spec(spec);
+            canonicalize_pod_spec(spec, Rounding::Milli);
         }
         for claim in sts.spec.volume_claim_templates.iter_mut().flatten() {
-            canonicalize_claim(claim);
+            canonicalize_claim(claim, Rounding::Milli);
         }
     }
 }
 
 /// The quantities of a PodSpec: containers' (all three kinds) requests and limits, pod-level
-/// resources, overhead, `emptyDir.sizeLimit` and ephemeral claim templates.
-pub fn canonicalize_pod_spec(spec: &mut PodSpec) {
+/// resources, overhead, `emptyDir.sizeLimit` and ephemeral claim templates. `lists` is how the
+/// resource lists are rounded (a bare quantity never is).
+pub fn canonicalize_pod_spec(spec: &mut PodSpec, lists: Rounding) {
     for c in spec
         .containers
         .iter_mut()
         .chain(spec.init_containers.iter_mut().flatten())
     {
-        canonicalize_requirements(&mut c.resources);
+        canonicalize_requirements(&mut c.resources, lists);
     }
     for c in spec.ephemeral_containers.iter_mut().flatten() {
-        canonicalize_requirements(&mut c.resources);
+        canonicalize_requirements(&mut c.resources, lists);
     }
-    canonicalize_requirements(&mut spec.resources);
-    canonicalize_list(&mut spec.overhead);
+    canonicalize_requirements(&mut spec.resources, lists);
+    canonicalize_list(&mut spec.overhead, lists);
     for v in spec.volumes.iter_mut().flatten() {
         if let Some(limit) = v.empty_dir.as_mut().and_then(|d| d.size_limit.as_mut()) {
-            canonicalize_one(limit);
+            canonicalize_one(limit, Rounding::None);
         }
         let template = v
             .ephemeral
             .as_mut()
             .and_then(|e| e.volume_claim_template.as_mut());
         if let Some(r) = template.and_then(|t| t.spec.resources.as_mut()) {
-            canonicalize_list(&mut r.limits);
-            canonicalize_list(&mut r.requests);
+            canonicalize_list(&mut r.limits, lists);
+            canonicalize_list(&mut r.requests, lists);
         }
     }
 }
 
 /// A PersistentVolumeClaim's requested and limited storage.
-pub fn canonicalize_claim(claim: &mut PersistentVolumeClaim) {
+pub fn canonicalize_claim(claim: &mut PersistentVolumeClaim, lists: Rounding) {
     if let Some(r) = claim.spec.as_mut().and_then(|s| s.resources.as_mut()) {
-        canonicalize_list(&mut r.limits);
-        canonicalize_list(&mut r.requests);
+        canonicalize_list(&mut r.limits, lists);
+        canonicalize_list(&mut r.requests, lists);
     }
 }
 
-fn canonicalize_requirements(r: &mut Option<ResourceRequirements>) {
+fn canonicalize_requirements(r: &mut Option<ResourceRequirements>, lists: Rounding) {
     if let Some(r) = r {
-        canonicalize_list(&mut r.limits);
-        canonicalize_list(&mut r.requests);
+        canonicalize_list(&mut r.limits, lists);
+        canonicalize_list(&mut r.requests, lists);
     }
 }
 
-fn canonicalize_list(list: &mut Option<BTreeMap<String, Quantity>>) {
+fn canonicalize_list(list: &mut Option<BTreeMap<String, Quantity>>, rounding: Rounding) {
     for q in list.iter_mut().flat_map(|l| l.values_mut()) {
-        canonicalize_one(q);
+        canonicalize_one(q, rounding);
     }
 }
 
-fn canonicalize_one(q: &mut Quantity) {
-    if let Some(c) = lws::quantity::canonical(&q.0) {
+fn canonicalize_one(q: &mut Quantity, rounding: Rounding) {
+    if let Some(c) = lws::quantity::stored(&q.0, rounding) {
         if c != q.0 {
             q.0 = c;
         }

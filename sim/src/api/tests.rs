@@ -1180,11 +1180,11 @@ fn pod_spec_edits() -> Vec<PodEdit> {
         (
             |s| {
                 s.containers[0].resources = Some(ResourceRequirements {
-                    limits: Some([("nvidia.com/gpu".to_string(), Quantity("eight".into()))].into()),
+                    limits: Some([("nvidia.com/gpu".to_string(), Quantity("1.5".into()))].into()),
                     ..Default::default()
                 })
             },
-            r#"spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "eight": quantities must match the regular expression"#,
+            r#"spec.containers[0].resources.limits[nvidia.com/gpu]: Invalid value: "1500m": must be an integer"#,
         ),
         (
             |s| {

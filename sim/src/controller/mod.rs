@@ -159,14 +159,15 @@ fn register_pod_validator(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
 /// encoded again (controller-runtime `PatchResponseFromRaw`): the templates' quantities come
 /// back canonical (`0.5` as `500m`), and the patch writes them so.
 fn canonical_templates(l: &mut LeaderWorkerSet) {
-    use crate::api::quantity::{canonicalize_claim, canonicalize_pod_spec};
+    use crate::api::quantity::{canonicalize_claim, canonicalize_pod_spec, Rounding};
+    // The webhook decodes into Go types and re-encodes: no defaulting rounds anything.
     let t = &mut l.spec.leader_worker_template;
     let templates = t.leader_template.iter_mut().chain([&mut t.worker_template]);
     for spec in templates.filter_map(|t| t.spec.as_mut()) {
-        canonicalize_pod_spec(spec);
+        canonicalize_pod_spec(spec, Rounding::None);
     }
     for claim in t.volume_claim_templates.iter_mut().flatten() {
-        canonicalize_claim(claim);
+        canonicalize_claim(claim, Rounding::None);
     }
 }
 
@@ -214,16 +215,36 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>, gang:
 }
 
 /// With `gang-scheduling=volcano` the cluster has Volcano installed: its PodGroup CRD, whose
-/// only default is `spec.queue: default` (config/crd/volcano/bases/
-/// scheduling.volcano.sh_podgroups.yaml, volcano v1.12). Volcano's own admission webhooks and
-/// controllers are not modelled; the gang gate of its scheduler is (`actors::scheduler`).
+/// defaults are `spec.queue: default` and, in a `networkTopology`, `mode: hard` and
+/// `highestTierAllowed: 1`, each filled in only when absent (config/crd/volcano/bases/
+/// scheduling.volcano.sh_podgroups.yaml, volcano v1.12: the `+kubebuilder:default` markers of
+/// volcano.sh/apis v1.12.1), and whose one enum is the mode (`hard` or `soft`, a 422
+/// otherwise). Volcano's own admission webhooks and controllers are not modelled; the gang gate
+/// of its scheduler is (`actors::scheduler`).
 fn register_volcano(api: &mut ApiServer) {
     api.volcano_crds = true;
     api.add_mutating_hook::<lws::volcano::PodGroup>("crd-defaults", |pg, _| {
-        if pg.spec.queue.is_empty() {
-            pg.spec.queue = lws::volcano::DEFAULT_QUEUE.to_string();
+        let spec = &mut pg.spec;
+        spec.queue
+            .get_or_insert_with(|| lws::volcano::DEFAULT_QUEUE.to_string());
+        if let Some(t) = &mut spec.network_topology {
+            t.mode.get_or_insert_with(|| "hard".to_string());
+            t.highest_tier_allowed.get_or_insert(1);
         }
         Ok(())
+    });
+    api.add_schema_check::<lws::volcano::PodGroup>(|pg| {
+        let mut errs = Vec::new();
+        let mode = pg
+            .spec
+            .network_topology
+            .as_ref()
+            .and_then(|t| t.mode.as_deref());
+        if let Some(m) = mode {
+            let path = "spec.networkTopology.mode";
+            lws::crd::check_enum(&mut errs, path, m, &["hard", "soft"]);
+        }
+        errs.pop().map_or(Ok(()), Err)
     });
 }
 

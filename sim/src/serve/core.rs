@@ -1364,7 +1364,7 @@ impl Core {
         let strategic = kind == ops::PatchType::Strategic;
         if strategic && K::ID.custom() {
             // A custom resource: the apiserver has no patch strategies for it.
-            return failure(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (strategic merge patch is not supported for custom resources)");
+            return failure(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
         }
         if strategic && t.sub.as_deref() != Some("scale") {
             return self.strategic_patch::<K>(t, &v, &actor, ops::strict(&req.query));

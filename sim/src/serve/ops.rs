@@ -44,6 +44,10 @@ pub fn api_error(e: &ApiError, r: &Resource, name: &str) -> Reply {
         ..e.clone()
     };
     let mut details = json!({"name": name, "group": r.group, "kind": r.plural});
+    if e.reason == Reason::TooManyRequests {
+        // `NewTooManyRequests` names no object: its details hold only the causes.
+        details = json!({});
+    }
     let mut e = e.clone();
     if e.code == 422 {
         // An Invalid status (`NewInvalid`) reads `<Kind> "<name>" is invalid: <field>: <why>`
@@ -73,7 +77,14 @@ pub fn api_error(e: &ApiError, r: &Resource, name: &str) -> Reply {
         let causes: Vec<Value> = e
             .causes
             .iter()
-            .map(|c| json!({"reason": c.reason, "message": c.message, "field": c.field}))
+            .map(|c| {
+                // `StatusCause.Field` is `omitempty`.
+                let mut v = json!({"reason": c.reason, "message": c.message});
+                if !c.field.is_empty() {
+                    v["field"] = json!(c.field);
+                }
+                v
+            })
             .collect();
         details["causes"] = json!(causes);
     }

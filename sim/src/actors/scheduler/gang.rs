@@ -18,7 +18,7 @@ use crate::api::{ApiServer, Key};
 pub const VOLCANO: &str = "volcano";
 
 /// Volcano's scheduling cycle (`schedulePeriod`, default 1s): pods left waiting are looked at
-/// again after it, whether or not anything changed.
+/// again after it (the cycles that could change nothing are skipped: `GangWait`).
 pub const SCHEDULE_PERIOD_MS: u64 = 1_000;
 
 /// The PodGroup a pod belongs to.
@@ -40,7 +40,7 @@ impl Scheduler {
         let Some(pg) = api.try_get::<PodGroup>(namespace, group) else {
             return false;
         };
-        let min_member = usize::try_from(pg.spec.min_member.max(1)).unwrap_or(1);
+        let min_member = usize::try_from(pg.spec.min_member.unwrap_or(0).max(1)).unwrap_or(1);
         let placed = self.placed_members(namespace, group);
         let pods: Vec<(Key, std::sync::Arc<Pod>)> = keys
             .iter()
