@@ -1293,21 +1293,8 @@ fn write_summary(dir: &Path, s: &Summary) -> Result<(), String> {
 /// directory with one holds a finished shard).
 fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
     let started = Instant::now();
-    if a.workload == Workload::Disaggregated
-        && a.reconciler.release != lws::profile::Release::V0_10_0
-    {
-        return input_error(format!(
-            "--workload disaggregated: {} runs no DisaggregatedSet controller (only v0.10.0 does)",
-            a.reconciler.name
-        ));
-    }
-    if a.workload == Workload::Gang
-        && a.reconciler.flags.gang_scheduling != lws::profile::GangScheduling::Volcano
-    {
-        return input_error(format!(
-            "--workload lws-gang: {} has no scheduler provider (add gang-scheduling=volcano, a v0.10.0 flag)",
-            a.reconciler.name
-        ));
+    if let Err(e) = a.workload.check_reconciler(&a.reconciler) {
+        return input_error(e);
     }
     // What an earlier campaign left goes first: only a finished one writes a summary again.
     let ready = output_dir(&a.out)

@@ -204,7 +204,20 @@ impl Summary {
         if self.shards == 0 {
             return Err("shards: 0; a campaign has at least one shard".into());
         }
-        lws::profile::Profile::parse(&self.reconciler).map_err(|e| format!("reconciler: {e}"))?;
+        let reconciler = lws::profile::Profile::parse(&self.reconciler)
+            .map_err(|e| format!("reconciler: {e}"))?;
+        let workload = match self.workload.as_str() {
+            // Absent for an LWS; written as absent, so `lws` spelled out is not a summary's.
+            "" => fuzz::Workload::Lws,
+            w => fuzz::Workload::parse(w)
+                .filter(|w| *w != fuzz::Workload::Lws)
+                .ok_or_else(|| {
+                    format!("workload: {w:?} is not a workload (disaggregated, lws-replaced, lws-gang, or absent for lws)")
+                })?,
+        };
+        workload
+            .check_reconciler(&reconciler)
+            .map_err(|e| format!("reconciler: {e}"))?;
         for (i, m) in self.minimized.iter().enumerate() {
             use crate::scenario::limits::{LWS_PODS_MAX, STEP_COUNT_MAX};
             let (groups, size) = (i64::from(m.groups), i64::from(m.size));
@@ -318,9 +331,15 @@ const MISSING_SHOWN: usize = 10;
 
 /// Why `b` (labelled `lb`) is not a shard of the same campaign as `a` (labelled `la`).
 fn other_campaign(la: &str, a: &Summary, lb: &str, b: &Summary) -> Option<String> {
+    // An LWS campaign's workload is absent from its summary: say `lws`.
+    let workload = |s: &Summary| match s.workload.as_str() {
+        "" => "lws".to_string(),
+        w => w.to_string(),
+    };
+    let (wa, wb) = (workload(a), workload(b));
     let fields = [
         ("lws-sim version", &a.lws_sim, &b.lws_sim),
-        ("workload", &a.workload, &b.workload),
+        ("workload", &wa, &wb),
         ("case distribution", &a.distribution, &b.distribution),
         ("reconciler", &a.reconciler, &b.reconciler),
     ];
@@ -636,6 +655,19 @@ mod tests {
                     })
                 }),
                 "errors[0].case: 2",
+            ),
+            (
+                edit(&|t| t.workload = "bogus".into()),
+                "workload: \"bogus\"",
+            ),
+            (edit(&|t| t.workload = "lws".into()), "workload: \"lws\""),
+            (
+                edit(&|t| t.workload = "lws-gang".into()),
+                "reconciler: --workload lws-gang: v0.4.1 has no scheduler provider",
+            ),
+            (
+                edit(&|t| t.workload = "disaggregated".into()),
+                "reconciler: --workload disaggregated: v0.4.1 runs no",
             ),
         ];
         for (e, says) in cases {

@@ -1677,9 +1677,22 @@ fn kubectl_drain_evicts_through_the_eviction_api_and_honours_budgets() {
     assert!(!ok, "{text}");
     assert!(text.contains("disruption budget"), "{text}");
     assert_eq!(s.jsonpath("pod", "vllm-0", "{.metadata.name}"), "vllm-0");
+    // The 429 names the budget in a DisruptionBudget cause, and no object (`NewTooManyRequests`).
+    let body = r#"{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"vllm-0","namespace":"default"}}"#;
+    let eviction = "/api/v1/namespaces/default/pods/vllm-0/eviction";
+    let (code, reply) = s.http("POST", eviction, "application/json", body);
+    assert_eq!(code, 429, "{reply}");
+    let v: serde_json::Value = serde_json::from_str(&reply).unwrap();
+    let cause = &v["details"]["causes"][0];
+    assert_eq!(cause["reason"], "DisruptionBudget", "{reply}");
+    let says = cause["message"].as_str().unwrap_or_default();
+    assert!(
+        says.starts_with("The disruption budget leaders needs "),
+        "{reply}"
+    );
+    assert!(v["details"].get("name").is_none(), "{reply}");
     // Without a budget in the way the eviction is a delete: 201.
     s.ok(&["delete", "pdb", "leaders"]);
-    let body = r#"{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"vllm-0","namespace":"default"}}"#;
     let (code, reply) = s.http(
         "POST",
         "/api/v1/namespaces/default/pods/vllm-0/eviction",

@@ -163,7 +163,7 @@ macro_rules! kind {
                 kind!(@clear $status, self);
             }
             fn tracks_generation() -> bool {
-                $gen
+                kind!(@tracks $gen)
             }
             fn spec_differs(old: &Self, new: &Self) -> bool {
                 kind!(@spec $gen, old, new)
@@ -186,7 +186,13 @@ macro_rules! kind {
     (@copy false, $s:ident, $f:ident) => { let _ = ($s, $f); };
     (@clear true, $s:ident) => { $s.status = None };
     (@clear false, $s:ident) => { let _ = $s; };
+    (@tracks true) => { true };
+    (@tracks false) => { false };
+    (@tracks everything) => { true };
     (@spec true, $o:ident, $n:ident) => { $o.spec != $n.spec };
+    // A custom resource without a status subresource: any change but metadata's
+    // (apiextensions-apiserver `customResourceStrategy.PrepareForUpdate`).
+    (@spec everything, $o:ident, $n:ident) => { $o.spec != $n.spec || $o.status != $n.status };
     (@spec false, $o:ident, $n:ident) => {{ let _ = ($o, $n); false }};
     (@same true, $a:ident, $b:ident) => {
         meta_eq_but_rv(&$a.metadata, &$b.metadata) && $a.spec == $b.spec
@@ -249,7 +255,7 @@ kind!(
 kind!(Lease, Lease, leases, status: false, generation: false);
 // Volcano's CRD has no status subresource (`subresources: {}`): status is written through the
 // main endpoint, and generation follows the spec (docs/fidelity.md).
-kind!(PodGroup, PodGroup, podgroups, status: false, generation: true);
+kind!(PodGroup, PodGroup, podgroups, status: false, generation: everything);
 kind!(ControllerRevision, ControllerRevision, revisions, status: false, generation: false);
 
 /// `(namespace, name)`; the namespace is empty for cluster-scoped kinds.

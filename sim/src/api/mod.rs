@@ -256,6 +256,9 @@ pub enum Rejection {
     /// The webhook panicked and controller-runtime answered `Errored(500, ...)` with this
     /// message: 500, the API server prefixing it as a refusal.
     Panicked(String),
+    /// The webhook could not decode the object into its Go type and controller-runtime
+    /// answered `Errored(400, err)`: 400, the API server prefixing it as a refusal.
+    Undecodable(String),
 }
 
 impl From<String> for Rejection {
@@ -943,6 +946,14 @@ impl ApiServer {
         status_only: bool,
     ) -> ApiResult<Shared<K>> {
         let key = (namespace.to_string(), name.to_string());
+        if status_only && !K::has_status() {
+            // No status subresource (a PodGroup's CRD declares none): no such path.
+            let e = ApiError::new(
+                Reason::NotFound,
+                "the server could not find the requested resource",
+            );
+            return self.fail(actor, verb, K::ID, &key, e);
+        }
         if let Some(e) = self.take_injected(actor, verb, K::ID) {
             return self.fail(actor, verb, K::ID, &key, e);
         }
@@ -2027,6 +2038,10 @@ fn admission_denied(hook: &str, r: Rejection) -> ApiError {
         ),
         Rejection::Panicked(msg) => ApiError::new(
             Reason::InternalError,
+            format!("admission webhook {hook:?} denied the request: {msg}"),
+        ),
+        Rejection::Undecodable(msg) => ApiError::new(
+            Reason::BadRequest,
             format!("admission webhook {hook:?} denied the request: {msg}"),
         ),
     }

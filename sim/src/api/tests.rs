@@ -1557,3 +1557,68 @@ fn service_ports_are_validated() {
     let e = service_error(&mut api, service("x", json!({"type": "ExternalName"})));
     assert!(e.ends_with("spec.externalName: Required value"), "{e}");
 }
+
+/// eviction.go: a pod that is not Ready counts for no budget; `AlwaysAllow` evicts it outright,
+/// `IfHealthyBudget` (the default) only while the budget is met; a Ready pod waits for a
+/// disruption the budget allows. A refusal names the budget in a `DisruptionBudget` cause.
+#[test]
+fn an_unready_pod_is_evicted_as_the_budgets_unhealthy_pod_policy_says() {
+    use k8s_openapi::api::core::v1::{PodCondition, PodStatus};
+    use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    let run = |policy: Option<&str>, min_available: i32| {
+        let mut a = api();
+        for (name, ready) in [("ready", "True"), ("unready", "False")] {
+            let mut p = pod(name);
+            p.metadata.labels = Some([("app".to_string(), "a".to_string())].into());
+            a.create("t", p).unwrap();
+            a.bind("sched", "default", name, "node-0").unwrap();
+            let mut p = (*a.get::<Pod>("default", name).unwrap()).clone();
+            p.status = Some(PodStatus {
+                phase: Some("Running".into()),
+                conditions: Some(vec![PodCondition {
+                    type_: "Ready".into(),
+                    status: ready.into(),
+                    ..Default::default()
+                }]),
+                ..Default::default()
+            });
+            a.update_status("kubelet", p).unwrap();
+        }
+        let pdb = PodDisruptionBudget {
+            metadata: meta("b"),
+            spec: Some(PodDisruptionBudgetSpec {
+                min_available: Some(IntOrString::Int(min_available)),
+                selector: Some(LabelSelector {
+                    match_labels: Some([("app".to_string(), "a".to_string())].into()),
+                    ..Default::default()
+                }),
+                unhealthy_pod_eviction_policy: policy.map(str::to_string),
+                ..Default::default()
+            }),
+            status: None,
+        };
+        a.create("t", pdb).unwrap();
+        let opts = DeleteOptions::default();
+        let ready = a.evict("drain", "default", "ready", &opts).map(|_| ());
+        let unready = a.evict("drain", "default", "unready", &opts).map(|_| ());
+        (ready, unready)
+    };
+    // One healthy of two desired: the budget is not met.
+    let (ready, unready) = run(None, 2);
+    let e = ready.unwrap_err();
+    assert_eq!(e.code, 429);
+    assert_eq!(e.causes[0].reason, "DisruptionBudget");
+    assert_eq!(
+        e.causes[0].message,
+        "The disruption budget b needs 2 healthy pods and has 1 currently"
+    );
+    assert_eq!(unready.unwrap_err().code, 429, "IfHealthyBudget");
+    let (ready, unready) = run(Some("AlwaysAllow"), 2);
+    assert_eq!(ready.unwrap_err().code, 429);
+    assert!(unready.is_ok(), "AlwaysAllow: {unready:?}");
+    // One healthy of one desired: the unready pod goes, the ready one would break the budget.
+    let (ready, unready) = run(Some("IfHealthyBudget"), 1);
+    assert_eq!(ready.unwrap_err().code, 429);
+    assert!(unready.is_ok(), "IfHealthyBudget, budget met: {unready:?}");
+}

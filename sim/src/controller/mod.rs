@@ -84,6 +84,7 @@ pub fn register_webhooks(api: &mut ApiServer, profile: &Profile, serving: Rc<Cel
     let (f, s) = (flags.clone(), serving.clone());
     api.add_mutating_hook::<LeaderWorkerSet>("mleaderworkerset.kb.io", move |l, _| {
         webhook_down(&s)?;
+        decodes(l)?;
         lws::webhook::default_lws(l, &f);
         canonical_templates(l);
         Ok(())
@@ -155,6 +156,35 @@ fn register_pod_validator(api: &mut ApiServer, serving: Rc<Cell<bool>>) {
     });
 }
 
+/// The Go webhook decodes the LWS into Go types first (controller-runtime's decoder): a
+/// quantity that does not parse fails the request with a 400 (`Errored(http.StatusBadRequest,
+/// err)`). Simplified: a quantity the CRD's pattern refuses is left to the schema check, which
+/// names its field (upstream the webhook, called before schema validation, refuses it first,
+/// naming none); what is left is a quantity of the pattern's shape that does not parse (an
+/// exponent past int64: `1e99999999999999999999`).
+fn decodes(l: &LeaderWorkerSet) -> Result<(), Rejection> {
+    use crate::api::quantity::{each_in_map, each_in_pod_spec, matches_crd_pattern};
+    let mut bad = None;
+    let mut check =
+        |_: crate::api::quantity::PathOf,
+         q: &k8s_openapi::apimachinery::pkg::api::resource::Quantity| {
+            if bad.is_none() && matches_crd_pattern(&q.0) {
+                bad = lws::quantity::Quantity::parse(&q.0).err();
+            }
+        };
+    let t = &l.spec.leader_worker_template;
+    let templates = t.leader_template.iter().chain([&t.worker_template]);
+    for spec in templates.filter_map(|t| t.spec.as_ref()) {
+        each_in_pod_spec(spec, "", &mut check);
+    }
+    let claims = t.volume_claim_templates.iter().flatten();
+    for r in claims.filter_map(|c| c.spec.as_ref()?.resources.as_ref()) {
+        each_in_map(r.limits.as_ref(), &String::new, &mut check);
+        each_in_map(r.requests.as_ref(), &String::new, &mut check);
+    }
+    bad.map_or(Ok(()), |why| Err(Rejection::Undecodable(why.to_string())))
+}
+
 /// The LWS a Go defaulting webhook answers with is the request decoded into Go types and
 /// encoded again (controller-runtime `PatchResponseFromRaw`): the templates' quantities come
 /// back canonical (`0.5` as `500m`), and the patch writes them so.
@@ -189,6 +219,7 @@ fn register_webhooks_v0_10_0(api: &mut ApiServer, serving: Rc<Cell<bool>>, gang:
     let s = serving.clone();
     api.add_mutating_hook::<LeaderWorkerSet>("mleaderworkerset.kb.io", move |l, _| {
         webhook_down(&s)?;
+        decodes(l)?;
         webhook::default_lws(l);
         canonical_templates(l);
         Ok(())
@@ -244,7 +275,17 @@ fn register_volcano(api: &mut ApiServer) {
             let path = "spec.networkTopology.mode";
             lws::crd::check_enum(&mut errs, path, m, &["hard", "soft"]);
         }
-        errs.pop().map_or(Ok(()), Err)
+        // controller-gen's quantity pattern on every `minResources` value.
+        let resources = pg.spec.min_resources.as_ref();
+        let at = || "spec.minResources".to_string();
+        crate::api::quantity::each_in_map(resources, &at, &mut |q_at, q| {
+            crate::api::podspec::crd_quantity(&mut errs, q_at, q)
+        });
+        match errs.len() {
+            0 => Ok(()),
+            1 => Err(errs.remove(0)),
+            _ => Err(format!("[{}]", errs.join(", "))),
+        }
     });
 }
 

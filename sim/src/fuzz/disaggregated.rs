@@ -55,6 +55,25 @@ impl Workload {
             _ => None,
         }
     }
+
+    /// Whether `reconciler` can run this workload's cases: a DisaggregatedSet needs its
+    /// controller (v0.10.0), a gang its scheduler provider (`gang-scheduling=volcano`).
+    pub fn check_reconciler(self, reconciler: &lws::profile::Profile) -> Result<(), String> {
+        use lws::profile::{GangScheduling, Release};
+        match self {
+            Workload::Disaggregated if reconciler.release != Release::V0_10_0 => Err(format!(
+                "--workload disaggregated: {} runs no DisaggregatedSet controller (only v0.10.0 does)",
+                reconciler.name
+            )),
+            Workload::Gang if reconciler.flags.gang_scheduling != GangScheduling::Volcano => {
+                Err(format!(
+                    "--workload lws-gang: {} has no scheduler provider (add gang-scheduling=volcano, a v0.10.0 flag)",
+                    reconciler.name
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The set's name and its roles, in spec order.
