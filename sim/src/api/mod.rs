@@ -1527,10 +1527,11 @@ impl ApiServer {
         endpoint: Endpoint,
     ) -> ApiResult<()> {
         self.admission_warnings.borrow_mut().clear();
-        // A built-in kind's body is decoded into Go types: a quantity that does not parse
-        // fails the decode, whatever field holds it.
-        quantity::check_decodes(obj)?;
         if endpoint == Endpoint::Main {
+            // A built-in kind's body is decoded into Go types: a quantity that does not parse
+            // fails the decode, whatever field holds it (a `/status` write holds the stored
+            // spec, already decoded).
+            quantity::check_decodes(obj)?;
             // Decoded into Go types and encoded again: quantities in their canonical form.
             quantity::canonicalize(obj);
         }

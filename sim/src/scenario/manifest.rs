@@ -511,9 +511,11 @@ pub fn rejected_line(text: &str, kind: &str, name: &str, field: &str) -> Option<
     Some(line_of_path(&doc, start, &path))
 }
 
-/// Parse a manifest given inline in a scenario step (already a JSON value).
+/// Parse a manifest given inline in a scenario step (already a JSON value), written out as
+/// block YAML, one key a line, so a decoding error names the field it is in (on one line of
+/// JSON every error sits at the object's first key).
 pub fn from_value(file: &str, value: &Value, counts: Counts) -> Result<Manifest, LoadError> {
-    let text = serde_json::to_string(value).expect("values encode");
+    let text = serde_saphyr::to_string(value).expect("values encode");
     let (mut v, _) = parse_documents(file, &text, false, counts)?;
     v.pop().ok_or_else(|| LoadError {
         file: file.into(),

@@ -53,11 +53,11 @@ pub(crate) fn load_error(
     };
     let (line, column) = (loc.line() as usize, loc.column() as usize);
     let mut field = field_at(doc, line, column);
-    if message.starts_with("invalid type:") {
+    if message.starts_with("invalid type:") || message.starts_with("invalid value:") {
         // The parser places some wrong values at their key: a list where a scalar belongs
         // (`maxSurge: [1]`, or `maxSurge:` over `- 1` lines), and any value of a type that
-        // buffers it to choose (`maxSurge: 1.5`, an IntOrString), which `field_at` reads as
-        // the key's parent.
+        // buffers it to choose (`maxSurge: 1.5` or `2147483648`, an IntOrString), which
+        // `field_at` reads as the key's parent.
         if let Some(k) = key_at(doc, line, column) {
             let named = field
                 .as_deref()
