@@ -8,7 +8,7 @@ use k8s_openapi::api::apps::v1::{
     RollingUpdateStatefulSetStrategy, StatefulSet, StatefulSetSpec, StatefulSetUpdateStrategy,
 };
 use k8s_openapi::api::core::v1::{Container, Pod, PodSpec, Service};
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -31,6 +31,17 @@ pub fn on_create<K: Kind>(obj: &mut K, gates: FeatureGates) {
         pod_defaults::admit_pod_create(pod);
     } else if let Some(svc) = any.downcast_mut::<Service>() {
         service::default_service(svc);
+    } else if let Some(pdb) = any.downcast_mut::<PodDisruptionBudget>() {
+        // PDB strategy `PrepareForCreate` resets the status to its zero value, whose four
+        // counts are not `omitempty`: a new budget reads 0 of 0 until the disruption
+        // controller writes it.
+        pdb.status = Some(PodDisruptionBudgetStatus {
+            current_healthy: Some(0),
+            desired_healthy: Some(0),
+            disruptions_allowed: Some(0),
+            expected_pods: Some(0),
+            ..Default::default()
+        });
     }
 }
 

@@ -1622,3 +1622,27 @@ fn an_unready_pod_is_evicted_as_the_budgets_unhealthy_pod_policy_says() {
     assert_eq!(ready.unwrap_err().code, 429);
     assert!(unready.is_ok(), "IfHealthyBudget, budget met: {unready:?}");
 }
+
+/// PDB strategy `PrepareForCreate`: a new budget's status is the zero value, whose four counts
+/// are always written (not `omitempty`), whatever the client sent.
+#[test]
+fn a_new_budget_reads_zero_of_zero() {
+    use k8s_openapi::api::policy::v1::{
+        PodDisruptionBudget, PodDisruptionBudgetSpec, PodDisruptionBudgetStatus,
+    };
+    let mut a = api();
+    let pdb = PodDisruptionBudget {
+        metadata: meta("b"),
+        spec: Some(PodDisruptionBudgetSpec::default()),
+        status: Some(PodDisruptionBudgetStatus {
+            current_healthy: Some(7),
+            ..Default::default()
+        }),
+    };
+    let stored = a.create("t", pdb).unwrap();
+    let status = serde_json::to_value(&stored.status).unwrap();
+    assert_eq!(
+        status,
+        json!({"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0})
+    );
+}
