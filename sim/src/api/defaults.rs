@@ -32,6 +32,7 @@ pub fn on_create<K: Kind>(obj: &mut K, gates: FeatureGates) {
     } else if let Some(svc) = any.downcast_mut::<Service>() {
         service::default_service(svc);
     } else if let Some(pdb) = any.downcast_mut::<PodDisruptionBudget>() {
+        drop_disabled_pdb_fields(pdb, gates);
         // PDB strategy `PrepareForCreate` resets the status to its zero value, whose four
         // counts are not `omitempty`: a new budget reads 0 of 0 until the disruption
         // controller writes it.
@@ -56,6 +57,18 @@ pub fn on_update<K: Kind>(obj: &mut K, old: &K, gates: FeatureGates) {
         service::default_service(svc);
         if let Some(old) = old.downcast_ref::<Service>() {
             service::keep_allocated(svc, old);
+        }
+    } else if let Some(pdb) = any.downcast_mut::<PodDisruptionBudget>() {
+        drop_disabled_pdb_fields(pdb, gates);
+    }
+}
+
+/// `dropDisabledFields` of the PDB strategy: without `PDBUnhealthyPodEvictionPolicy` (before
+/// 1.27) a budget's `unhealthyPodEvictionPolicy` is dropped.
+fn drop_disabled_pdb_fields(pdb: &mut PodDisruptionBudget, gates: FeatureGates) {
+    if !gates.pdb_unhealthy_pod_eviction_policy {
+        if let Some(spec) = pdb.spec.as_mut() {
+            spec.unhealthy_pod_eviction_policy = None;
         }
     }
 }
@@ -282,17 +295,23 @@ fn validate_pdb(pdb: &PodDisruptionBudget) -> Result<(), FieldErrors> {
         validate_label_selector(&mut errors, "spec.selector", sel);
     }
     if let Some(p) = spec.unhealthy_pod_eviction_policy.as_deref() {
-        // `supportedUnhealthyPodEvictionPolicies` (kubernetes pkg/apis/policy/validation).
-        let allowed = ["IfHealthyBudget", "AlwaysAllow"];
+        // `supportedUnhealthyPodEvictionPolicies` (kubernetes pkg/apis/policy/validation),
+        // listed sorted as `field.NotSupported` is given them.
+        let allowed = ["AlwaysAllow", "IfHealthyBudget"];
         lws::crd::check_enum(&mut errors, "spec.unhealthyPodEvictionPolicy", p, &allowed);
     }
     found(errors)
 }
 
-/// apimachinery `metav1validation.ValidateLabelSelector`: label keys and values, each
-/// expression's key, operator and values (`In`/`NotIn` need values, `Exists`/`DoesNotExist`
+/// apimachinery `metav1validation.ValidateLabelSelector`: `matchLabels`' keys and values, then
+/// each expression's key, operator and values (`In`/`NotIn` need values, `Exists`/`DoesNotExist`
 /// take none).
 fn validate_label_selector(errs: &mut Vec<String>, path: &str, sel: &LabelSelector) {
+    for (k, v) in sel.match_labels.iter().flatten() {
+        if let Err(m) = names::label(k, v) {
+            errs.push(format!("{path}.matchLabels: {m}"));
+        }
+    }
     for (i, e) in sel.match_expressions.iter().flatten().enumerate() {
         let at = format!("{path}.matchExpressions[{i}]");
         let values = e.values.as_deref().unwrap_or_default();
@@ -315,11 +334,6 @@ fn validate_label_selector(errs: &mut Vec<String>, path: &str, sel: &LabelSelect
             if let Err(m) = names::label_value(v) {
                 errs.push(format!("{at}.values[{j}]: Invalid value: {v:?}: {m}"));
             }
-        }
-    }
-    for (k, v) in sel.match_labels.iter().flatten() {
-        if let Err(m) = names::label(k, v) {
-            errs.push(format!("{path}.matchLabels: {m}"));
         }
     }
 }

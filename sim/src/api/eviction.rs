@@ -67,7 +67,8 @@ impl ApiServer {
             let desired = if let Some(min) = &spec.min_available {
                 k8s::scaled_value(min, expected, true).unwrap_or(expected)
             } else if let Some(max) = &spec.max_unavailable {
-                expected - k8s::scaled_value(max, expected, true).unwrap_or(0)
+                // `getExpectedPodCount`: never below zero.
+                (expected - k8s::scaled_value(max, expected, true).unwrap_or(0)).max(0)
             } else {
                 expected
             };

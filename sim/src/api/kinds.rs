@@ -254,7 +254,7 @@ kind!(
 );
 kind!(Lease, Lease, leases, status: false, generation: false);
 // Volcano's CRD has no status subresource (`subresources: {}`): status is written through the
-// main endpoint, and generation follows the spec (docs/fidelity.md).
+// main endpoint, and any change outside metadata bumps the generation (docs/fidelity.md).
 kind!(PodGroup, PodGroup, podgroups, status: false, generation: everything);
 kind!(ControllerRevision, ControllerRevision, revisions, status: false, generation: false);
 

@@ -389,6 +389,9 @@ pub struct FeatureGates {
     /// `InPlacePodVerticalScaling`: beta (on) from 1.33; with it a container's `resizePolicy`
     /// is kept and validated (before, the API server drops the field).
     pub in_place_pod_resize: bool,
+    /// `PDBUnhealthyPodEvictionPolicy`: beta (on) from 1.27, GA in 1.31; without it the API
+    /// server drops a budget's `unhealthyPodEvictionPolicy`.
+    pub pdb_unhealthy_pod_eviction_policy: bool,
 }
 
 impl FeatureGates {
@@ -399,6 +402,7 @@ impl FeatureGates {
             statefulset_auto_delete_pvc: minor >= 27,
             relaxed_env_var_names: minor >= 32,
             in_place_pod_resize: minor >= 33,
+            pdb_unhealthy_pod_eviction_policy: minor >= 27,
         }
     }
 }

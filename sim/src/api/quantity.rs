@@ -13,7 +13,9 @@ use std::any::Any;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{PersistentVolumeClaim, Pod, PodSpec, ResourceRequirements};
+use k8s_openapi::api::core::v1::{
+    DownwardAPIVolumeFile, EnvVar, PersistentVolumeClaim, Pod, PodSpec, ResourceRequirements,
+};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::{ApiError, ApiResult, Kind};
@@ -115,8 +117,9 @@ fn first_in_lists(lists: [Option<&BTreeMap<String, Quantity>>; 2]) -> Option<&'s
 pub type PathOf<'a> = &'a dyn Fn() -> String;
 
 /// Every quantity of a pod spec, each with its field path under `path` (map keys as the CRD
-/// validator spells them, `.limits.cpu`): containers' (all three kinds) requests and limits,
-/// pod-level resources, overhead, `emptyDir.sizeLimit` and ephemeral claim templates'.
+/// validator spells them, `.limits.cpu`): containers' (all three kinds) requests and limits
+/// and env `resourceFieldRef` divisors, pod-level resources, overhead, `emptyDir.sizeLimit`,
+/// downward API volumes' divisors (projected too) and ephemeral claim templates'.
 pub fn each_in_pod_spec(spec: &PodSpec, path: &str, f: &mut dyn FnMut(PathOf, &Quantity)) {
     let lists = [
         ("containers", spec.containers.as_slice()),
@@ -127,19 +130,32 @@ pub fn each_in_pod_spec(spec: &PodSpec, path: &str, f: &mut dyn FnMut(PathOf, &Q
     ];
     for (list, items) in lists {
         for (i, c) in items.iter().enumerate() {
-            let at = || format!("{path}.{list}[{i}].resources");
-            each_in_requirements(c.resources.as_ref(), &at, f);
+            let at = || format!("{path}.{list}[{i}]");
+            each_in_requirements(c.resources.as_ref(), &|| format!("{}.resources", at()), f);
+            each_in_env(c.env.as_deref(), &at, f);
         }
     }
     for (i, c) in spec.ephemeral_containers.iter().flatten().enumerate() {
-        let at = || format!("{path}.ephemeralContainers[{i}].resources");
-        each_in_requirements(c.resources.as_ref(), &at, f);
+        let at = || format!("{path}.ephemeralContainers[{i}]");
+        each_in_requirements(c.resources.as_ref(), &|| format!("{}.resources", at()), f);
+        each_in_env(c.env.as_deref(), &at, f);
     }
     each_in_requirements(spec.resources.as_ref(), &|| format!("{path}.resources"), f);
     each_in_map(spec.overhead.as_ref(), &|| format!("{path}.overhead"), f);
     for (i, v) in spec.volumes.iter().flatten().enumerate() {
         if let Some(q) = v.empty_dir.as_ref().and_then(|d| d.size_limit.as_ref()) {
             f(&|| format!("{path}.volumes[{i}].emptyDir.sizeLimit"), q);
+        }
+        if let Some(d) = &v.downward_api {
+            let at = || format!("{path}.volumes[{i}].downwardAPI");
+            each_in_downward_api(d.items.as_deref(), &at, f);
+        }
+        let sources = v.projected.as_ref().and_then(|p| p.sources.as_deref());
+        for (k, s) in sources.unwrap_or_default().iter().enumerate() {
+            if let Some(d) = &s.downward_api {
+                let at = || format!("{path}.volumes[{i}].projected.sources[{k}].downwardAPI");
+                each_in_downward_api(d.items.as_deref(), &at, f);
+            }
         }
         let template = v
             .ephemeral
@@ -149,6 +165,42 @@ pub fn each_in_pod_spec(spec: &PodSpec, path: &str, f: &mut dyn FnMut(PathOf, &Q
             let at = || format!("{path}.volumes[{i}].ephemeral.volumeClaimTemplate.spec.resources");
             each_in_map(r.limits.as_ref(), &|| format!("{}.limits", at()), f);
             each_in_map(r.requests.as_ref(), &|| format!("{}.requests", at()), f);
+        }
+    }
+}
+
+/// The divisors of a container's `env[].valueFrom.resourceFieldRef`.
+fn each_in_env(env: Option<&[EnvVar]>, at: PathOf, f: &mut dyn FnMut(PathOf, &Quantity)) {
+    for (j, e) in env.unwrap_or_default().iter().enumerate() {
+        let field = e
+            .value_from
+            .as_ref()
+            .and_then(|v| v.resource_field_ref.as_ref());
+        if let Some(q) = field.and_then(|r| r.divisor.as_ref()) {
+            f(
+                &|| format!("{}.env[{j}].valueFrom.resourceFieldRef.divisor", at()),
+                q,
+            );
+        }
+    }
+}
+
+/// The divisors of a downward API volume's (or projection's) items.
+fn each_in_downward_api(
+    items: Option<&[DownwardAPIVolumeFile]>,
+    at: PathOf,
+    f: &mut dyn FnMut(PathOf, &Quantity),
+) {
+    for (j, item) in items.unwrap_or_default().iter().enumerate() {
+        if let Some(q) = item
+            .resource_field_ref
+            .as_ref()
+            .and_then(|r| r.divisor.as_ref())
+        {
+            f(
+                &|| format!("{}.items[{j}].resourceFieldRef.divisor", at()),
+                q,
+            );
         }
     }
 }
@@ -212,6 +264,7 @@ pub fn canonicalize_pod_spec(spec: &mut PodSpec, lists: Rounding) {
     }
     canonicalize_requirements(&mut spec.resources, lists);
     canonicalize_list(&mut spec.overhead, lists);
+    canonicalize_divisors(spec);
     for v in spec.volumes.iter_mut().flatten() {
         if let Some(limit) = v.empty_dir.as_mut().and_then(|d| d.size_limit.as_mut()) {
             canonicalize_one(limit, Rounding::None);
@@ -227,6 +280,43 @@ pub fn canonicalize_pod_spec(spec: &mut PodSpec, lists: Rounding) {
     }
 }
 
+/// The `resourceFieldRef` divisors (bare quantities, never rounded) of containers' env and of
+/// downward API volumes and projections.
+fn canonicalize_divisors(spec: &mut PodSpec) {
+    let init = spec.init_containers.iter_mut().flatten();
+    let envs = spec
+        .containers
+        .iter_mut()
+        .chain(init)
+        .filter_map(|c| c.env.as_mut());
+    let ephemeral = spec.ephemeral_containers.iter_mut().flatten();
+    let envs = envs.chain(ephemeral.filter_map(|c| c.env.as_mut()));
+    for e in envs.flatten() {
+        let field = e
+            .value_from
+            .as_mut()
+            .and_then(|v| v.resource_field_ref.as_mut());
+        if let Some(q) = field.and_then(|r| r.divisor.as_mut()) {
+            canonicalize_one(q, Rounding::None);
+        }
+    }
+    for v in spec.volumes.iter_mut().flatten() {
+        let projected = v.projected.as_mut().and_then(|p| p.sources.as_mut());
+        let from_projections = projected
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.downward_api.as_mut()?.items.as_mut());
+        let own = v.downward_api.as_mut().and_then(|d| d.items.as_mut());
+        let items = own.into_iter().chain(from_projections).flatten();
+        for item in items {
+            let field = item.resource_field_ref.as_mut();
+            if let Some(q) = field.and_then(|r| r.divisor.as_mut()) {
+                canonicalize_one(q, Rounding::None);
+            }
+        }
+    }
+}
+
 /// A PersistentVolumeClaim's requested and limited storage.
 pub fn canonicalize_claim(claim: &mut PersistentVolumeClaim, lists: Rounding) {
     if let Some(r) = claim.spec.as_mut().and_then(|s| s.resources.as_mut()) {
@@ -235,7 +325,8 @@ pub fn canonicalize_claim(claim: &mut PersistentVolumeClaim, lists: Rounding) {
     }
 }
 
-fn canonicalize_requirements(r: &mut Option<ResourceRequirements>, lists: Rounding) {
+/// A container's requests and limits in their stored form.
+pub fn canonicalize_requirements(r: &mut Option<ResourceRequirements>, lists: Rounding) {
     if let Some(r) = r {
         canonicalize_list(&mut r.limits, lists);
         canonicalize_list(&mut r.requests, lists);

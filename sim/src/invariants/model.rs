@@ -557,13 +557,16 @@ impl Model {
 }
 
 /// A pod's containers without the env the LWS webhook injects, with the API server's
-/// defaults (a template's containers hash as the pods made from it do), hashed.
+/// defaults and its resource lists as a pod stores them (rounded up to thousandths, where an
+/// LWS template keeps `100u`): a template's containers hash as the pods made from it do.
 pub(super) fn fingerprint(spec: Option<&PodSpec>) -> u64 {
     let strip = |cs: &[Container]| -> Vec<Container> {
         cs.iter()
             .map(|c| {
                 let mut c = c.clone();
                 crate::api::pod_defaults::default_container(&mut c);
+                let lists = crate::api::quantity::Rounding::Milli;
+                crate::api::quantity::canonicalize_requirements(&mut c.resources, lists);
                 if let Some(env) = c.env.as_mut() {
                     env.retain(|e| !e.name.starts_with("LWS_") && !e.name.starts_with("TPU_"));
                     if env.is_empty() {
