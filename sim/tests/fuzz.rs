@@ -375,17 +375,17 @@ fn campaign(
         .unwrap()
 }
 
-#[test]
-fn a_disaggregated_campaign_needs_v0_10_0_and_records_its_workload() {
-    let dir = scratch("ds");
+/// A campaign of `workload` under `refused` is exit 2 saying `says` and writes nothing; under
+/// `accepted` it passes and its summary records the workload.
+fn refused_then_recorded(workload: &str, cases: u32, refused: (&str, &str), accepted: &str) {
+    let dir = scratch(workload);
     let out = dir.join("out");
-    let run = |reconciler: &str| campaign(reconciler, "disaggregated", 2, &out);
-    let o = run("v0.4.1");
+    let o = campaign(refused.0, workload, cases, &out);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("runs no DisaggregatedSet controller"), "{err}");
+    assert!(err.contains(refused.1), "{err}");
     assert!(!out.exists(), "nothing written for a refused campaign");
-    let o = run(V0_10_0_FIXED);
+    let o = campaign(accepted, workload, cases, &out);
     assert_eq!(
         o.status.code(),
         Some(0),
@@ -393,10 +393,14 @@ fn a_disaggregated_campaign_needs_v0_10_0_and_records_its_workload() {
         String::from_utf8_lossy(&o.stderr)
     );
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
-    assert!(
-        summary.contains("\"workload\": \"disaggregated\""),
-        "{summary}"
-    );
+    let recorded = format!("\"workload\": \"{workload}\"");
+    assert!(summary.contains(&recorded), "{summary}");
+}
+
+#[test]
+fn a_disaggregated_campaign_needs_v0_10_0_and_records_its_workload() {
+    let refused = ("v0.4.1", "runs no DisaggregatedSet controller");
+    refused_then_recorded("disaggregated", 2, refused, V0_10_0_FIXED);
 }
 
 #[test]
@@ -499,24 +503,9 @@ fn z11_s_fix_in_the_v0_4_1_port_clears_all_fixed_s_replaced_stall() {
 
 #[test]
 fn a_gang_campaign_needs_the_scheduler_provider_and_its_cases_gang_schedule() {
-    let dir = scratch("gang");
-    let out = dir.join("out");
-    let run = |reconciler: &str| campaign(reconciler, "lws-gang", 3, &out);
-    let o = run("v0.10.0");
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("has no scheduler provider"), "{err}");
-    assert!(!out.exists(), "nothing written for a refused campaign");
     let gang = format!("{V0_10_0_FIXED},gang-scheduling=volcano");
-    let o = run(&gang);
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
-    assert!(summary.contains("\"workload\": \"lws-gang\""), "{summary}");
+    let refused = ("v0.10.0", "has no scheduler provider");
+    refused_then_recorded("lws-gang", 3, refused, &gang);
     // The case's pods name Volcano, and Volcano binds them.
     let case = lws_sim::fuzz::generate_for(lws_sim::fuzz::Workload::Gang, 1, 0);
     let profile = lws::profile::Profile::parse(&gang).unwrap();

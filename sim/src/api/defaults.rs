@@ -511,6 +511,8 @@ fn validate_statefulset(
             }
         }
     }
+    // `ValidateStatefulSetSpec` validates the selector strictly, as a PDB's.
+    validate_label_selector(&mut errs, "spec.selector", &spec.selector);
     found(errs)?;
     let selector = Selector::from_label_selector(Some(&spec.selector))?;
     let labels = spec

@@ -1532,12 +1532,10 @@ impl ApiServer {
     ) -> ApiResult<()> {
         self.admission_warnings.borrow_mut().clear();
         if endpoint == Endpoint::Main {
-            // A built-in kind's body is decoded into Go types: a quantity that does not parse
-            // fails the decode, whatever field holds it (a `/status` write holds the stored
-            // spec, already decoded).
-            quantity::check_decodes(obj)?;
-            // Decoded into Go types and encoded again: quantities in their canonical form.
-            quantity::canonicalize(obj);
+            // Decoded into Go types (a quantity that does not parse fails the decode) and
+            // encoded again: quantities in their stored form. A `/status` write holds the
+            // stored spec, already decoded.
+            quantity::canonicalize(obj)?;
         }
         let store = K::store(self);
         let webhooks = endpoint == Endpoint::Main;

@@ -68,51 +68,6 @@ fn decimal(b: &[u8]) -> Option<usize> {
     }
 }
 
-/// A built-in kind's body is decoded into Go types, where every `resource.Quantity` must parse
-/// (`Quantity.UnmarshalJSON`), whatever field holds it: the first that does not fails the
-/// request with a 400 in the decoder's words (`Pod in version "v1" cannot be handled as a Pod:
-/// quantities must match the regular expression '...'`; the decoder names no field). Pods and
-/// StatefulSets (pod template and claim templates); other kinds hold no quantity a client sets.
-pub fn check_decodes<K: Kind>(obj: &K) -> ApiResult<()> {
-    let any = obj as &dyn Any;
-    let (kind, first_bad) = if let Some(pod) = any.downcast_ref::<Pod>() {
-        ("Pod", pod.spec.as_ref().and_then(first_unparsed))
-    } else if let Some(sts) = any.downcast_ref::<StatefulSet>() {
-        let spec = &sts.spec;
-        let claims = spec.volume_claim_templates.iter().flatten();
-        let in_claims = claims
-            .filter_map(|c| c.spec.as_ref()?.resources.as_ref())
-            .find_map(|r| first_in_lists([r.limits.as_ref(), r.requests.as_ref()]));
-        let in_template = spec.template.spec.as_ref().and_then(first_unparsed);
-        ("StatefulSet", in_template.or(in_claims))
-    } else {
-        return Ok(());
-    };
-    match first_bad {
-        None => Ok(()),
-        Some(why) => Err(ApiError::new(
-            super::Reason::BadRequest,
-            format!("{kind} in version \"v1\" cannot be handled as a {kind}: {why}"),
-        )),
-    }
-}
-
-/// The parse error of the first quantity of `spec` that does not parse.
-fn first_unparsed(spec: &PodSpec) -> Option<&'static str> {
-    let mut first = None;
-    each_in_pod_spec(spec, "", &mut |_, q| {
-        if first.is_none() {
-            first = lws::quantity::Quantity::parse(&q.0).err();
-        }
-    });
-    first
-}
-
-fn first_in_lists(lists: [Option<&BTreeMap<String, Quantity>>; 2]) -> Option<&'static str> {
-    let mut all = lists.into_iter().flatten().flat_map(|m| m.values());
-    all.find_map(|q| lws::quantity::Quantity::parse(&q.0).err())
-}
-
 /// A quantity's field path, spelled only when asked (on an error).
 pub type PathOf<'a> = &'a dyn Fn() -> String;
 
@@ -227,62 +182,77 @@ pub fn each_in_map(
     }
 }
 
-/// Every quantity of `obj` in its stored form: what a real API server keeps after decoding a
-/// built-in kind (`Quantity.UnmarshalJSON`, the defaulting `RoundUp` of resource lists, then
-/// `MarshalJSON`: `0.5` is stored `500m`, `2048Mi` `2Gi`, `100u` `1m`, `+1` as written).
-/// Pods and StatefulSets (their pod template and claim templates); a quantity that does not
-/// parse (validation refuses it) is left as is (`lws::quantity::stored`).
-pub fn canonicalize<K: Kind>(obj: &mut K) {
+/// A built-in kind's body as the API server decodes and stores it: every `resource.Quantity`
+/// must parse (`Quantity.UnmarshalJSON`), whatever field holds it, or the request fails with a
+/// 400 in the decoder's words (`Pod in version "v1" cannot be handled as a Pod: quantities must
+/// match the regular expression '...'`; the decoder names no field); then each is kept in its
+/// stored form (the defaulting `RoundUp` of resource lists, then `MarshalJSON`: `0.5` is stored
+/// `500m`, `2048Mi` `2Gi`, `100u` `1m`, `+1` as written; `lws::quantity::stored`). Pods and
+/// StatefulSets (pod template and claim templates); other kinds hold no quantity a client sets.
+/// One parse per quantity.
+pub fn canonicalize<K: Kind>(obj: &mut K) -> ApiResult<()> {
     let any = obj as &mut dyn Any;
-    if let Some(pod) = any.downcast_mut::<Pod>() {
-        if let Some(spec) = &mut pod.spec {
-            canonicalize_pod_spec(spec, Rounding::Milli);
-        }
+    let (kind, decoded) = if let Some(pod) = any.downcast_mut::<Pod>() {
+        let spec = pod.spec.as_mut();
+        let decoded = spec.map_or(Ok(()), |s| canonicalize_pod_spec(s, Rounding::Milli));
+        ("Pod", decoded)
     } else if let Some(sts) = any.downcast_mut::<StatefulSet>() {
-        if let Some(spec) = &mut sts.spec.template.spec {
-            canonicalize_pod_spec(spec, Rounding::Milli);
-        }
+        let spec = sts.spec.template.spec.as_mut();
+        let mut decoded = spec.map_or(Ok(()), |s| canonicalize_pod_spec(s, Rounding::Milli));
         for claim in sts.spec.volume_claim_templates.iter_mut().flatten() {
-            canonicalize_claim(claim, Rounding::Milli);
+            decoded = decoded.and_then(|()| canonicalize_claim(claim, Rounding::Milli));
         }
-    }
+        ("StatefulSet", decoded)
+    } else {
+        return Ok(());
+    };
+    decoded.map_err(|why| {
+        ApiError::new(
+            super::Reason::BadRequest,
+            format!("{kind} in version \"v1\" cannot be handled as a {kind}: {why}"),
+        )
+    })
 }
 
+/// A quantity's parse error, which stops a canonicalization (the object is refused).
+pub type Undecodable = &'static str;
+
 /// The quantities of a PodSpec: containers' (all three kinds) requests and limits, pod-level
-/// resources, overhead, `emptyDir.sizeLimit` and ephemeral claim templates. `lists` is how the
-/// resource lists are rounded (a bare quantity never is).
-pub fn canonicalize_pod_spec(spec: &mut PodSpec, lists: Rounding) {
+/// resources, overhead, `emptyDir.sizeLimit`, `resourceFieldRef` divisors and ephemeral claim
+/// templates. `lists` is how the resource lists are rounded (a bare quantity never is).
+pub fn canonicalize_pod_spec(spec: &mut PodSpec, lists: Rounding) -> Result<(), Undecodable> {
     for c in spec
         .containers
         .iter_mut()
         .chain(spec.init_containers.iter_mut().flatten())
     {
-        canonicalize_requirements(&mut c.resources, lists);
+        canonicalize_requirements(&mut c.resources, lists)?;
     }
     for c in spec.ephemeral_containers.iter_mut().flatten() {
-        canonicalize_requirements(&mut c.resources, lists);
+        canonicalize_requirements(&mut c.resources, lists)?;
     }
-    canonicalize_requirements(&mut spec.resources, lists);
-    canonicalize_list(&mut spec.overhead, lists);
-    canonicalize_divisors(spec);
+    canonicalize_requirements(&mut spec.resources, lists)?;
+    canonicalize_list(&mut spec.overhead, lists)?;
+    canonicalize_divisors(spec)?;
     for v in spec.volumes.iter_mut().flatten() {
         if let Some(limit) = v.empty_dir.as_mut().and_then(|d| d.size_limit.as_mut()) {
-            canonicalize_one(limit, Rounding::None);
+            canonicalize_one(limit, Rounding::None)?;
         }
         let template = v
             .ephemeral
             .as_mut()
             .and_then(|e| e.volume_claim_template.as_mut());
         if let Some(r) = template.and_then(|t| t.spec.resources.as_mut()) {
-            canonicalize_list(&mut r.limits, lists);
-            canonicalize_list(&mut r.requests, lists);
+            canonicalize_list(&mut r.limits, lists)?;
+            canonicalize_list(&mut r.requests, lists)?;
         }
     }
+    Ok(())
 }
 
 /// The `resourceFieldRef` divisors (bare quantities, never rounded) of containers' env and of
 /// downward API volumes and projections.
-fn canonicalize_divisors(spec: &mut PodSpec) {
+fn canonicalize_divisors(spec: &mut PodSpec) -> Result<(), Undecodable> {
     let init = spec.init_containers.iter_mut().flatten();
     let envs = spec
         .containers
@@ -297,7 +267,7 @@ fn canonicalize_divisors(spec: &mut PodSpec) {
             .as_mut()
             .and_then(|v| v.resource_field_ref.as_mut());
         if let Some(q) = field.and_then(|r| r.divisor.as_mut()) {
-            canonicalize_one(q, Rounding::None);
+            canonicalize_one(q, Rounding::None)?;
         }
     }
     for v in spec.volumes.iter_mut().flatten() {
@@ -311,39 +281,58 @@ fn canonicalize_divisors(spec: &mut PodSpec) {
         for item in items {
             let field = item.resource_field_ref.as_mut();
             if let Some(q) = field.and_then(|r| r.divisor.as_mut()) {
-                canonicalize_one(q, Rounding::None);
+                canonicalize_one(q, Rounding::None)?;
             }
         }
     }
+    Ok(())
 }
 
 /// A PersistentVolumeClaim's requested and limited storage.
-pub fn canonicalize_claim(claim: &mut PersistentVolumeClaim, lists: Rounding) {
+pub fn canonicalize_claim(
+    claim: &mut PersistentVolumeClaim,
+    lists: Rounding,
+) -> Result<(), Undecodable> {
     if let Some(r) = claim.spec.as_mut().and_then(|s| s.resources.as_mut()) {
-        canonicalize_list(&mut r.limits, lists);
-        canonicalize_list(&mut r.requests, lists);
+        canonicalize_list(&mut r.limits, lists)?;
+        canonicalize_list(&mut r.requests, lists)?;
     }
+    Ok(())
 }
 
 /// A container's requests and limits in their stored form.
-pub fn canonicalize_requirements(r: &mut Option<ResourceRequirements>, lists: Rounding) {
+pub fn canonicalize_requirements(
+    r: &mut Option<ResourceRequirements>,
+    lists: Rounding,
+) -> Result<(), Undecodable> {
     if let Some(r) = r {
-        canonicalize_list(&mut r.limits, lists);
-        canonicalize_list(&mut r.requests, lists);
+        canonicalize_list(&mut r.limits, lists)?;
+        canonicalize_list(&mut r.requests, lists)?;
     }
+    Ok(())
 }
 
-fn canonicalize_list(list: &mut Option<BTreeMap<String, Quantity>>, rounding: Rounding) {
+fn canonicalize_list(
+    list: &mut Option<BTreeMap<String, Quantity>>,
+    rounding: Rounding,
+) -> Result<(), Undecodable> {
     for q in list.iter_mut().flat_map(|l| l.values_mut()) {
-        canonicalize_one(q, rounding);
+        canonicalize_one(q, rounding)?;
     }
+    Ok(())
 }
 
-fn canonicalize_one(q: &mut Quantity, rounding: Rounding) {
-    if let Some(c) = lws::quantity::stored(&q.0, rounding) {
-        if c != q.0 {
-            q.0 = c;
+fn canonicalize_one(q: &mut Quantity, rounding: Rounding) -> Result<(), Undecodable> {
+    match lws::quantity::stored(&q.0, rounding) {
+        Some(c) => {
+            if c != q.0 {
+                q.0 = c;
+            }
+            Ok(())
         }
+        // It does not parse, or it is finer than a thousandth with nothing rounding it (then
+        // kept as written).
+        None => lws::quantity::Quantity::parse(&q.0).map(|_| ()),
     }
 }
 

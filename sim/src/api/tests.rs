@@ -1646,3 +1646,23 @@ fn a_new_budget_reads_zero_of_zero() {
         json!({"currentHealthy": 0, "desiredHealthy": 0, "disruptionsAllowed": 0, "expectedPods": 0})
     );
 }
+
+/// `ValidateStatefulSetSpec` validates its selector as `ValidateLabelSelector` does, as a
+/// PodDisruptionBudget's is.
+#[test]
+fn a_statefulset_selector_is_validated_strictly() {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement;
+    let mut a = api();
+    let mut s = sts("s", "app:v1");
+    s.spec.selector.match_expressions = Some(vec![LabelSelectorRequirement {
+        key: "app".into(),
+        operator: "Exists".into(),
+        values: Some(vec!["x".into()]),
+    }]);
+    let e = a.create("t", s).unwrap_err();
+    assert_eq!(e.code, 422, "{e}");
+    assert!(
+        e.to_string().contains("spec.selector.matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"),
+        "{e}"
+    );
+}

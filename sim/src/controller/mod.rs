@@ -190,14 +190,16 @@ fn decodes(l: &LeaderWorkerSet) -> Result<(), Rejection> {
 /// back canonical (`0.5` as `500m`), and the patch writes them so.
 fn canonical_templates(l: &mut LeaderWorkerSet) {
     use crate::api::quantity::{canonicalize_claim, canonicalize_pod_spec, Rounding};
-    // The webhook decodes into Go types and re-encodes: no defaulting rounds anything.
+    // The webhook decodes into Go types and re-encodes: no defaulting rounds anything. A
+    // quantity that does not parse is left to the schema check (`decodes` refused the ones of
+    // the pattern's shape), which refuses this LWS.
     let t = &mut l.spec.leader_worker_template;
     let templates = t.leader_template.iter_mut().chain([&mut t.worker_template]);
     for spec in templates.filter_map(|t| t.spec.as_mut()) {
-        canonicalize_pod_spec(spec, Rounding::None);
+        let _ = canonicalize_pod_spec(spec, Rounding::None);
     }
     for claim in t.volume_claim_templates.iter_mut().flatten() {
-        canonicalize_claim(claim, Rounding::None);
+        let _ = canonicalize_claim(claim, Rounding::None);
     }
 }
 

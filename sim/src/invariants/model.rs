@@ -244,8 +244,10 @@ impl Model {
             self.max_surge = k.max_surge;
         }
         let rev = Revision {
-            leader: fingerprint(l.leader_template().spec.as_ref()),
-            worker: fingerprint(l.spec.leader_worker_template.worker_template.spec.as_ref()),
+            leader: template_fingerprint(l.leader_template().spec.as_ref()),
+            worker: template_fingerprint(
+                l.spec.leader_worker_template.worker_template.spec.as_ref(),
+            ),
             key,
         };
         if self.latest.map(|i| &self.revisions[i]) != Some(&rev) {
@@ -557,16 +559,29 @@ impl Model {
 }
 
 /// A pod's containers without the env the LWS webhook injects, with the API server's
-/// defaults and its resource lists as a pod stores them (rounded up to thousandths, where an
-/// LWS template keeps `100u`): a template's containers hash as the pods made from it do.
+/// defaults, hashed.
 pub(super) fn fingerprint(spec: Option<&PodSpec>) -> u64 {
+    containers_hash(spec, false)
+}
+
+/// A template's containers as `fingerprint` hashes the pods made from it: with their resource
+/// lists as a pod stores them (rounded up to thousandths, where an LWS template keeps `100u`).
+pub(super) fn template_fingerprint(spec: Option<&PodSpec>) -> u64 {
+    containers_hash(spec, true)
+}
+
+fn containers_hash(spec: Option<&PodSpec>, round_lists: bool) -> u64 {
     let strip = |cs: &[Container]| -> Vec<Container> {
         cs.iter()
             .map(|c| {
                 let mut c = c.clone();
                 crate::api::pod_defaults::default_container(&mut c);
-                let lists = crate::api::quantity::Rounding::Milli;
-                crate::api::quantity::canonicalize_requirements(&mut c.resources, lists);
+                if round_lists {
+                    // A stored template's quantities all parse.
+                    let lists = crate::api::quantity::Rounding::Milli;
+                    let _ =
+                        crate::api::quantity::canonicalize_requirements(&mut c.resources, lists);
+                }
                 if let Some(env) = c.env.as_mut() {
                     env.retain(|e| !e.name.starts_with("LWS_") && !e.name.starts_with("TPU_"));
                     if env.is_empty() {
