@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
 use k8s_openapi::api::core::v1::{
-    ContainerState, ContainerStateRunning, ContainerStateWaiting, ContainerStatus, HostIP, Node,
-    Pod, PodIP,
+    ContainerState, ContainerStateRunning, ContainerStateTerminated, ContainerStateWaiting,
+    ContainerStatus, HostIP, Node, Pod, PodIP,
 };
 use lws::k8s;
 
@@ -288,6 +288,19 @@ impl Kubelet {
             c.restart_count += 1;
             restarts = restarts.max(c.restart_count);
             c.ready = false;
+            // The run that ended, as the kubelet reports it (`lastState`, which `kubectl get
+            // pods` reads for "2 (30s ago)"): exit code 1, reason Error.
+            let started_at = c.state.as_ref().and_then(|s| s.running.as_ref());
+            c.last_state = Some(ContainerState {
+                terminated: Some(ContainerStateTerminated {
+                    exit_code: 1,
+                    reason: Some("Error".into()),
+                    started_at: started_at.and_then(|r| r.started_at.clone()),
+                    finished_at: Some(to_time(now_ms)),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            });
             c.state = Some(ContainerState {
                 waiting: Some(ContainerStateWaiting {
                     reason: Some("CrashLoopBackOff".into()),

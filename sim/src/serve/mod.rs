@@ -19,6 +19,7 @@ mod http;
 mod namespaces;
 mod negotiate;
 pub mod ops;
+mod pod_row;
 mod proto;
 pub mod query;
 mod record;

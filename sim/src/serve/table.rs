@@ -62,6 +62,8 @@ pub fn columns(kind: KindId, lws_printer_columns: bool) -> Vec<Value> {
             c.push(col("Age", "string", 0));
             c.push(col("IP", "string", 1));
             c.push(col("Node", "string", 1));
+            c.push(col("Nominated Node", "string", 1));
+            c.push(col("Readiness Gates", "string", 1));
         }
         KindId::StatefulSet => {
             c.push(col("Ready", "string", 0));
@@ -267,44 +269,7 @@ fn selector(obj: &Value) -> String {
     pairs.join(",")
 }
 
-/// printers.go `printPod`'s cells: ready containers, status, restarts, age, IP and node.
-fn pod_cells(obj: &Value, name: &str, age: String) -> Vec<Value> {
-    let statuses = obj
-        .pointer("/status/containerStatuses")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let total = obj
-        .pointer("/spec/containers")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    let ready = statuses
-        .iter()
-        .filter(|c| c.get("ready") == Some(&Value::Bool(true)))
-        .count();
-    let restarts: i64 = statuses.iter().map(|c| n(c, "/restartCount")).sum();
-    let waiting = statuses
-        .iter()
-        .find_map(|c| c.pointer("/state/waiting/reason").and_then(Value::as_str));
-    let status = if obj.pointer("/metadata/deletionTimestamp").is_some() {
-        "Terminating".to_string()
-    } else if let Some(w) = waiting {
-        w.to_string()
-    } else {
-        let p = s(obj, "/status/phase");
-        if p.is_empty() { "Pending" } else { p }.to_string()
-    };
-    vec![
-        json!(name),
-        json!(format!("{ready}/{total}")),
-        json!(status),
-        json!(restarts.to_string()),
-        json!(age),
-        json!(or_none(s(obj, "/status/podIP"))),
-        json!(or_none(s(obj, "/spec/nodeName"))),
-    ]
-}
-
+/// A row's cells for an object of `kind`, after printers.go's print functions.
 pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) -> Vec<Value> {
     let name = s(obj, "/metadata/name");
     let age = age(obj, now_ms);
@@ -312,7 +277,7 @@ pub fn cells(kind: KindId, lws_printer_columns: bool, obj: &Value, now_ms: u64) 
         return custom_cells(printer_columns(kind, lws_printer_columns), obj, name, age);
     }
     match kind {
-        KindId::Pod => pod_cells(obj, name, age),
+        KindId::Pod => super::pod_row::cells(obj, name, age, now_ms),
         KindId::StatefulSet => {
             let (c, i) = containers(obj, "/spec/template/spec/containers");
             let ready = format!(
