@@ -70,6 +70,9 @@ pub struct SpecLines {
     pub node_domains: Vec<usize>,
     /// `cluster.kubernetesVersion`.
     pub kubernetes_version: Option<usize>,
+    /// Each step's `apply` value's line (0: none): for an inline manifest written as a
+    /// literal block (`apply: |`), the line of its first line that is not blank.
+    pub apply_values: Vec<usize>,
 }
 
 #[derive(Deserialize)]
@@ -116,6 +119,29 @@ fn steps_over(text: &str, max: usize) -> Option<(usize, String)> {
 }
 
 #[derive(Deserialize)]
+struct RawApplyStep {
+    apply: Option<Spanned<IgnoredAny>>,
+}
+
+#[derive(Deserialize)]
+struct RawApplySteps {
+    #[serde(default)]
+    steps: Vec<RawApplyStep>,
+}
+
+/// The line of each step's `apply` value; empty when a step is not a mapping.
+fn apply_values(text: &str, options: serde_saphyr::Options) -> Vec<usize> {
+    let Ok(raw) = serde_saphyr::from_str_with_options::<RawApplySteps>(text, options) else {
+        return Vec::new();
+    };
+    let line = |s: &Spanned<IgnoredAny>| usize::try_from(s.referenced.line()).unwrap_or(0);
+    raw.steps
+        .iter()
+        .map(|s| s.apply.as_ref().map_or(0, line))
+        .collect()
+}
+
+#[derive(Deserialize)]
 struct RawLines {
     #[serde(default)]
     steps: Vec<Spanned<IgnoredAny>>,
@@ -135,7 +161,7 @@ impl SpecLines {
         // as that string, and must not cost the file its lines.
         let mut options = super::yaml_options();
         options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::AsString;
-        let Ok(raw) = serde_saphyr::from_str_with_options::<RawLines>(text, options) else {
+        let Ok(raw) = serde_saphyr::from_str_with_options::<RawLines>(text, options.clone()) else {
             return SpecLines::default();
         };
         let line = |s: &Spanned<IgnoredAny>| usize::try_from(s.referenced.line()).ok();
@@ -146,6 +172,7 @@ impl SpecLines {
             .and_then(|c| c.kubernetes_version.as_ref());
         SpecLines {
             kubernetes_version: kubernetes_version.and_then(line),
+            apply_values: apply_values(text, options),
             steps: raw.steps.iter().map(|s| line(s).unwrap_or(0)).collect(),
             manifests: raw.manifests.iter().map(|s| line(s).unwrap_or(0)).collect(),
             invariants: raw.invariants.as_ref().and_then(line),
@@ -191,6 +218,13 @@ impl SpecLines {
 
     pub fn step(&self, i: usize) -> Option<usize> {
         self.steps.get(i).copied().filter(|l| *l > 0)
+    }
+
+    /// The file's line of line `k` (1-based) of step `i`'s inline manifest block, whose text
+    /// starts with `blank` empty lines.
+    pub fn apply_block_line(&self, i: usize, k: usize, blank: usize) -> Option<usize> {
+        let first = self.apply_values.get(i).copied().filter(|l| *l > blank)?;
+        Some(first - blank - 1 + k)
     }
 
     pub fn manifest(&self, i: usize) -> Option<usize> {

@@ -224,12 +224,17 @@ fn retyped(
     }
 }
 
-/// A `resource.Quantity` field: a value of `limits`, `requests` or `overhead`, or a
-/// `sizeLimit`, which decode from numbers too.
+/// A `resource.Quantity` field, which decodes from a number too: a value of `limits`,
+/// `requests`, `overhead` or a PodGroup's `minResources` (int-or-string in Volcano's CRD), a
+/// `sizeLimit` or a `resourceFieldRef`'s `divisor`.
 fn is_quantity(path: &[String]) -> bool {
     let parent = path.len().checked_sub(2).map(|i| path[i].as_str());
-    matches!(parent, Some("limits" | "requests" | "overhead"))
-        || path.last().is_some_and(|k| k == "sizeLimit")
+    matches!(
+        parent,
+        Some("limits" | "requests" | "overhead" | "minResources")
+    ) || path
+        .last()
+        .is_some_and(|k| k == "sizeLimit" || k == "divisor")
 }
 
 /// `spec.template.containers[0].name`: a path of keys and list indices as a field.
@@ -389,6 +394,12 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Manifest>, LoadError> {
 /// arbitrary upstream manifests needs to.
 pub fn parse_lenient(file: &str, text: &str) -> Result<(Vec<Manifest>, Vec<String>), LoadError> {
     parse_documents(file, text, true, Counts::Checked)
+}
+
+/// Parse an inline manifest a step writes as a YAML block (`apply: |`): one or more
+/// documents, as a file holds them; errors name `file` and the line within the block.
+pub fn parse_inline(file: &str, text: &str, counts: Counts) -> Result<Vec<Manifest>, LoadError> {
+    parse_documents(file, text, false, counts).map(|(m, _)| m)
 }
 
 /// Whether a LeaderWorkerSet's group and pod counts are held to the limits when it loads.

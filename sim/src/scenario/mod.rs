@@ -446,7 +446,20 @@ impl Scenario {
             // `ctx` also names inline manifests in the trace: its form is part of trace hashes.
             let ctx = format!("{file}: steps[{i}]");
             let key = s.key();
+            let inline = step::inline_source(&ctx);
             let step = Step::resolve(&ctx, s, files).map_err(|e| match e.file == ctx {
+                // A line of an inline block (`apply: |`): the file's line under the `apply`.
+                false if e.file == inline => {
+                    let blank = match s {
+                        StepSpec::Apply(serde_json::Value::String(t)) => {
+                            t.chars().take_while(|c| *c == '\n').count()
+                        }
+                        _ => 0,
+                    };
+                    let at = e.line.and_then(|k| lines.apply_block_line(i, k, blank));
+                    let at = at.or(lines.step(i));
+                    err_at(&file, at, format!("steps[{i}]: apply: {}", e.message))
+                }
                 true if e.message.starts_with(key) => {
                     err_at(&file, lines.step(i), format!("steps[{i}]: {}", e.message))
                 }
@@ -509,7 +522,9 @@ impl Scenario {
                 s => s,
             };
             match s {
-                StepSpec::Apply(serde_json::Value::String(p)) => Some(p.as_str()),
+                StepSpec::Apply(serde_json::Value::String(p)) if !step::is_inline_block(p) => {
+                    Some(p.as_str())
+                }
                 _ => None,
             }
         });

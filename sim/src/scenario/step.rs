@@ -632,6 +632,17 @@ fn node_sel(ctx: &str, r: &NodeRef, step: &str) -> Result<NodeSel, LoadError> {
     }
 }
 
+/// Whether an `apply` string is a manifest written inline (`apply: |` and its documents)
+/// rather than a file's name.
+pub fn is_inline_block(s: &str) -> bool {
+    s.trim_end().contains('\n')
+}
+
+/// The name an inline manifest's objects and errors go by.
+pub fn inline_source(ctx: &str) -> String {
+    format!("{ctx} (inline)")
+}
+
 fn apply(
     ctx: &str,
     v: &Value,
@@ -639,6 +650,18 @@ fn apply(
     counts: manifest::Counts,
 ) -> Result<Step, LoadError> {
     match v {
+        // A string of more than one line is no file name: the manifest itself, as a block.
+        Value::String(text) if is_inline_block(text) => {
+            let source = inline_source(ctx);
+            let objects = manifest::parse_inline(&source, text, counts)?;
+            if objects.is_empty() {
+                return Err(err(ctx, "apply: the inline manifest has no document"));
+            }
+            Ok(Step::Apply {
+                source,
+                objects: objects.into(),
+            })
+        }
         Value::String(p) => {
             let (source, objects) = files.read(p)?;
             Ok(Step::Apply { source, objects })
@@ -649,7 +672,7 @@ fn apply(
         }),
         _ => Err(err(
             ctx,
-            "apply: expected a manifest path or an inline object",
+            "apply: expected a manifest path, an inline object or an inline YAML block (`apply: |`)",
         )),
     }
 }
