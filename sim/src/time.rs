@@ -35,6 +35,39 @@ pub fn from_time(t: &Time) -> u64 {
     u64::try_from(t.0.as_millisecond() - EPOCH_MS).unwrap_or(0)
 }
 
+/// An age as kubectl prints it (apimachinery `pkg/util/duration/duration.go` `HumanDuration`).
+pub fn human_duration(ms: u64) -> String {
+    let s = ms / 1000;
+    let (m, h) = (s / 60, s / 3600);
+    let (d, y) = (h / 24, h / (24 * 365));
+    let unless_zero = |n: u64, unit: &str| {
+        if n == 0 {
+            String::new()
+        } else {
+            format!("{n}{unit}")
+        }
+    };
+    if s < 120 {
+        format!("{s}s")
+    } else if m < 10 {
+        format!("{m}m{}", unless_zero(s % 60, "s"))
+    } else if h < 3 {
+        format!("{m}m")
+    } else if h < 8 {
+        format!("{h}h{}", unless_zero(m % 60, "m"))
+    } else if h < 48 {
+        format!("{h}h")
+    } else if h < 24 * 8 {
+        format!("{d}d{}", unless_zero(h % 24, "h"))
+    } else if h < 24 * 365 * 2 {
+        format!("{d}d")
+    } else if h < 24 * 365 * 8 {
+        format!("{y}y{}", unless_zero(d % 365, "d"))
+    } else {
+        format!("{y}y")
+    }
+}
+
 /// `1500ms`, `30s`, `5m`, `10h` style, for messages.
 pub fn fmt_ms(ms: u64) -> String {
     if ms.is_multiple_of(3_600_000) && ms > 0 {
@@ -125,6 +158,19 @@ impl std::fmt::Display for Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ages_print_like_kubectl() {
+        assert_eq!(human_duration(59_000), "59s");
+        assert_eq!(human_duration(150_000), "2m30s");
+        assert_eq!(human_duration(180_000), "3m");
+        assert_eq!(human_duration(3_600_000), "60m");
+        assert_eq!(human_duration(5 * 3_600_000 + 60_000), "5h1m");
+        assert_eq!(human_duration(50 * 3_600_000), "2d2h");
+        assert_eq!(human_duration(10 * 86_400_000), "10d");
+        assert_eq!(human_duration(800 * 86_400_000), "2y70d");
+        assert_eq!(human_duration(9 * 365 * 86_400_000), "9y");
+    }
 
     #[test]
     fn time_round_trips() {

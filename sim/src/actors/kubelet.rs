@@ -413,17 +413,23 @@ fn mark_running(pod: &mut Pod, now_ms: u64) {
     let st = pod.status.get_or_insert_with(Default::default);
     st.phase = Some("Running".to_string());
     st.start_time.get_or_insert_with(|| to_time(now_ms));
-    let old: BTreeMap<String, i32> = st
+    // A restarted container keeps its count and the run that ended (`lastState`).
+    let old: BTreeMap<String, (i32, Option<ContainerState>)> = st
         .container_statuses
-        .iter()
+        .iter_mut()
         .flatten()
-        .map(|c| (c.name.clone(), c.restart_count))
+        .map(|c| (c.name.clone(), (c.restart_count, c.last_state.take())))
         .collect();
     st.container_statuses = Some(
         containers
             .into_iter()
-            .map(|(name, image)| ContainerStatus {
-                restart_count: old.get(&name).copied().unwrap_or(0),
+            .map(|(name, image)| {
+                let (restart_count, last_state) = old.get(&name).cloned().unwrap_or_default();
+                (name, image, restart_count, last_state)
+            })
+            .map(|(name, image, restart_count, last_state)| ContainerStatus {
+                restart_count,
+                last_state,
                 name,
                 image,
                 ready: true,

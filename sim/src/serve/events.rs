@@ -13,8 +13,9 @@
 use serde_json::{json, Map, Value};
 
 use super::query::{bad_request, failure, Reply};
-use super::table::{human_duration, wants_table};
+use super::table::wants_table;
 use crate::api::ApiServer;
+use crate::time::human_duration;
 
 /// The events.k8s.io API group.
 pub const GROUP: &str = "events.k8s.io";

@@ -12,8 +12,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::{json, Value};
 
 use super::query::{failure, Reply};
-use super::table::{col, human_duration, of_rows, wants_table};
+use super::table::{col, of_rows, wants_table};
 use crate::api::{with_kind, ApiServer, Kind, KindId, Selector};
+use crate::time::human_duration;
 
 /// The namespaces a cluster has before anyone creates one.
 const BUILT_IN: [&str; 4] = ["default", "kube-node-lease", "kube-public", "kube-system"];

@@ -4,8 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::table::human_duration;
-use crate::time::from_time;
+use crate::time::{from_time, human_duration};
 
 /// What `printPod` reads of one container status.
 struct ContainerStatus<'a>(&'a Value);
@@ -103,103 +102,126 @@ impl Restarts {
     }
 }
 
-/// The cells of a Pod's row: name, ready, status, restarts, age, IP, node, nominated node,
-/// readiness gates.
-pub fn cells(pod: &Value, name: &str, age: String, now_ms: u64) -> Vec<Value> {
-    let init_specs = list(pod, "/spec/initContainers");
-    let restartable = |name: &str| {
-        init_specs
+/// What the containers say: ready count, the status word, restarts (`printPod`'s loops).
+struct Progress {
+    ready: usize,
+    reason: String,
+    restarts: Restarts,
+}
+
+/// `printPod`'s walk of the init containers: the first that has not finished names the
+/// status (`Init:N/M`, `Init:<reason>`); started sidecars count as ready. Whether the pod is
+/// still initializing, and the restarts of its sidecars.
+fn init_containers(pod: &Value, p: &mut Progress) -> (bool, Restarts) {
+    let specs = list(pod, "/spec/initContainers");
+    let sidecar = |name: &str| {
+        specs
             .iter()
             .any(|c| str_at(c, "/name") == name && str_at(c, "/restartPolicy") == "Always")
     };
-    let mut total = list(pod, "/spec/containers").len();
-    total += init_specs
-        .iter()
-        .filter(|c| str_at(c, "/restartPolicy") == "Always")
-        .count();
-    let mut ready = 0;
-    let phase = str_at(pod, "/status/phase");
-    let mut reason = match str_at(pod, "/status/reason") {
-        "" => phase.to_string(),
-        r => r.to_string(),
-    };
-    let gated = list(pod, "/status/conditions")
-        .iter()
-        .any(|c| str_at(c, "/type") == "PodScheduled" && str_at(c, "/reason") == "SchedulingGated");
-    if gated {
-        reason = "SchedulingGated".into();
-    }
-
-    let mut restarts = Restarts::default();
     let mut sidecar_restarts = Restarts::default();
-    let mut initializing = false;
-    let init_statuses = list(pod, "/status/initContainerStatuses");
-    for (i, status) in init_statuses.iter().enumerate() {
+    for (i, status) in list(pod, "/status/initContainerStatuses")
+        .iter()
+        .enumerate()
+    {
         let c = ContainerStatus(status);
-        restarts.add(&c);
-        let sidecar = restartable(c.name());
-        if sidecar {
+        p.restarts.add(&c);
+        let is_sidecar = sidecar(c.name());
+        if is_sidecar {
             sidecar_restarts.add(&c);
         }
         let terminated = c.terminated();
         if terminated.is_some_and(|t| int_at(t, "/exitCode") == 0) {
             continue;
         }
-        if sidecar && c.started() {
-            if c.ready() {
-                ready += 1;
-            }
+        if is_sidecar && c.started() {
+            p.ready += usize::from(c.ready());
             continue;
         }
-        reason = match (terminated, c.waiting_reason()) {
+        p.reason = match (terminated, c.waiting_reason()) {
             (Some(t), _) => format!("Init:{}", terminated_reason(t)),
             (None, Some(w)) if !w.is_empty() && w != "PodInitializing" => format!("Init:{w}"),
-            _ => format!("Init:{i}/{}", init_specs.len()),
+            _ => format!("Init:{i}/{}", specs.len()),
         };
-        initializing = true;
-        break;
+        return (true, sidecar_restarts);
     }
+    (false, sidecar_restarts)
+}
 
+/// `printPod`'s walk of the containers, last to first: a waiting or terminated one names
+/// the status; running and ready ones count. A `Completed` pod with a container still running
+/// is `Running` or `NotReady`.
+fn containers(pod: &Value, p: &mut Progress) {
+    let mut has_running = false;
+    for status in list(pod, "/status/containerStatuses").iter().rev() {
+        let c = ContainerStatus(status);
+        p.restarts.add(&c);
+        match (c.waiting_reason(), c.terminated()) {
+            (Some(w), _) if !w.is_empty() => p.reason = w.to_string(),
+            (_, Some(t)) => p.reason = terminated_reason(t),
+            _ if c.ready() && c.running() => {
+                has_running = true;
+                p.ready += 1;
+            }
+            _ => {}
+        }
+    }
+    if p.reason == "Completed" && has_running {
+        p.reason = if condition_true(pod, "Ready") {
+            "Running"
+        } else {
+            "NotReady"
+        }
+        .into();
+    }
+}
+
+/// The status word before the containers are read: the phase, the pod's reason, or
+/// `SchedulingGated`.
+fn first_reason(pod: &Value) -> String {
+    let gated = list(pod, "/status/conditions")
+        .iter()
+        .any(|c| str_at(c, "/type") == "PodScheduled" && str_at(c, "/reason") == "SchedulingGated");
+    match str_at(pod, "/status/reason") {
+        _ if gated => "SchedulingGated".into(),
+        "" => str_at(pod, "/status/phase").to_string(),
+        r => r.to_string(),
+    }
+}
+
+/// The cells of a Pod's row: name, ready, status, restarts, age, IP, node, nominated node,
+/// readiness gates.
+pub fn cells(pod: &Value, name: &str, age: String, now_ms: u64) -> Vec<Value> {
+    let specs = list(pod, "/spec/initContainers");
+    let sidecars = specs
+        .iter()
+        .filter(|c| str_at(c, "/restartPolicy") == "Always")
+        .count();
+    let total = list(pod, "/spec/containers").len() + sidecars;
+    let mut p = Progress {
+        ready: 0,
+        reason: first_reason(pod),
+        restarts: Restarts::default(),
+    };
+    let (initializing, sidecar_restarts) = init_containers(pod, &mut p);
     if !initializing || condition_true(pod, "Initialized") {
-        restarts = sidecar_restarts;
-        let mut has_running = false;
-        for status in list(pod, "/status/containerStatuses").iter().rev() {
-            let c = ContainerStatus(status);
-            restarts.add(&c);
-            match (c.waiting_reason(), c.terminated()) {
-                (Some(w), _) if !w.is_empty() => reason = w.to_string(),
-                (_, Some(t)) => reason = terminated_reason(t),
-                _ if c.ready() && c.running() => {
-                    has_running = true;
-                    ready += 1;
-                }
-                _ => {}
-            }
-        }
-        if reason == "Completed" && has_running {
-            reason = if condition_true(pod, "Ready") {
-                "Running"
-            } else {
-                "NotReady"
-            }
-            .into();
-        }
+        p.restarts = sidecar_restarts;
+        containers(pod, &mut p);
     }
-
+    let phase = str_at(pod, "/status/phase");
     let deleting = pod.pointer("/metadata/deletionTimestamp").is_some();
     if deleting && str_at(pod, "/status/reason") == "NodeLost" {
-        reason = "Unknown".into();
+        p.reason = "Unknown".into();
     } else if deleting && phase != "Succeeded" && phase != "Failed" {
-        reason = "Terminating".into();
+        p.reason = "Terminating".into();
     }
-
-    let restarts_cell = match restarts.last_ms {
-        Some(t) if restarts.count != 0 => format!(
+    let restarts = match p.restarts.last_ms {
+        Some(t) if p.restarts.count != 0 => format!(
             "{} ({} ago)",
-            restarts.count,
+            p.restarts.count,
             human_duration(now_ms.saturating_sub(t))
         ),
-        _ => restarts.count.to_string(),
+        _ => p.restarts.count.to_string(),
     };
     let or_none = |s: &str| if s.is_empty() { "<none>" } else { s }.to_string();
     let ip = list(pod, "/status/podIPs")
@@ -207,9 +229,9 @@ pub fn cells(pod: &Value, name: &str, age: String, now_ms: u64) -> Vec<Value> {
         .map_or("", |p| str_at(p, "/ip"));
     vec![
         json!(name),
-        json!(format!("{ready}/{total}")),
-        json!(reason),
-        json!(restarts_cell),
+        json!(format!("{}/{total}", p.ready)),
+        json!(p.reason),
+        json!(restarts),
         json!(age),
         json!(or_none(ip)),
         json!(or_none(str_at(pod, "/spec/nodeName"))),

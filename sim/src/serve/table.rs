@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::columns::{printer_columns, PrinterColumn};
 use super::query::Reply;
 use crate::api::KindId;
-use crate::time::from_time;
+use crate::time::{from_time, human_duration};
 
 /// Does the Accept header ask for a Table?
 pub fn wants_table(accept: &str) -> bool {
@@ -109,39 +109,6 @@ pub fn columns(kind: KindId, lws_printer_columns: bool) -> Vec<Value> {
         _ => c.push(col("Age", "string", 0)),
     }
     c
-}
-
-/// kubectl's `duration.HumanDuration` (apimachinery `pkg/util/duration/duration.go`).
-pub fn human_duration(ms: u64) -> String {
-    let s = ms / 1000;
-    let (m, h, d) = (s / 60, s / 3600, s / 86400);
-    if s < 120 {
-        format!("{s}s")
-    } else if m < 10 {
-        if s.is_multiple_of(60) {
-            format!("{m}m")
-        } else {
-            format!("{m}m{}s", s % 60)
-        }
-    } else if h < 3 {
-        format!("{m}m")
-    } else if h < 8 {
-        if m.is_multiple_of(60) {
-            format!("{h}h")
-        } else {
-            format!("{h}h{}m", m % 60)
-        }
-    } else if h < 48 {
-        format!("{h}h")
-    } else if h < 24 * 8 {
-        if h.is_multiple_of(24) {
-            format!("{d}d")
-        } else {
-            format!("{d}d{}h", h % 24)
-        }
-    } else {
-        format!("{d}d")
-    }
 }
 
 fn age(obj: &Value, now_ms: u64) -> String {
@@ -499,15 +466,6 @@ pub fn include_objects(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ages_print_like_kubectl() {
-        assert_eq!(human_duration(59_000), "59s");
-        assert_eq!(human_duration(150_000), "2m30s");
-        assert_eq!(human_duration(3_600_000), "60m");
-        assert_eq!(human_duration(5 * 3_600_000 + 60_000), "5h1m");
-        assert_eq!(human_duration(50 * 3_600_000), "2d2h");
-    }
 
     #[test]
     fn table_accept_headers_are_recognised() {
