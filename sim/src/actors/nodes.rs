@@ -14,13 +14,17 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use lws::k8s;
 use serde_json::json;
 
-use crate::api::{set_pod_condition, ApiServer, DeleteOptions, EventType, Selector};
+use crate::api::{
+    disruption_target, set_pod_condition, ApiServer, DeleteOptions, EventType, Selector, BY_POD_GC,
+    BY_TAINT_MANAGER,
+};
 use crate::cluster::{ClusterConfig, Infra};
 use crate::informer::Informer;
 use crate::time::{after, to_time};
 
 pub const ACTOR: &str = "node-lifecycle-controller";
 pub const PODGC: &str = "pod-garbage-collector";
+const TAINT_EVICTION: &str = "taint-eviction-controller";
 pub const CLOUD: &str = "cloud-node-lifecycle";
 const PODGC_TICK_MS: u64 = 20_000;
 const PODGC_QUARANTINE_MS: u64 = 40_000;
@@ -204,9 +208,14 @@ impl NodeLifecycle {
             );
             let since = self.orphans.get(&key).copied().unwrap_or(now_ms);
             if now_ms - since >= PODGC_QUARANTINE_MS {
-                let mut p = (*pod).clone();
-                p.status.get_or_insert_with(Default::default).phase = Some("Failed".into());
-                let _ = api.update_status(PODGC, p);
+                // `markFailedAndDeletePodWithCondition`: a pod not yet terminal is marked
+                // Failed, with DisruptionTarget, before the forced delete.
+                if !matches!(k8s::phase(&pod), "Succeeded" | "Failed") {
+                    let mut p = (*pod).clone();
+                    p.status.get_or_insert_with(Default::default).phase = Some("Failed".into());
+                    disruption_target(&mut p, &BY_POD_GC, now_ms);
+                    let _ = api.update_status(PODGC, p);
+                }
                 let opts = DeleteOptions {
                     grace_period_seconds: Some(0),
                     ..Default::default()
@@ -303,9 +312,17 @@ fn evict_by_taint(api: &mut ApiServer, node: &str) {
         let due =
             eviction_delay_ms(&pod, &no_execute).is_some_and(|d| after(since_ms, d) <= now_ms);
         if due && pod.metadata.deletion_timestamp.is_none() {
+            // `addConditionAndDeletePod`: DisruptionTarget first (a status patch), then the
+            // delete; a failed patch leaves the pod for the next pass.
+            let mut marked = (*pod).clone();
+            if disruption_target(&mut marked, &BY_TAINT_MANAGER, now_ms)
+                && api.update_status(TAINT_EVICTION, marked).is_err()
+            {
+                continue;
+            }
             let m = &pod.metadata;
             let _ = api.delete::<Pod>(
-                "taint-eviction-controller",
+                TAINT_EVICTION,
                 k8s::namespace(m),
                 k8s::name(m),
                 &DeleteOptions::default(),

@@ -7,11 +7,12 @@
 //! which stands in for `disruptedPods`. `ObservedGeneration` is not compared (the budget is
 //! never "not yet processed").
 
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::core::v1::{Pod, PodCondition};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use lws::k8s;
 
 use super::{ApiError, ApiResult, ApiServer, DeleteOptions, Deleted, KindId, Reason, Selector};
+use crate::time::to_time;
 
 impl ApiServer {
     /// Evict a pod: delete it with `opts` (the Eviction's `deleteOptions`) unless a
@@ -37,7 +38,7 @@ impl ApiServer {
         let phase = k8s::phase(&pod);
         if matches!(phase, "Pending" | "Succeeded" | "Failed") || k8s::is_terminating(&pod.metadata)
         {
-            return self.delete::<Pod>(actor, namespace, name, opts);
+            return self.add_condition_and_delete(actor, &pod, opts);
         }
         let labels = pod.metadata.labels.as_ref();
         let pdbs: Vec<_> = self
@@ -77,7 +78,7 @@ impl ApiServer {
             if !k8s::is_ready(&pod) {
                 let policy = spec.unhealthy_pod_eviction_policy.as_deref();
                 if policy == Some("AlwaysAllow") || (healthy >= desired && desired > 0) {
-                    return self.delete::<Pod>(actor, namespace, name, opts);
+                    return self.add_condition_and_delete(actor, &pod, opts);
                 }
             }
             if healthy - desired <= 0 {
@@ -97,6 +98,90 @@ impl ApiServer {
                 return self.fail(actor, "evict", KindId::Pod, &key, e);
             }
         }
+        self.add_condition_and_delete(actor, &pod, opts)
+    }
+
+    /// eviction.go `addConditionAndDeletePod`: the pod gets the `DisruptionTarget` condition
+    /// (PodDisruptionConditions, on by default from Kubernetes 1.26, the oldest minor
+    /// simulated) through the status store, then is deleted; a dry run writes no condition.
+    fn add_condition_and_delete(
+        &mut self,
+        actor: &str,
+        pod: &Pod,
+        opts: &DeleteOptions,
+    ) -> ApiResult<Deleted<Pod>> {
+        let (namespace, name) = (k8s::namespace(&pod.metadata), k8s::name(&pod.metadata));
+        if !self.in_dry_run() {
+            let mut marked = pod.clone();
+            let now_ms = self.now_ms();
+            if disruption_target(&mut marked, &BY_EVICTION_API, now_ms) {
+                self.update_status(actor, marked)?;
+            }
+        }
         self.delete::<Pod>(actor, namespace, name, opts)
+    }
+}
+
+/// Why a pod is about to be disrupted: a `DisruptionTarget` condition's reason and message
+/// (k8s.io/api core/v1 `PodReasonDeletionByTaintManager` and the others; the messages are the
+/// writers' own).
+pub struct DisruptionReason {
+    pub reason: &'static str,
+    pub message: &'static str,
+}
+
+/// The eviction subresource's (eviction.go `addConditionAndDeletePod`).
+pub const BY_EVICTION_API: DisruptionReason = DisruptionReason {
+    reason: "EvictionByEvictionAPI",
+    message: "Eviction API: evicting",
+};
+
+/// The taint eviction controller's (pkg/controller/tainteviction `addConditionAndDeletePod`).
+pub const BY_TAINT_MANAGER: DisruptionReason = DisruptionReason {
+    reason: "DeletionByTaintManager",
+    message: "Taint manager: deleting due to NoExecute taint",
+};
+
+/// PodGC's, for a pod whose node no longer exists (pkg/controller/podgc `gcOrphaned`).
+pub const BY_POD_GC: DisruptionReason = DisruptionReason {
+    reason: "DeletionByPodGC",
+    message: "PodGC: node no longer exists",
+};
+
+/// Set `DisruptionTarget=True` with `why` on `pod` as pkg/api/v1/pod `UpdatePodCondition`
+/// does: the transition time moves only when the status changes. Whether anything changed.
+pub fn disruption_target(pod: &mut Pod, why: &DisruptionReason, now_ms: u64) -> bool {
+    let conditions = pod
+        .status
+        .get_or_insert_with(Default::default)
+        .conditions
+        .get_or_insert_with(Vec::new);
+    let wanted = |transition| PodCondition {
+        type_: "DisruptionTarget".into(),
+        status: "True".into(),
+        reason: Some(why.reason.into()),
+        message: Some(why.message.into()),
+        last_transition_time: transition,
+        ..Default::default()
+    };
+    match conditions
+        .iter_mut()
+        .find(|c| c.type_ == "DisruptionTarget")
+    {
+        None => {
+            conditions.push(wanted(Some(to_time(now_ms))));
+            true
+        }
+        Some(old) => {
+            let transition = if old.status == "True" {
+                old.last_transition_time.clone()
+            } else {
+                Some(to_time(now_ms))
+            };
+            let new = wanted(transition);
+            let changed = *old != new;
+            *old = new;
+            changed
+        }
     }
 }

@@ -9,6 +9,7 @@
 pub mod defaults;
 pub mod events;
 mod eviction;
+pub use eviction::{disruption_target, BY_POD_GC, BY_TAINT_MANAGER};
 pub mod kinds;
 pub mod names;
 pub mod patch;

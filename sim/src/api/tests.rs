@@ -1666,3 +1666,40 @@ fn a_statefulset_selector_is_validated_strictly() {
         "{e}"
     );
 }
+
+/// An evicted pod is marked `DisruptionTarget` before it is deleted (eviction.go
+/// `addConditionAndDeletePod`); evicting it again while it terminates finds the condition
+/// already there and writes nothing but the delete.
+#[test]
+fn eviction_marks_the_pod_a_disruption_target_once() {
+    use k8s_openapi::api::core::v1::PodStatus;
+    let mut a = api();
+    a.create("t", pod("p")).unwrap();
+    a.bind("sched", "default", "p", "node-0").unwrap();
+    let mut p = (*a.get::<Pod>("default", "p").unwrap()).clone();
+    p.status = Some(PodStatus {
+        phase: Some("Running".into()),
+        ..Default::default()
+    });
+    a.update_status("kubelet", p).unwrap();
+    let opts = DeleteOptions {
+        grace_period_seconds: Some(30),
+        ..Default::default()
+    };
+    a.evict("drain", "default", "p", &opts).unwrap();
+    let evicted = a.get::<Pod>("default", "p").unwrap();
+    assert!(evicted.metadata.deletion_timestamp.is_some());
+    let conditions = evicted.status.as_ref().unwrap().conditions.clone().unwrap();
+    let c = conditions
+        .iter()
+        .find(|c| c.type_ == "DisruptionTarget")
+        .expect("marked");
+    assert_eq!(
+        (c.status.as_str(), c.reason.as_deref(), c.message.as_deref()),
+        ("True", Some("EvictionByEvictionAPI"), Some("Eviction API: evicting"))
+    );
+    let rv = evicted.metadata.resource_version.clone();
+    a.evict("drain", "default", "p", &opts).unwrap();
+    let again = a.get::<Pod>("default", "p").unwrap();
+    assert_eq!(again.metadata.resource_version, rv, "no second write");
+}
