@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::scenario::spec::{
     Expectation, HoldSpec, KillSpec, ResyncSpec, ScenarioSpec, StaleSpec, StepSpec,
 };
-use crate::scenario::{self, RunError, RunReport, Scenario};
+use crate::scenario::{self, is_inline_block, RunError, RunReport, Scenario};
 
 /// One perturbation: which kind and at which point of the reference run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -294,8 +294,15 @@ pub fn perturbed_spec(
     let rebase = |m: &str| dir.join(m).display().to_string();
     spec.manifests = spec.manifests.iter().map(|m| rebase(m)).collect();
     for step in &mut spec.steps {
+        let step = match step {
+            StepSpec::Rejected { step, .. } => &mut **step,
+            step => step,
+        };
+        // A file's name is rebased; a manifest written inline (`apply: |`) is kept as it is.
         if let StepSpec::Apply(Value::String(path)) = step {
-            *path = rebase(path);
+            if !is_inline_block(path) {
+                *path = rebase(path);
+            }
         }
     }
     spec.controller.reconciler = Some(reconciler.to_string());

@@ -315,3 +315,25 @@ fn a_stale_reconcile_is_followed_by_one_that_reads_the_caught_up_view() {
         );
     }
 }
+
+/// A manifest written inline as a block (`apply: |`) stays inline in a finding: it was taken
+/// for a file's name and rebased onto the scenario's directory, and the finding did not load.
+#[test]
+fn a_finding_keeps_an_inline_block_manifest_inline() {
+    let s = scenario("inline-block-manifests.yaml");
+    let all: Vec<usize> = (0..s.steps.len()).collect();
+    let p = Perturbation::KillAfterWrite(1);
+    let loaded = written(&s, p, &all, "v0.10.0,gang-scheduling=volcano", &[]);
+    let direct = run_with(
+        &perturbed(&s, p, &all),
+        &profile("v0.10.0,gang-scheduling=volcano"),
+        None,
+    )
+    .unwrap();
+    let replay = run(&loaded, None, None).unwrap();
+    assert_eq!(
+        replay.events, direct.events,
+        "the finding runs as the perturbed run"
+    );
+    assert!(replay.violations.is_empty(), "{:?}", replay.violations);
+}

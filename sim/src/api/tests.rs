@@ -1696,7 +1696,11 @@ fn eviction_marks_the_pod_a_disruption_target_once() {
         .expect("marked");
     assert_eq!(
         (c.status.as_str(), c.reason.as_deref(), c.message.as_deref()),
-        ("True", Some("EvictionByEvictionAPI"), Some("Eviction API: evicting"))
+        (
+            "True",
+            Some("EvictionByEvictionAPI"),
+            Some("Eviction API: evicting")
+        )
     );
     let rv = evicted.metadata.resource_version.clone();
     a.evict("drain", "default", "p", &opts).unwrap();

@@ -11,10 +11,16 @@ pub struct LoadError {
 }
 
 impl fmt::Display for LoadError {
+    /// One line: control characters (a newline in a file name a scenario gave) are escaped.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{}: {}", self.file, l, self.message),
-            None => write!(f, "{}: {}", self.file, self.message),
+        let text = match self.line {
+            Some(l) => format!("{}:{}: {}", self.file, l, self.message),
+            None => format!("{}: {}", self.file, self.message),
+        };
+        if text.chars().any(char::is_control) {
+            f.write_str(&text.escape_debug().to_string())
+        } else {
+            f.write_str(&text)
         }
     }
 }

@@ -129,15 +129,31 @@ struct RawApplySteps {
     steps: Vec<RawApplyStep>,
 }
 
-/// The line of each step's `apply` value; empty when a step is not a mapping.
+/// The line of each step's `apply` value when it is a literal block (`|`, `|-`, `|2`...),
+/// whose lines are the file's; 0 otherwise (a quoted or folded string's lines are not);
+/// empty when a step is not a mapping.
 fn apply_values(text: &str, options: serde_saphyr::Options) -> Vec<usize> {
     let Ok(raw) = serde_saphyr::from_str_with_options::<RawApplySteps>(text, options) else {
         return Vec::new();
     };
+    let lines: Vec<&str> = text.lines().collect();
     let line = |s: &Spanned<IgnoredAny>| usize::try_from(s.referenced.line()).unwrap_or(0);
+    let literal = |first: usize| {
+        let above = lines[..first.saturating_sub(1).min(lines.len())]
+            .iter()
+            .rev();
+        let indicator = above.map(|l| l.trim()).find(|l| !l.is_empty());
+        indicator.is_some_and(|l| {
+            let l = l.split(" #").next().unwrap_or(l).trim_end();
+            let (_, tail) = l.rsplit_once('|').unwrap_or((l, "x"));
+            tail.chars()
+                .all(|c| c.is_ascii_digit() || c == '+' || c == '-')
+        })
+    };
     raw.steps
         .iter()
         .map(|s| s.apply.as_ref().map_or(0, line))
+        .map(|l| if l > 0 && literal(l) { l } else { 0 })
         .collect()
 }
 

@@ -60,15 +60,42 @@ pub use super::error::LoadError;
 /// default; manifests are split here, a document at a time, so the parser never counts them).
 pub const MANIFEST_DOCUMENTS_MAX: usize = 1024;
 
+/// The text a file's (or an inline block's) documents may hold once their YAML aliases are
+/// expanded, all documents together: the parser's budget bounds one document at 64 MiB, and
+/// 1,024 documents of it would take tens of gigabytes.
+pub const EXPANDED_BYTES_MAX: usize = 64 << 20;
+
+/// The strings (keys and values) of a parsed document, in bytes.
+fn expanded_bytes(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len(),
+        Value::Array(a) => a.iter().map(expanded_bytes).sum(),
+        Value::Object(m) => m.iter().map(|(k, w)| k.len() + expanded_bytes(w)).sum(),
+        _ => 8,
+    }
+}
+
 /// Split into documents at `---` lines, keeping each document's first line number (1-based).
 fn documents(text: &str) -> Vec<(usize, String)> {
     let mut docs = Vec::new();
     let mut start = 1;
     let mut cur = String::new();
     for (i, line) in text.lines().enumerate() {
-        if line.trim_end() == "---" || line.starts_with("--- ") {
+        // A document marker: `---` alone or followed by blanks, where the rest of the line
+        // (`--- {kind: Pod, ...}`) already belongs to the new document.
+        let rest = line
+            .strip_prefix("---")
+            .filter(|r| r.is_empty() || r.starts_with([' ', '\t']));
+        if let Some(rest) = rest {
             docs.push((start, std::mem::take(&mut cur)));
-            start = i + 2;
+            let rest = rest.trim();
+            if rest.is_empty() || rest.starts_with('#') {
+                start = i + 2;
+            } else {
+                start = i + 1;
+                cur.push_str(rest);
+                cur.push('\n');
+            }
             continue;
         }
         cur.push_str(line);
@@ -124,59 +151,36 @@ fn value_at<'a>(v: &'a Value, path: &[String]) -> Option<&'a Value> {
 }
 
 /// The first key set to `null` that the type does not know. A null vanishes from the decoded
-/// object whether its field is known or not, so each one is probed: set to `{}`, a known field
-/// either refuses it (a string, a list) or keeps it (an object, a map); an unknown one is
-/// ignored again. A real API server's strict field validation refuses an unknown key whatever
-/// its value.
-fn null_unknown<K: DeserializeOwned + Serialize>(value: &Value) -> Option<Vec<String>> {
-    let mut nulls = Vec::new();
-    null_paths(value, &mut Vec::new(), &mut nulls);
-    nulls.into_iter().find(|p| {
-        let mut probe = value.clone();
-        let pointer = format!(
-            "/{}",
-            p.iter()
-                .map(|s| s.replace('~', "~0").replace('/', "~1"))
-                .collect::<Vec<_>>()
-                .join("/")
-        );
-        if let Some(slot) = probe.pointer_mut(&pointer) {
-            *slot = Value::Object(Default::default());
-        }
-        let Ok(obj) = serde_json::from_value::<K>(probe) else {
-            return false;
-        };
-        let back = serde_json::to_value(&obj).expect("decoded objects encode");
-        back.pointer(&pointer).is_none()
-    })
+/// object whether its field is known or not, so the decoder itself says which keys it skipped
+/// (`serde_ignored`, one pass: probing each null with a decode of its own took the square of
+/// their count, minutes for a pod of 8,000 containers). A real API server's strict field
+/// validation refuses an unknown key whatever its value.
+fn null_unknown<K: DeserializeOwned>(value: &Value) -> Option<Vec<String>> {
+    let mut skipped = Vec::new();
+    let decoded: Result<K, _> = serde_ignored::deserialize(value, |p| skipped.push(segments(&p)));
+    decoded.ok()?;
+    skipped
+        .into_iter()
+        .find(|p| value_at(value, p) == Some(&Value::Null))
 }
 
-/// The paths of the object keys whose value is `null`, outside `status`.
-fn null_paths(v: &Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-    match v {
-        Value::Object(m) => {
-            for (k, w) in m {
-                if path.is_empty() && k == "status" {
-                    continue;
-                }
-                path.push(k.clone());
-                if w.is_null() {
-                    out.push(path.clone());
-                } else {
-                    null_paths(w, path, out);
-                }
-                path.pop();
-            }
-        }
-        Value::Array(a) => {
-            for (i, w) in a.iter().enumerate() {
-                path.push(i.to_string());
-                null_paths(w, path, out);
-                path.pop();
-            }
-        }
+/// A skipped field's path as keys and list indices.
+fn segments(p: &serde_ignored::Path) -> Vec<String> {
+    use serde_ignored::Path;
+    let mut out = match p {
+        Path::Root => return Vec::new(),
+        Path::Seq { parent, .. }
+        | Path::Map { parent, .. }
+        | Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => segments(parent),
+    };
+    match p {
+        Path::Seq { index, .. } => out.push(index.to_string()),
+        Path::Map { key, .. } => out.push(key.clone()),
         _ => {}
     }
+    out
 }
 
 /// Scalars the decoder turned into another type: a number or boolean where Kubernetes wants a
@@ -205,6 +209,9 @@ fn retyped(
                 found
             })
         }
+        (Value::Number(n), Value::String(_)) if is_quantity(path) => {
+            inexact_quantity(n, path).map(|why| (path.clone(), why))
+        }
         (Value::Number(_) | Value::Bool(_), Value::String(_)) if !is_quantity(path) => {
             let got = if input.is_number() {
                 "expected a string, got a number (quote it)"
@@ -221,6 +228,21 @@ fn retyped(
             "expected a boolean, got a string (unquote it)",
         )),
         _ => None,
+    }
+}
+
+/// A quantity written as a number that cannot be stored as written: past 2^53 a float is
+/// not exact (the YAML reader rounded `18446744073709551617`), and Volcano's CRD takes a
+/// `minResources` value as an integer or a string (`anyOf`), never a fraction.
+fn inexact_quantity(n: &serde_json::Number, path: &[String]) -> Option<&'static str> {
+    let f = n.as_f64().filter(|_| n.is_f64())?;
+    let crd_int = path.len() >= 2 && path[path.len() - 2] == "minResources";
+    if f.abs() >= 9_007_199_254_740_992.0 {
+        Some("a number this large is not exact (quote it)")
+    } else if crd_int && f.fract() != 0.0 {
+        Some("Invalid value: a number: must be an integer or a string (the CRD's int-or-string; quote it)")
+    } else {
+        None
     }
 }
 
@@ -385,21 +407,31 @@ fn decode<K: DeserializeOwned + Serialize>(
     Ok(obj)
 }
 
+/// A file's documents decoded, the kinds skipped, and the bytes their text expanded to.
+type Parsed = (Vec<Manifest>, Vec<String>, usize);
+
 /// Parse every document of a manifest file; a kind we cannot simulate is an error.
 pub fn parse(file: &str, text: &str) -> Result<Vec<Manifest>, LoadError> {
-    parse_documents(file, text, false, Counts::Checked).map(|(m, _)| m)
+    parse_documents(file, text, false, Counts::Checked, EXPANDED_BYTES_MAX).map(|(m, ..)| m)
 }
 
 /// Parse, skipping documents of kinds we do not simulate (returned by name), as a loader of
 /// arbitrary upstream manifests needs to.
 pub fn parse_lenient(file: &str, text: &str) -> Result<(Vec<Manifest>, Vec<String>), LoadError> {
-    parse_documents(file, text, true, Counts::Checked)
+    parse_documents(file, text, true, Counts::Checked, EXPANDED_BYTES_MAX).map(|(m, k, _)| (m, k))
 }
 
 /// Parse an inline manifest a step writes as a YAML block (`apply: |`): one or more
 /// documents, as a file holds them; errors name `file` and the line within the block.
-pub fn parse_inline(file: &str, text: &str, counts: Counts) -> Result<Vec<Manifest>, LoadError> {
-    parse_documents(file, text, false, counts).map(|(m, _)| m)
+/// `budget` is what is left of `EXPANDED_BYTES_MAX` for the scenario's inline manifests;
+/// returns the bytes these took.
+pub fn parse_inline(
+    file: &str,
+    text: &str,
+    counts: Counts,
+    budget: usize,
+) -> Result<(Vec<Manifest>, usize), LoadError> {
+    parse_documents(file, text, false, counts, budget).map(|(m, _, n)| (m, n))
 }
 
 /// Whether a LeaderWorkerSet's group and pod counts are held to the limits when it loads.
@@ -453,7 +485,8 @@ fn parse_documents(
     text: &str,
     skip_other_kinds: bool,
     counts: Counts,
-) -> Result<(Vec<Manifest>, Vec<String>), LoadError> {
+    budget: usize,
+) -> Result<Parsed, LoadError> {
     let mut out = Vec::new();
     let mut skipped = Vec::new();
     let docs = documents(text);
@@ -467,9 +500,19 @@ fn parse_documents(
             ),
         });
     }
+    let mut expanded = 0usize;
     for (start, doc) in docs {
         let value: Value = serde_saphyr::from_str_with_options(&doc, super::yaml_options())
             .map_err(|e| saphyr_error(file, start, &doc, &e))?;
+        expanded = expanded.saturating_add(expanded_bytes(&value));
+        if expanded > budget {
+            let m = format!("the documents up to this one expand to more than {} MiB of text (YAML aliases), the limit per file and for a scenario's inline manifests together", EXPANDED_BYTES_MAX >> 20);
+            return Err(LoadError {
+                file: file.into(),
+                line: Some(start),
+                message: m,
+            });
+        }
         let kind = value.get("kind").and_then(Value::as_str).unwrap_or("");
         check_api_version(file, start, &doc, &value, kind)?;
         let m = match kind {
@@ -497,7 +540,7 @@ fn parse_documents(
         };
         out.push(m);
     }
-    Ok((out, skipped))
+    Ok((out, skipped, expanded))
 }
 
 /// The line in a manifest file's `text` of the field an API error names (`spec.ports[1].port`),
@@ -527,7 +570,7 @@ pub fn rejected_line(text: &str, kind: &str, name: &str, field: &str) -> Option<
 /// JSON every error sits at the object's first key).
 pub fn from_value(file: &str, value: &Value, counts: Counts) -> Result<Manifest, LoadError> {
     let text = serde_saphyr::to_string(value).expect("values encode");
-    let (mut v, _) = parse_documents(file, &text, false, counts)?;
+    let (mut v, ..) = parse_documents(file, &text, false, counts, EXPANDED_BYTES_MAX)?;
     v.pop().ok_or_else(|| LoadError {
         file: file.into(),
         line: None,
@@ -537,6 +580,50 @@ pub fn from_value(file: &str, value: &Value, counts: Counts) -> Result<Manifest,
 
 #[cfg(test)]
 mod tests {
+    /// A document may start on its marker's line (`--- {kind: Pod, ...}`): it is read, not
+    /// dropped.
+    #[test]
+    fn a_document_on_its_markers_line_is_read() {
+        let pod = |n: &str| {
+            format!("{{apiVersion: v1, kind: Pod, metadata: {{name: {n}}}, spec: {{containers: [{{name: c, image: i}}]}}}}")
+        };
+        let text = format!(
+            "{}\n--- {}\n---\t# a comment\n{}\n",
+            pod("a"),
+            pod("b"),
+            pod("c")
+        );
+        let names: Vec<String> = super::parse("m.yaml", &text)
+            .expect("three pods")
+            .iter()
+            .map(super::Manifest::name)
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        let e = super::parse(
+            "m.yaml",
+            &format!("{}\n--- {{kind: Pod, spec: 5}}\n", pod("a")),
+        )
+        .expect_err("the second document is read");
+        assert_eq!(e.line, Some(2), "{e:?}");
+    }
+
+    /// YAML aliases may expand each document to the parser's 64 MiB; a file's documents
+    /// together are held to the same (two documents of 40 MiB each: refused at the second).
+    #[test]
+    fn a_files_documents_expand_to_at_most_64_mib_together() {
+        let doc = |i: usize| {
+            let long = "x".repeat(10_000);
+            let refs = vec!["*s"; 4_000].join(", ");
+            // Anchors enough for the parser's alias-to-anchor ratio.
+            let anchors: String = (0..400).map(|k| format!(", &t{k} t")).collect();
+            format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec:\n  containers:\n  - name: c\n    image: i\n    command: [&s {long}{anchors}]\n    args: [{refs}]\n")
+        };
+        let e = super::parse("m.yaml", &format!("{}---\n{}", doc(0), doc(1)))
+            .expect_err("over the budget");
+        assert_eq!(e.line, Some(11), "{e:?}");
+        assert!(e.message.contains("more than 64 MiB"), "{e:?}");
+    }
+
     /// Past the YAML budget's document count a manifest is refused at the first document
     /// over it (3,000 pods loaded one by one).
     #[test]

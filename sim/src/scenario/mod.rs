@@ -34,7 +34,7 @@ pub use limits::SpecLines;
 pub use load::{check_output, dir_of, read_text, same_file, ManifestDir};
 pub use manifest::{LoadError, Manifest};
 use spec::{Expectation, InvariantSelection, ScenarioSpec, StepSpec};
-pub use step::{NodeSel, ObjectMatch, Step, WaitTarget};
+pub use step::{is_inline_block, NodeSel, ObjectMatch, Step, WaitTarget};
 
 /// A bound on events per run: a runaway loop is reported, never a hang.
 pub const EVENT_COUNT_MAX: u64 = 20_000_000;
@@ -45,6 +45,49 @@ pub const DEFAULT_CONVERGE_MS: u64 = 3_600_000;
 pub trait ManifestFiles {
     /// The manifests in the file the scenario calls `name`, and the name to report them by.
     fn read(&self, name: &str) -> Result<(String, Manifests), LoadError>;
+
+    /// The manifests a step writes inline as a block (`apply: |`), reported as `source`. The
+    /// blocks of one scenario share one budget of expanded text (`EXPANDED_BYTES_MAX`), and a
+    /// block repeated (a YAML alias) is decoded once.
+    fn inline(
+        &self,
+        source: &str,
+        text: &str,
+        counts: manifest::Counts,
+    ) -> Result<Manifests, LoadError> {
+        let budget = manifest::EXPANDED_BYTES_MAX;
+        Ok(manifest::parse_inline(source, text, counts, budget)?
+            .0
+            .into())
+    }
+}
+
+/// Inline blocks already decoded by this loader, by their text, and the expanded bytes they
+/// have taken of the scenario's budget.
+#[derive(Default)]
+pub struct InlineBlocks {
+    decoded: std::cell::RefCell<BTreeMap<(String, bool), Manifests>>,
+    used: std::cell::Cell<usize>,
+}
+
+impl InlineBlocks {
+    fn decode(
+        &self,
+        source: &str,
+        text: &str,
+        counts: manifest::Counts,
+    ) -> Result<Manifests, LoadError> {
+        let key = (text.to_string(), counts == manifest::Counts::Checked);
+        if let Some(m) = self.decoded.borrow().get(&key) {
+            return Ok(m.clone());
+        }
+        let budget = manifest::EXPANDED_BYTES_MAX.saturating_sub(self.used.get());
+        let (objects, bytes) = manifest::parse_inline(source, text, counts, budget)?;
+        self.used.set(self.used.get() + bytes);
+        let objects: Manifests = objects.into();
+        self.decoded.borrow_mut().insert(key, objects.clone());
+        Ok(objects)
+    }
 }
 
 /// The objects of one manifest file, decoded once and shared by every step applying it.
@@ -429,6 +472,10 @@ impl Scenario {
         };
         let mut manifests = Vec::new();
         for (i, m) in spec.manifests.iter().enumerate() {
+            if step::is_inline_block(m) {
+                let m = format!("manifests[{i}]: a file's name, not a manifest; write a manifest inline in an `apply` step (`apply: |`)");
+                return Err(err_at(&file, lines.manifest(i), m));
+            }
             // A fault of the file as a whole (unreadable, empty) is reported where the
             // scenario names it; one inside it keeps the manifest's own file and line.
             let read = files.read(m).map_err(|e| match e.line {
@@ -450,7 +497,11 @@ impl Scenario {
             let step = Step::resolve(&ctx, s, files).map_err(|e| match e.file == ctx {
                 // A line of an inline block (`apply: |`): the file's line under the `apply`.
                 false if e.file == inline => {
-                    let blank = match s {
+                    let applied = match s {
+                        StepSpec::Rejected { step, .. } => &**step,
+                        s => s,
+                    };
+                    let blank = match applied {
                         StepSpec::Apply(serde_json::Value::String(t)) => {
                             t.chars().take_while(|c| *c == '\n').count()
                         }

@@ -633,9 +633,31 @@ fn node_sel(ctx: &str, r: &NodeRef, step: &str) -> Result<NodeSel, LoadError> {
 }
 
 /// Whether an `apply` string is a manifest written inline (`apply: |` and its documents)
-/// rather than a file's name.
+/// rather than a file's name: it has a line break, or reads as YAML (`{...}`, `key: value`),
+/// which no file name the README's scenarios use does.
 pub fn is_inline_block(s: &str) -> bool {
-    s.trim_end().contains('\n')
+    s.contains('\n') || s.trim_start().starts_with('{') || s.contains(": ")
+}
+
+/// A block's text without the indentation all its lines share (`|2` keeps some), so that
+/// its top-level keys start their lines, as in a file.
+fn dedent(text: &str) -> String {
+    let indent = |l: &str| l.len() - l.trim_start_matches(' ').len();
+    let common = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(indent)
+        .min()
+        .unwrap_or(0);
+    if common == 0 {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    for l in text.lines() {
+        out.push_str(l.get(common.min(indent(l))..).unwrap_or(""));
+        out.push('\n');
+    }
+    out
 }
 
 /// The name an inline manifest's objects and errors go by.
@@ -653,14 +675,11 @@ fn apply(
         // A string of more than one line is no file name: the manifest itself, as a block.
         Value::String(text) if is_inline_block(text) => {
             let source = inline_source(ctx);
-            let objects = manifest::parse_inline(&source, text, counts)?;
+            let objects = files.inline(&source, &dedent(text), counts)?;
             if objects.is_empty() {
                 return Err(err(ctx, "apply: the inline manifest has no document"));
             }
-            Ok(Step::Apply {
-                source,
-                objects: objects.into(),
-            })
+            Ok(Step::Apply { source, objects })
         }
         Value::String(p) => {
             let (source, objects) = files.read(p)?;
