@@ -695,3 +695,45 @@ fn the_disruption_controller_reports_each_budget() {
     w.run_until(w.now_ms + 1_000);
     assert_eq!(budget(&w, "min"), (3, 2, 3, 1, "SufficientPods".into()));
 }
+
+/// A pod's readiness gates hold Ready at False (`ReadinessGatesNotReady`) while its
+/// containers run, until a client sets the gate's condition True (kubernetes
+/// pkg/kubelet/status `GeneratePodReadyCondition`).
+#[test]
+fn readiness_gates_hold_ready_until_their_condition_is_true() {
+    use k8s_openapi::api::core::v1::{PodCondition, PodReadinessGate};
+    let mut w = world(3);
+    let mut s = sts("gated", 1);
+    let spec = s.spec.template.spec.as_mut().unwrap();
+    spec.readiness_gates = Some(vec![PodReadinessGate {
+        condition_type: "example.com/ready".into(),
+    }]);
+    w.api.create("user", s).unwrap();
+    let running = |w: &World| {
+        let p = pods(w, "gated");
+        p.len() == 1 && k8s::phase(&p[0]) == "Running"
+    };
+    assert!(w.run_until_pred(600_000, running));
+    let condition = |p: &Pod, ty: &str| {
+        let cs = p.status.as_ref().unwrap().conditions.clone().unwrap();
+        cs.into_iter().find(|c| c.type_ == ty)
+    };
+    let p = w.api.get::<Pod>("default", "gated-0").unwrap();
+    let gate = condition(&p, "Ready").unwrap();
+    assert_eq!(gate.status, "False");
+    assert_eq!(gate.reason.as_deref(), Some("ReadinessGatesNotReady"));
+    assert_eq!(
+        gate.message.as_deref(),
+        Some("corresponding condition of pod readiness gate \"example.com/ready\" does not exist.")
+    );
+    assert_eq!(condition(&p, "ContainersReady").unwrap().status, "True");
+    let mut p = (*p).clone();
+    let st = p.status.as_mut().unwrap();
+    st.conditions.as_mut().unwrap().push(PodCondition {
+        type_: "example.com/ready".into(),
+        status: "True".into(),
+        ..Default::default()
+    });
+    w.api.update_status("gate-controller", p).unwrap();
+    assert!(w.run_until_pred(10_000, |w| ready(w, "gated", 1)));
+}

@@ -101,6 +101,7 @@ impl Kubelet {
         now_ms: u64,
     ) {
         let mut image_changed = Vec::new();
+        let mut gated = Vec::new();
         for d in self.pods.poll(api, now_ms) {
             let uid = k8s::uid(&d.obj.metadata);
             if d.ty == EventType::Deleted {
@@ -142,7 +143,12 @@ impl Kubelet {
             {
                 self.planned_image.insert(uid.to_string());
                 image_changed.push(key());
+            } else if has_readiness_gates(pod) && containers_ready(pod) {
+                gated.push(key());
             }
+        }
+        for (ns, name, uid) in gated {
+            recheck_readiness_gates(api, (&ns, &name, &uid), now_ms);
         }
         for (ns, name, uid) in image_changed {
             self.restart_for_image(api, rng, cfg, (&ns, &name, &uid), now_ms);
@@ -342,6 +348,34 @@ impl Kubelet {
 }
 
 /// Each container of the pod's spec with the image it names.
+fn has_readiness_gates(pod: &Pod) -> bool {
+    let gates = pod.spec.as_ref().and_then(|s| s.readiness_gates.as_ref());
+    gates.is_some_and(|g| !g.is_empty())
+}
+
+fn containers_ready(pod: &Pod) -> bool {
+    let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_deref());
+    conditions
+        .unwrap_or_default()
+        .iter()
+        .any(|c| c.type_ == "ContainersReady" && c.status == "True")
+}
+
+/// A running pod with readiness gates whose conditions changed (a client wrote one): Ready
+/// follows them, as the kubelet's next status sync writes it.
+fn recheck_readiness_gates(api: &mut ApiServer, (ns, name, uid): (&str, &str, &str), now_ms: u64) {
+    let Some(live) = api.try_get::<Pod>(ns, name) else {
+        return;
+    };
+    if k8s::uid(&live.metadata) != uid || k8s::is_terminating(&live.metadata) {
+        return;
+    }
+    let mut pod = (*live).clone();
+    if set_ready(&mut pod, now_ms) {
+        let _ = api.update_status(ACTOR, pod);
+    }
+}
+
 fn spec_images(pod: &Pod) -> Vec<(String, String)> {
     pod.spec
         .iter()
@@ -446,5 +480,56 @@ fn mark_running(pod: &mut Pod, now_ms: u64) {
     );
     set_pod_condition(pod, "Initialized", "True", None, now_ms);
     set_pod_condition(pod, "ContainersReady", "True", None, now_ms);
-    set_pod_condition(pod, "Ready", "True", None, now_ms);
+    set_ready(pod, now_ms);
+}
+
+/// The first readiness gate whose condition is not True, and why (kubernetes
+/// pkg/kubelet/status `GeneratePodReadyCondition`).
+fn unmet_gate(pod: &Pod) -> Option<String> {
+    let gates = pod.spec.as_ref()?.readiness_gates.as_deref()?;
+    let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_deref());
+    gates.iter().find_map(|g| {
+        let ty = &g.condition_type;
+        let c = conditions
+            .unwrap_or_default()
+            .iter()
+            .find(|c| &c.type_ == ty);
+        match c {
+            None => Some(format!(
+                "corresponding condition of pod readiness gate \"{ty}\" does not exist."
+            )),
+            Some(c) if c.status != "True" => Some(format!(
+                "the status of pod readiness gate \"{ty}\" is not \"True\", but {}",
+                c.status
+            )),
+            Some(_) => None,
+        }
+    })
+}
+
+/// Ready with containers ready: True when every readiness gate's condition is True, else
+/// False (`ReadinessGatesNotReady`, naming the first gate that is not). Whether it changed.
+fn set_ready(pod: &mut Pod, now_ms: u64) -> bool {
+    let unmet = unmet_gate(pod);
+    let (status, reason) = match &unmet {
+        None => ("True", None),
+        Some(_) => ("False", Some("ReadinessGatesNotReady")),
+    };
+    let before = ready_condition(pod);
+    set_pod_condition(pod, "Ready", status, reason, now_ms);
+    if let Some(c) = pod
+        .status
+        .as_mut()
+        .and_then(|s| s.conditions.as_mut())
+        .and_then(|cs| cs.iter_mut().find(|c| c.type_ == "Ready"))
+    {
+        c.reason = reason.map(str::to_string);
+        c.message = unmet;
+    }
+    ready_condition(pod) != before
+}
+
+fn ready_condition(pod: &Pod) -> Option<k8s_openapi::api::core::v1::PodCondition> {
+    let conditions = pod.status.as_ref()?.conditions.as_ref()?;
+    conditions.iter().find(|c| c.type_ == "Ready").cloned()
 }

@@ -3,7 +3,8 @@
 //! derived: the four a cluster starts with, every namespace an object lives in, and those a
 //! client created here. `get`, `list` (with kubectl's table: NAME, STATUS, AGE; a label or
 //! `metadata.name` selector), `create` and `patch` of its labels and annotations (what `kubectl
-//! apply` and `kubectl label` send); no watch, update or delete (405). A namespace is Active
+//! apply` and `kubectl label` send), and `delete` (Terminating, then gone: `core.rs`); no
+//! watch or update (405). A namespace is Active
 //! from the simulation's start, or from its creation here.
 
 use std::collections::BTreeMap;

@@ -232,14 +232,15 @@ pub fn label_selector(s: &str) -> Result<Selector, String> {
             let body = t[open + 1..].strip_suffix(')');
             match (head.as_slice(), body) {
                 ([k, op], Some(body)) if valid_key(k) && (*op == "in" || *op == "notin") => {
-                    let values: Vec<String> = body
-                        .split(',')
-                        .map(|v| v.trim().to_string())
-                        .filter(|v| !v.is_empty())
-                        .collect();
+                    // apimachinery `parseValues`: a set, where `()` and a stray comma
+                    // stand for the empty value ("").
+                    let values: std::collections::BTreeSet<String> =
+                        body.split(',').map(|v| v.trim().to_string()).collect();
                     let op = if *op == "in" { "In" } else { "NotIn" };
-                    (!values.is_empty() && values.iter().all(|v| valid_value(v)))
-                        .then(|| requirement(k, op, values))
+                    values
+                        .iter()
+                        .all(|v| valid_value(v))
+                        .then(|| requirement(k, op, values.into_iter().collect()))
                 }
                 _ => None,
             }
@@ -498,11 +499,14 @@ mod tests {
             "tier notin (b),!zone",
             "app!=other",
             "",
+            // `()` is the set of the empty value: no label here has it.
+            "tier notin ()",
+            "app in (vllm,)",
         ];
         for s in yes {
             assert!(label_selector(s).unwrap().matches(Some(&l)), "{s}");
         }
-        for s in ["app=x", "!app", "zone", "tier in (b)"] {
+        for s in ["app=x", "!app", "zone", "tier in (b)", "tier in ()"] {
             assert!(!label_selector(s).unwrap().matches(Some(&l)), "{s}");
         }
         for s in [

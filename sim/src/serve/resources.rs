@@ -293,19 +293,19 @@ pub fn resource_list(group: &str, version: &str, crds: Installed) -> Option<Valu
             "singularName": "namespace",
             "namespaced": false,
             "kind": "Namespace",
-            "verbs": ["create", "get", "list"],
+            "verbs": ["create", "delete", "get", "list", "patch"],
             "shortNames": ["ns"],
         }));
     }
     if super::events::Form::of(group, version, "events").is_some() {
         // Read-only: the controllers' recorded events, as core/v1 or events.k8s.io/v1
-        // (`events.rs`).
+        // (`events.rs`), listed and watched.
         resources.push(json!({
             "name": "events",
             "singularName": "event",
             "namespaced": true,
             "kind": "Event",
-            "verbs": ["get", "list"],
+            "verbs": ["get", "list", "watch"],
             "shortNames": ["ev"],
         }));
     }
