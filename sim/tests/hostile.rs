@@ -933,3 +933,42 @@ fn an_exploration_replaces_the_findings_an_earlier_one_left() {
     assert!(!dir.join("availability-kill-after-write.svg").exists());
     assert!(dir.join("mine.yaml").exists());
 }
+
+/// A scenario's inline blocks share one budget of expanded text: three blocks, each within
+/// it alone (one pod whose args alias a 10,000-byte string 2,500 times, ~25 MB), are refused
+/// at the third; the same block repeated through a YAML alias is decoded once and loads.
+#[test]
+fn inline_blocks_share_one_expansion_budget_and_an_aliased_block_is_decoded_once() {
+    let block = |i: usize| {
+        let long = "x".repeat(10_000);
+        let refs = vec!["*s"; 2_500].join(", ");
+        let anchors: String = (0..300).map(|k| format!(", &t{k} t")).collect();
+        format!(
+            "  - apply: |\n      apiVersion: v1\n      kind: Pod\n      metadata: {{name: p{i}}}\n      spec:\n        containers:\n        - name: c\n          image: i\n          command: [&s {long}{anchors}]\n          args: [{refs}]\n"
+        )
+    };
+    let head = "name: budget\ncontroller: {reconciler: v0.10.0}\nmanifests: []\nsteps:\n";
+    let three = format!(
+        "{head}{}{}{}invariants: [nosuch]\n",
+        block(0),
+        block(1),
+        block(2)
+    );
+    let f = scratch("inline-budget", &three);
+    let out = lws_sim(&["run", f.path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("steps[2]: apply: the documents up to this one expand to more than 64 MiB"),
+        "{err}"
+    );
+    // One block, anchored, applied three times: within the budget (the run then refuses the
+    // unknown invariant, after loading every step).
+    let first = block(0).replacen("apply: |", "apply: &blk |", 1);
+    let aliased = format!("{head}{first}  - apply: *blk\n  - apply: *blk\ninvariants: [nosuch]\n");
+    let f = scratch("inline-aliased", &aliased);
+    let out = lws_sim(&["run", f.path.to_str().unwrap()], Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert!(err.contains("nosuch"), "{err}");
+    assert!(!err.contains("64 MiB"), "{err}");
+}

@@ -367,7 +367,10 @@ fn recheck_readiness_gates(api: &mut ApiServer, (ns, name, uid): (&str, &str, &s
     let Some(live) = api.try_get::<Pod>(ns, name) else {
         return;
     };
-    if k8s::uid(&live.metadata) != uid || k8s::is_terminating(&live.metadata) {
+    // The informer's copy may be behind: Ready follows the gates only while the live pod's
+    // containers still run and are ready (a crash since made them not).
+    let running = k8s::phase(&live) == "Running" && containers_ready(&live);
+    if k8s::uid(&live.metadata) != uid || k8s::is_terminating(&live.metadata) || !running {
         return;
     }
     let mut pod = (*live).clone();
@@ -478,39 +481,88 @@ fn mark_running(pod: &mut Pod, now_ms: u64) {
             })
             .collect(),
     );
+    report_init_containers(pod, now_ms);
     set_pod_condition(pod, "Initialized", "True", None, now_ms);
     set_pod_condition(pod, "ContainersReady", "True", None, now_ms);
     set_ready(pod, now_ms);
 }
 
-/// The first readiness gate whose condition is not True, and why (kubernetes
-/// pkg/kubelet/status `GeneratePodReadyCondition`).
-fn unmet_gate(pod: &Pod) -> Option<String> {
+/// The init containers as done when the pod runs (they are not run one by one: their time is
+/// in the start-up delay): an ordinary one terminated (exit 0, Completed), a sidecar
+/// (`restartPolicy: Always`) started, running and ready, as `kubectl get pods` counts it.
+fn report_init_containers(pod: &mut Pod, now_ms: u64) {
+    let Some(spec) = pod.spec.as_ref().and_then(|s| s.init_containers.as_ref()) else {
+        return;
+    };
+    let statuses: Vec<ContainerStatus> = spec
+        .iter()
+        .map(|c| {
+            let sidecar = c.restart_policy.as_deref() == Some("Always");
+            let state = if sidecar {
+                ContainerState {
+                    running: Some(ContainerStateRunning {
+                        started_at: Some(to_time(now_ms)),
+                    }),
+                    ..Default::default()
+                }
+            } else {
+                ContainerState {
+                    terminated: Some(ContainerStateTerminated {
+                        exit_code: 0,
+                        reason: Some("Completed".into()),
+                        finished_at: Some(to_time(now_ms)),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }
+            };
+            ContainerStatus {
+                name: c.name.clone(),
+                image: c.image.clone().unwrap_or_default(),
+                ready: sidecar,
+                started: Some(sidecar),
+                state: Some(state),
+                ..Default::default()
+            }
+        })
+        .collect();
+    pod.status
+        .get_or_insert_with(Default::default)
+        .init_container_statuses = Some(statuses);
+}
+
+/// Why the readiness gates hold Ready, every gate whose condition is not True, joined as
+/// kubernetes pkg/kubelet/status `GeneratePodReadyCondition` joins them; `None` when none does.
+fn unmet_gates(pod: &Pod) -> Option<String> {
     let gates = pod.spec.as_ref()?.readiness_gates.as_deref()?;
     let conditions = pod.status.as_ref().and_then(|s| s.conditions.as_deref());
-    gates.iter().find_map(|g| {
-        let ty = &g.condition_type;
-        let c = conditions
-            .unwrap_or_default()
-            .iter()
-            .find(|c| &c.type_ == ty);
-        match c {
-            None => Some(format!(
-                "corresponding condition of pod readiness gate \"{ty}\" does not exist."
-            )),
-            Some(c) if c.status != "True" => Some(format!(
-                "the status of pod readiness gate \"{ty}\" is not \"True\", but {}",
-                c.status
-            )),
-            Some(_) => None,
-        }
-    })
+    let unmet: Vec<String> = gates
+        .iter()
+        .filter_map(|g| {
+            let ty = &g.condition_type;
+            let c = conditions
+                .unwrap_or_default()
+                .iter()
+                .find(|c| &c.type_ == ty);
+            match c {
+                None => Some(format!(
+                    "corresponding condition of pod readiness gate \"{ty}\" does not exist."
+                )),
+                Some(c) if c.status != "True" => Some(format!(
+                    "the status of pod readiness gate \"{ty}\" is not \"True\", but {}",
+                    c.status
+                )),
+                Some(_) => None,
+            }
+        })
+        .collect();
+    (!unmet.is_empty()).then(|| unmet.join(", "))
 }
 
 /// Ready with containers ready: True when every readiness gate's condition is True, else
-/// False (`ReadinessGatesNotReady`, naming the first gate that is not). Whether it changed.
+/// False (`ReadinessGatesNotReady`, naming every gate that is not). Whether it changed.
 fn set_ready(pod: &mut Pod, now_ms: u64) -> bool {
-    let unmet = unmet_gate(pod);
+    let unmet = unmet_gates(pod);
     let (status, reason) = match &unmet {
         None => ("True", None),
         Some(_) => ("False", Some("ReadinessGatesNotReady")),

@@ -313,7 +313,8 @@ fn evict_by_taint(api: &mut ApiServer, node: &str) {
             eviction_delay_ms(&pod, &no_execute).is_some_and(|d| after(since_ms, d) <= now_ms);
         if due && pod.metadata.deletion_timestamp.is_none() {
             // `addConditionAndDeletePod`: DisruptionTarget first (a status patch), then the
-            // delete; a failed patch leaves the pod for the next pass.
+            // delete; a failed patch (only an injected fault) leaves the pod undeleted, where
+            // upstream's queue would retry.
             let mut marked = (*pod).clone();
             if disruption_target(&mut marked, &BY_TAINT_MANAGER, now_ms)
                 && api.update_status(TAINT_EVICTION, marked).is_err()

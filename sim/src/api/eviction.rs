@@ -111,15 +111,43 @@ impl ApiServer {
         opts: &DeleteOptions,
     ) -> ApiResult<Deleted<Pod>> {
         let (namespace, name) = (k8s::namespace(&pod.metadata), k8s::name(&pod.metadata));
+        let mut opts = opts.clone();
         if !self.in_dry_run() {
+            // `getLatestPod`: the caller's preconditions hold before anything is written.
+            if let Some(e) = precondition_conflict(pod, &opts) {
+                let key = (namespace.to_string(), name.to_string());
+                return self.fail(actor, "evict", KindId::Pod, &key, e);
+            }
             let mut marked = pod.clone();
             let now_ms = self.now_ms();
             if disruption_target(&mut marked, &BY_EVICTION_API, now_ms) {
-                self.update_status(actor, marked)?;
+                let written = self.update_status(actor, marked)?;
+                // The resourceVersion precondition moves past this write, ours.
+                if opts.precondition_rv.is_some() {
+                    opts.precondition_rv = written.metadata.resource_version.clone();
+                }
             }
         }
-        self.delete::<Pod>(actor, namespace, name, opts)
+        self.delete::<Pod>(actor, namespace, name, &opts)
     }
+}
+
+/// eviction.go `getLatestPod`: a UID or resourceVersion precondition the pod does not meet.
+fn precondition_conflict(pod: &Pod, opts: &DeleteOptions) -> Option<ApiError> {
+    let meta = &pod.metadata;
+    let name = k8s::name(meta);
+    let why = if let Some(uid) = opts.precondition_uid.as_deref().filter(|u| !u.is_empty()) {
+        (Some(uid) != meta.uid.as_deref()).then(|| format!("the UID in the precondition ({uid}) does not match the UID in record ({}). The object might have been deleted and then recreated", k8s::uid(meta)))
+    } else {
+        None
+    };
+    let why = why.or_else(|| {
+        let rv = opts.precondition_rv.as_deref().filter(|r| !r.is_empty())?;
+        let now = meta.resource_version.as_deref().unwrap_or_default();
+        (rv != now).then(|| format!("the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({now}). The object might have been modified"))
+    })?;
+    let m = format!("Operation cannot be fulfilled on Pod {name:?}: {why}");
+    Some(ApiError::new(Reason::Conflict, m))
 }
 
 /// Why a pod is about to be disrupted: a `DisruptionTarget` condition's reason and message

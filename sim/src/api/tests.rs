@@ -1703,7 +1703,51 @@ fn eviction_marks_the_pod_a_disruption_target_once() {
         )
     );
     let rv = evicted.metadata.resource_version.clone();
+    // A precondition the pod does not meet refuses the eviction before anything is written.
+    let stale = DeleteOptions {
+        precondition_uid: Some("not-its-uid".into()),
+        ..opts.clone()
+    };
+    let e = a.evict("drain", "default", "p", &stale).unwrap_err();
+    assert_eq!(e.code, 409, "{e:?}");
+    assert!(
+        e.message
+            .contains("the UID in the precondition (not-its-uid) does not match"),
+        "{e:?}"
+    );
+    assert_eq!(
+        a.get::<Pod>("default", "p")
+            .unwrap()
+            .metadata
+            .resource_version,
+        rv
+    );
     a.evict("drain", "default", "p", &opts).unwrap();
     let again = a.get::<Pod>("default", "p").unwrap();
     assert_eq!(again.metadata.resource_version, rv, "no second write");
+}
+
+/// A resourceVersion precondition that holds when the eviction starts is moved past the
+/// eviction's own condition write (eviction.go `addConditionAndDeletePod`): the pod is
+/// deleted, not refused with a conflict.
+#[test]
+fn eviction_moves_a_met_resource_version_precondition_past_its_own_write() {
+    use k8s_openapi::api::core::v1::PodStatus;
+    let mut a = api();
+    a.create("t", pod("p")).unwrap();
+    a.bind("sched", "default", "p", "node-0").unwrap();
+    let mut p = (*a.get::<Pod>("default", "p").unwrap()).clone();
+    p.status = Some(PodStatus {
+        phase: Some("Running".into()),
+        ..Default::default()
+    });
+    let running = a.update_status("kubelet", p).unwrap();
+    let opts = DeleteOptions {
+        grace_period_seconds: Some(30),
+        precondition_rv: running.metadata.resource_version.clone(),
+        ..Default::default()
+    };
+    a.evict("drain", "default", "p", &opts).unwrap();
+    let evicted = a.get::<Pod>("default", "p").unwrap();
+    assert!(evicted.metadata.deletion_timestamp.is_some());
 }

@@ -8,7 +8,7 @@ use super::manifest::{self, LoadError, Manifest};
 use super::{err, parse_spec, ManifestFiles, Scenario, SpecLines};
 
 /// Manifest files named relative to a directory (the scenario file's).
-pub struct ManifestDir(pub PathBuf, pub super::InlineBlocks);
+pub struct ManifestDir(pub PathBuf);
 
 /// A file's text: only a regular file (never a FIFO or a device, which could block or never
 /// end) of at most `FILE_BYTES_MAX` bytes, read through a bound so a file growing meanwhile
@@ -131,15 +131,6 @@ impl ManifestFiles for ManifestDir {
         let p = self.0.join(name);
         Ok((p.display().to_string(), read_manifest_file(&p)?.into()))
     }
-
-    fn inline(
-        &self,
-        source: &str,
-        text: &str,
-        counts: manifest::Counts,
-    ) -> Result<super::Manifests, LoadError> {
-        self.1.decode(source, text, counts)
-    }
 }
 
 impl Scenario {
@@ -153,11 +144,6 @@ impl Scenario {
         let spec = parse_spec(&path.display().to_string(), text)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         let lines = SpecLines::of(text);
-        Scenario::from_spec_at(
-            path,
-            spec,
-            lines,
-            &ManifestDir(dir.to_path_buf(), Default::default()),
-        )
+        Scenario::from_spec_at(path, spec, lines, &ManifestDir(dir.to_path_buf()))
     }
 }

@@ -65,13 +65,18 @@ pub const MANIFEST_DOCUMENTS_MAX: usize = 1024;
 /// 1,024 documents of it would take tens of gigabytes.
 pub const EXPANDED_BYTES_MAX: usize = 64 << 20;
 
-/// The strings (keys and values) of a parsed document, in bytes.
+/// A parsed document's size: its strings (keys and values) in bytes, and 64 bytes for every
+/// node, an empty map or list too (what one costs decoded).
 fn expanded_bytes(v: &Value) -> usize {
-    match v {
+    const NODE: usize = 64;
+    NODE + match v {
         Value::String(s) => s.len(),
         Value::Array(a) => a.iter().map(expanded_bytes).sum(),
-        Value::Object(m) => m.iter().map(|(k, w)| k.len() + expanded_bytes(w)).sum(),
-        _ => 8,
+        Value::Object(m) => m
+            .iter()
+            .map(|(k, w)| k.len() + expanded_bytes(w))
+            .sum::<usize>(),
+        _ => 0,
     }
 }
 
@@ -159,9 +164,10 @@ fn null_unknown<K: DeserializeOwned>(value: &Value) -> Option<Vec<String>> {
     let mut skipped = Vec::new();
     let decoded: Result<K, _> = serde_ignored::deserialize(value, |p| skipped.push(segments(&p)));
     decoded.ok()?;
-    skipped
-        .into_iter()
-        .find(|p| value_at(value, p) == Some(&Value::Null))
+    skipped.into_iter().find(|p| {
+        // Status is dropped by design (`decode`): an unknown key there is not a typo.
+        p.first().is_some_and(|f| f != "status") && value_at(value, p) == Some(&Value::Null)
+    })
 }
 
 /// A skipped field's path as keys and list indices.
@@ -250,13 +256,12 @@ fn inexact_quantity(n: &serde_json::Number, path: &[String]) -> Option<&'static 
 /// `requests`, `overhead` or a PodGroup's `minResources` (int-or-string in Volcano's CRD), a
 /// `sizeLimit` or a `resourceFieldRef`'s `divisor`.
 fn is_quantity(path: &[String]) -> bool {
-    let parent = path.len().checked_sub(2).map(|i| path[i].as_str());
-    matches!(
-        parent,
-        Some("limits" | "requests" | "overhead" | "minResources")
-    ) || path
-        .last()
-        .is_some_and(|k| k == "sizeLimit" || k == "divisor")
+    let from_end = |n: usize| path.len().checked_sub(n).map(|i| path[i].as_str());
+    let pod_group = path.len() == 3 && path[0] == "spec" && path[1] == "minResources";
+    matches!(from_end(2), Some("limits" | "requests" | "overhead"))
+        || pod_group
+        || from_end(1) == Some("sizeLimit")
+        || (from_end(1) == Some("divisor") && from_end(2) == Some("resourceFieldRef"))
 }
 
 /// `spec.template.containers[0].name`: a path of keys and list indices as a field.

@@ -47,8 +47,8 @@ pub trait ManifestFiles {
     fn read(&self, name: &str) -> Result<(String, Manifests), LoadError>;
 
     /// The manifests a step writes inline as a block (`apply: |`), reported as `source`. The
-    /// blocks of one scenario share one budget of expanded text (`EXPANDED_BYTES_MAX`), and a
-    /// block repeated (a YAML alias) is decoded once.
+    /// loader (`ReadOnce`) gives the blocks of one scenario one budget of expanded text
+    /// (`EXPANDED_BYTES_MAX`) and decodes a block repeated (a YAML alias) once.
     fn inline(
         &self,
         source: &str,
@@ -65,7 +65,7 @@ pub trait ManifestFiles {
 /// Inline blocks already decoded by this loader, by their text, and the expanded bytes they
 /// have taken of the scenario's budget.
 #[derive(Default)]
-pub struct InlineBlocks {
+struct InlineBlocks {
     decoded: std::cell::RefCell<BTreeMap<(String, bool), Manifests>>,
     used: std::cell::Cell<usize>,
 }
@@ -118,9 +118,11 @@ impl ManifestFiles for DecodedManifests {
 
 /// Each file read once: a scenario applying one manifest many times holds its objects once
 /// (memory follows the files, not the steps).
+/// Its inline blocks likewise, within one budget of expanded text for them all.
 struct ReadOnce<'a> {
     files: &'a dyn ManifestFiles,
     read: std::cell::RefCell<BTreeMap<String, (String, Manifests)>>,
+    inline: InlineBlocks,
 }
 
 impl ManifestFiles for ReadOnce<'_> {
@@ -131,6 +133,15 @@ impl ManifestFiles for ReadOnce<'_> {
         let got = self.files.read(name)?;
         self.read.borrow_mut().insert(name.to_string(), got.clone());
         Ok(got)
+    }
+
+    fn inline(
+        &self,
+        source: &str,
+        text: &str,
+        counts: manifest::Counts,
+    ) -> Result<Manifests, LoadError> {
+        self.inline.decode(source, text, counts)
     }
 }
 
@@ -469,6 +480,7 @@ impl Scenario {
         let files = &ReadOnce {
             files,
             read: Default::default(),
+            inline: InlineBlocks::default(),
         };
         let mut manifests = Vec::new();
         for (i, m) in spec.manifests.iter().enumerate() {
