@@ -356,18 +356,41 @@ fn crashed_container_restarts_in_place() {
     let p = w.api.get::<Pod>("default", "web-0").unwrap();
     assert!(!k8s::is_ready(&p));
     assert_eq!(k8s::phase(&p), "Running");
+    let c = p
+        .status
+        .as_ref()
+        .unwrap()
+        .container_statuses
+        .as_ref()
+        .unwrap()[0]
+        .clone();
+    assert_eq!(c.restart_count, 1);
+    // As the kubelet reports a crash: not started, waiting in back-off with its message, the
+    // run that ended in `lastState`.
+    assert_eq!(c.started, Some(false));
+    let waiting = c.state.unwrap().waiting.unwrap();
+    let message = waiting.message.unwrap();
+    let uid_text = uid.clone().unwrap();
     assert_eq!(
-        p.status
-            .as_ref()
-            .unwrap()
-            .container_statuses
-            .as_ref()
-            .unwrap()[0]
-            .restart_count,
-        1
+        message,
+        format!("back-off 10s restarting failed container=c pod=web-0_default({uid_text})")
+    );
+    let ended = c.last_state.unwrap().terminated.unwrap();
+    assert_eq!(
+        (ended.exit_code, ended.reason.as_deref()),
+        (1, Some("Error"))
     );
     assert!(w.run_until_pred(60_000, |w| ready(w, "web", 1)));
-    assert_eq!(pods(&w, "web")[0].metadata.uid, uid, "same pod object");
+    let p = pods(&w, "web")[0].clone();
+    assert_eq!(p.metadata.uid, uid, "same pod object");
+    let c = &p
+        .status
+        .as_ref()
+        .unwrap()
+        .container_statuses
+        .as_ref()
+        .unwrap()[0];
+    assert!(c.last_state.is_some(), "kept through the restart");
 }
 
 fn scripted_run(seed: u64) -> (u64, usize, Vec<u64>) {

@@ -288,12 +288,20 @@ impl Kubelet {
             return false;
         }
         let mut pod = (*live).clone();
+        // kubelet `format.Pod`, which the back-off message names the pod by.
+        let who = format!("{name}_{ns}({})", k8s::uid(&pod.metadata));
         let st = pod.status.get_or_insert_with(Default::default);
         let mut restarts = 0;
         for c in st.container_statuses.iter_mut().flatten() {
             c.restart_count += 1;
             restarts = restarts.max(c.restart_count);
             c.ready = false;
+            c.started = Some(false);
+            let wait = go_duration(backoff_ms(c.restart_count));
+            let message = format!(
+                "back-off {wait} restarting failed container={} pod={who}",
+                c.name
+            );
             // The run that ended, as the kubelet reports it (`lastState`, which `kubectl get
             // pods` reads for "2 (30s ago)"): exit code 1, reason Error.
             let started_at = c.state.as_ref().and_then(|s| s.running.as_ref());
@@ -310,7 +318,7 @@ impl Kubelet {
             c.state = Some(ContainerState {
                 waiting: Some(ContainerStateWaiting {
                     reason: Some("CrashLoopBackOff".into()),
-                    message: None,
+                    message: Some(message),
                 }),
                 ..Default::default()
             });
@@ -333,7 +341,7 @@ impl Kubelet {
         if api.update_status(ACTOR, pod).is_err() {
             return false;
         }
-        let backoff_ms = (10_000u64 << (restarts.max(1) - 1).min(5)).min(300_000);
+        let backoff_ms = backoff_ms(restarts);
         self.timers.insert(
             (
                 after(now_ms, backoff_ms),
@@ -348,6 +356,22 @@ impl Kubelet {
 }
 
 /// Each container of the pod's spec with the image it names.
+/// The crash back-off after a container's `restarts`-th restart: 10 s doubling to 300 s.
+fn backoff_ms(restarts: i32) -> u64 {
+    let doublings = u32::try_from(restarts.max(1) - 1).unwrap_or(0).min(5);
+    (10_000u64 << doublings).min(300_000)
+}
+
+/// Whole seconds as Go's `time.Duration` prints them: `10s`, `1m20s`, `5m0s`.
+fn go_duration(ms: u64) -> String {
+    let s = ms / 1000;
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m{}s", s / 60, s % 60)
+    }
+}
+
 fn has_readiness_gates(pod: &Pod) -> bool {
     let gates = pod.spec.as_ref().and_then(|s| s.readiness_gates.as_ref());
     gates.is_some_and(|g| !g.is_empty())
