@@ -1667,21 +1667,26 @@ fn a_statefulset_selector_is_validated_strictly() {
     );
 }
 
+/// Pod `name` created, bound to node-0 and Running, as the kubelet writes it.
+fn running_pod(a: &mut ApiServer, name: &str) -> crate::api::Shared<Pod> {
+    use k8s_openapi::api::core::v1::PodStatus;
+    a.create("t", pod(name)).unwrap();
+    a.bind("sched", "default", name, "node-0").unwrap();
+    let mut p = (*a.get::<Pod>("default", name).unwrap()).clone();
+    p.status = Some(PodStatus {
+        phase: Some("Running".into()),
+        ..Default::default()
+    });
+    a.update_status("kubelet", p).unwrap()
+}
+
 /// An evicted pod is marked `DisruptionTarget` before it is deleted (eviction.go
 /// `addConditionAndDeletePod`); evicting it again while it terminates finds the condition
 /// already there and writes nothing but the delete.
 #[test]
 fn eviction_marks_the_pod_a_disruption_target_once() {
-    use k8s_openapi::api::core::v1::PodStatus;
     let mut a = api();
-    a.create("t", pod("p")).unwrap();
-    a.bind("sched", "default", "p", "node-0").unwrap();
-    let mut p = (*a.get::<Pod>("default", "p").unwrap()).clone();
-    p.status = Some(PodStatus {
-        phase: Some("Running".into()),
-        ..Default::default()
-    });
-    a.update_status("kubelet", p).unwrap();
+    running_pod(&mut a, "p");
     let opts = DeleteOptions {
         grace_period_seconds: Some(30),
         ..Default::default()
@@ -1732,16 +1737,8 @@ fn eviction_marks_the_pod_a_disruption_target_once() {
 /// deleted, not refused with a conflict.
 #[test]
 fn eviction_moves_a_met_resource_version_precondition_past_its_own_write() {
-    use k8s_openapi::api::core::v1::PodStatus;
     let mut a = api();
-    a.create("t", pod("p")).unwrap();
-    a.bind("sched", "default", "p", "node-0").unwrap();
-    let mut p = (*a.get::<Pod>("default", "p").unwrap()).clone();
-    p.status = Some(PodStatus {
-        phase: Some("Running".into()),
-        ..Default::default()
-    });
-    let running = a.update_status("kubelet", p).unwrap();
+    let running = running_pod(&mut a, "p");
     let opts = DeleteOptions {
         grace_period_seconds: Some(30),
         precondition_rv: running.metadata.resource_version.clone(),

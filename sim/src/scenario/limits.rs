@@ -119,23 +119,13 @@ fn steps_over(text: &str, max: usize) -> Option<(usize, String)> {
 }
 
 #[derive(Deserialize)]
-struct RawApplyStep {
+struct RawStep {
     apply: Option<Spanned<IgnoredAny>>,
 }
 
-#[derive(Deserialize)]
-struct RawApplySteps {
-    #[serde(default)]
-    steps: Vec<RawApplyStep>,
-}
-
 /// The line of each step's `apply` value when it is a literal block (`|`, `|-`, `|2`...),
-/// whose lines are the file's; 0 otherwise (a quoted or folded string's lines are not);
-/// empty when a step is not a mapping.
-fn apply_values(text: &str, options: serde_saphyr::Options) -> Vec<usize> {
-    let Ok(raw) = serde_saphyr::from_str_with_options::<RawApplySteps>(text, options) else {
-        return Vec::new();
-    };
+/// whose lines are the file's; 0 otherwise (a quoted or folded string's lines are not).
+fn apply_values(text: &str, steps: &[Spanned<RawStep>]) -> Vec<usize> {
     let lines: Vec<&str> = text.lines().collect();
     let line = |s: &Spanned<IgnoredAny>| usize::try_from(s.referenced.line()).unwrap_or(0);
     let literal = |first: usize| {
@@ -150,17 +140,18 @@ fn apply_values(text: &str, options: serde_saphyr::Options) -> Vec<usize> {
                 .all(|c| c.is_ascii_digit() || c == '+' || c == '-')
         })
     };
-    raw.steps
+    steps
         .iter()
-        .map(|s| s.apply.as_ref().map_or(0, line))
+        .map(|s| s.value.apply.as_ref().map_or(0, line))
         .map(|l| if l > 0 && literal(l) { l } else { 0 })
         .collect()
 }
 
 #[derive(Deserialize)]
 struct RawLines {
+    /// Mappings: the file already parsed as a spec, whose steps are.
     #[serde(default)]
-    steps: Vec<Spanned<IgnoredAny>>,
+    steps: Vec<Spanned<RawStep>>,
     #[serde(default)]
     manifests: Vec<Spanned<IgnoredAny>>,
     invariants: Option<Spanned<IgnoredAny>>,
@@ -177,7 +168,7 @@ impl SpecLines {
         // as that string, and must not cost the file its lines.
         let mut options = super::yaml_options();
         options.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::AsString;
-        let Ok(raw) = serde_saphyr::from_str_with_options::<RawLines>(text, options.clone()) else {
+        let Ok(raw) = serde_saphyr::from_str_with_options::<RawLines>(text, options) else {
             return SpecLines::default();
         };
         let line = |s: &Spanned<IgnoredAny>| usize::try_from(s.referenced.line()).ok();
@@ -188,8 +179,12 @@ impl SpecLines {
             .and_then(|c| c.kubernetes_version.as_ref());
         SpecLines {
             kubernetes_version: kubernetes_version.and_then(line),
-            apply_values: apply_values(text, options),
-            steps: raw.steps.iter().map(|s| line(s).unwrap_or(0)).collect(),
+            apply_values: apply_values(text, &raw.steps),
+            steps: raw
+                .steps
+                .iter()
+                .map(|s| usize::try_from(s.referenced.line()).unwrap_or(0))
+                .collect(),
             manifests: raw.manifests.iter().map(|s| line(s).unwrap_or(0)).collect(),
             invariants: raw.invariants.as_ref().and_then(line),
             expect: raw
