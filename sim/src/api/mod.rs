@@ -6,6 +6,7 @@
 //! metadata log across kinds for the garbage collector. Writes that change nothing consume no
 //! resourceVersion and emit no event (apiserver `etcd3/store.go` `GuaranteedUpdate` L562-584).
 
+mod at;
 pub mod defaults;
 pub mod events;
 mod eviction;

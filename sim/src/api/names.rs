@@ -64,12 +64,13 @@ fn validate_finalizers(kind: KindId, meta: &ObjectMeta) -> Result<(), String> {
         KindId::LeaderWorkerSet | KindId::DisaggregatedSet | KindId::DisaggregatedSetRoleScaler
     );
     for (i, f) in meta.finalizers.iter().flatten().enumerate() {
-        let at = format!("metadata.finalizers[{i}]: Invalid value: {f:?}");
-        qualified_name(f).map_err(|m| format!("{at}: {m}"))?;
+        let at = || format!("metadata.finalizers[{i}]: Invalid value: {f:?}");
+        qualified_name(f).map_err(|m| format!("{}: {m}", at()))?;
         let standard = ["kubernetes", "orphan", "foregroundDeletion"].contains(&f.as_str());
         if !custom && !f.contains('/') && !standard {
             return Err(format!(
-                "{at}: name is neither a standard finalizer name nor is it fully qualified"
+                "{}: name is neither a standard finalizer name nor is it fully qualified",
+                at()
             ));
         }
     }
@@ -81,7 +82,6 @@ fn validate_finalizers(kind: KindId, meta: &ObjectMeta) -> Result<(), String> {
 pub fn validate_owner_references(meta: &ObjectMeta) -> Result<(), String> {
     let refs = meta.owner_references.as_deref().unwrap_or(&[]);
     for (i, r) in refs.iter().enumerate() {
-        let at = format!("metadata.ownerReferences[{i}]");
         for (field, v) in [
             ("apiVersion", &r.api_version),
             ("kind", &r.kind),
@@ -90,7 +90,7 @@ pub fn validate_owner_references(meta: &ObjectMeta) -> Result<(), String> {
         ] {
             if v.is_empty() {
                 return Err(format!(
-                    "{at}.{field}: Invalid value: \"\": {field} must not be empty"
+                    "metadata.ownerReferences[{i}].{field}: Invalid value: \"\": {field} must not be empty"
                 ));
             }
         }

@@ -22,6 +22,9 @@ use k8s_openapi::api::core::v1::{Container, EnvVar, PodSpec, Probe, ResourceRequ
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use std::fmt::Display;
+
+use super::at::At;
 use super::{names, quantity};
 
 /// `validation.InclusiveRangeError(1, 65535)`.
@@ -42,17 +45,18 @@ pub struct Rules {
 
 /// Every error of a pod's spec, in `ValidatePodSpec`'s order, at paths under `path`.
 pub fn validate(path: &str, spec: &PodSpec, rules: Rules) -> Vec<String> {
+    let path = &At::root(path);
     let mut errs = Vec::new();
     containers(&mut errs, path, spec, rules);
     defaulted_enum(
         &mut errs,
-        &format!("{path}.restartPolicy"),
+        path.field("restartPolicy"),
         spec.restart_policy.as_deref(),
         &["Always", "OnFailure", "Never"],
     );
     defaulted_enum(
         &mut errs,
-        &format!("{path}.dnsPolicy"),
+        path.field("dnsPolicy"),
         spec.dns_policy.as_deref(),
         &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"],
     );
@@ -71,7 +75,7 @@ pub fn validate(path: &str, spec: &PodSpec, rules: Rules) -> Vec<String> {
             errs.push(format!("{path}.nodeSelector: Invalid value: {v:?}: {m}"));
         }
     }
-    tolerations(&mut errs, &format!("{path}.tolerations"), spec);
+    tolerations(&mut errs, &path.field("tolerations"), spec);
     if let Some(s) = spec
         .active_deadline_seconds
         .filter(|s| !(1..=i64::from(i32::MAX)).contains(s))
@@ -82,7 +86,7 @@ pub fn validate(path: &str, spec: &PodSpec, rules: Rules) -> Vec<String> {
     }
     for (field, value) in [("hostname", &spec.hostname), ("subdomain", &spec.subdomain)] {
         if let Some(v) = value.as_deref().filter(|v| !v.is_empty()) {
-            dns_label(&mut errs, &format!("{path}.{field}"), v);
+            dns_label(&mut errs, path.field(field), v);
         }
     }
     errs
@@ -92,9 +96,9 @@ pub fn validate(path: &str, spec: &PodSpec, rules: Rules) -> Vec<String> {
 /// label name, an empty key takes `Exists`, `tolerationSeconds` only with `NoExecute`, an
 /// `Equal` value is a label value (upstream names `operator` for it), an `Exists` one is empty,
 /// and the operator and effect are among theirs.
-fn tolerations(errs: &mut Vec<String>, path: &str, spec: &PodSpec) {
+fn tolerations(errs: &mut Vec<String>, path: &At, spec: &PodSpec) {
     for (i, t) in spec.tolerations.iter().flatten().enumerate() {
-        let at = format!("{path}[{i}]");
+        let at = path.index(i);
         let key = t.key.as_deref().unwrap_or("");
         let op = t.operator.as_deref().unwrap_or("");
         let value = t.value.as_deref().unwrap_or("");
@@ -125,12 +129,12 @@ fn tolerations(errs: &mut Vec<String>, path: &str, spec: &PodSpec) {
                 errs.push(format!("{at}.operator: Invalid value: core.Toleration{{Key:{key:?}, Operator:\"Exists\", Value:{value:?}, Effect:{effect:?}, TolerationSeconds:{seconds}}}: value must be empty when `operator` is 'Exists'"));
             }
             "Exists" => {}
-            other => unsupported(errs, &format!("{at}.operator"), other, &["Equal", "Exists"]),
+            other => unsupported(errs, at.field("operator"), other, &["Equal", "Exists"]),
         }
         if !effect.is_empty() {
             not_supported(
                 errs,
-                &format!("{at}.effect"),
+                at.field("effect"),
                 effect,
                 &["NoSchedule", "PreferNoSchedule", "NoExecute"],
             );
@@ -144,7 +148,7 @@ pub const DNS_LABEL: &str = "a lowercase RFC 1123 label must consist of lower ca
 
 /// `ValidateDNS1123Label`: too long, and (apart) not of the label's form: a dotted name that
 /// would be a subdomain is told so.
-pub(super) fn dns_label(errs: &mut Vec<String>, path: &str, v: &str) {
+pub(super) fn dns_label(errs: &mut Vec<String>, path: impl Display, v: &str) {
     if v.len() > 63 {
         errs.push(format!(
             "{path}: Invalid value: {v:?}: must be no more than 63 characters"
@@ -172,9 +176,9 @@ fn label_form(v: &str) -> bool {
 
 /// The containers of both lists, in order: path, container, whether an init container.
 fn each_container<'a>(
-    path: &'a str,
+    path: &'a At<'a>,
     spec: &'a PodSpec,
-) -> impl Iterator<Item = (String, &'a Container, bool)> + 'a {
+) -> impl Iterator<Item = (At<'a>, &'a Container, bool)> + 'a {
     let init = spec.init_containers.as_deref().unwrap_or(&[]);
     let lists = [
         ("containers", spec.containers.as_slice(), false),
@@ -184,7 +188,7 @@ fn each_container<'a>(
         items
             .iter()
             .enumerate()
-            .map(move |(i, c)| (format!("{path}.{list}[{i}]"), c, is_init))
+            .map(move |(i, c)| (path.item(list, i), c, is_init))
     })
 }
 
@@ -192,6 +196,7 @@ fn each_container<'a>(
 /// label unique across both lists, each with an image): what the simulator checks of a
 /// StatefulSet's template (docs/fidelity.md).
 pub fn names_and_images(path: &str, spec: &PodSpec) -> Vec<String> {
+    let path = &At::root(path);
     let mut errs = Vec::new();
     if spec.containers.is_empty() {
         errs.push(format!("{path}.containers: Required value"));
@@ -208,7 +213,7 @@ pub fn names_and_images(path: &str, spec: &PodSpec) -> Vec<String> {
 
 /// `validateContainers` then `validateInitContainers`: each container's own rules in turn
 /// (its name unique across both lists), then the regular containers' host ports together.
-fn containers(errs: &mut Vec<String>, path: &str, spec: &PodSpec, rules: Rules) {
+fn containers(errs: &mut Vec<String>, path: &At, spec: &PodSpec, rules: Rules) {
     if spec.containers.is_empty() {
         errs.push(format!("{path}.containers: Required value"));
     }
@@ -222,23 +227,23 @@ fn containers(errs: &mut Vec<String>, path: &str, spec: &PodSpec, rules: Rules) 
         if is_init {
             // Init containers are checked one at a time (`checkHostPortConflicts` on a list
             // of one, so their index reads 0).
-            let list = format!("{path}.initContainers");
+            let list = path.field("initContainers");
             unique_host_ports(errs, &list, 0, c, &mut BTreeSet::new());
         }
     }
     let mut host_ports = BTreeSet::new();
     for (i, c) in spec.containers.iter().enumerate() {
-        let list = format!("{path}.containers");
+        let list = path.field("containers");
         unique_host_ports(errs, &list, i, c, &mut host_ports);
     }
 }
 
 /// `validateContainerCommon`'s name and image.
-fn identity(errs: &mut Vec<String>, at: &str, c: &Container) {
+fn identity(errs: &mut Vec<String>, at: &At, c: &Container) {
     if c.name.is_empty() {
         errs.push(format!("{at}.name: Required value"));
     } else {
-        dns_label(errs, &format!("{at}.name"), &c.name);
+        dns_label(errs, at.field("name"), &c.name);
     }
     if c.image.as_deref().unwrap_or("").is_empty() {
         errs.push(format!("{at}.image: Required value"));
@@ -247,24 +252,24 @@ fn identity(errs: &mut Vec<String>, at: &str, c: &Container) {
 
 /// The rest of `validateContainerCommon` and the init/regular container rules of one
 /// container.
-fn container(errs: &mut Vec<String>, at: &str, c: &Container, is_init: bool, rules: Rules) {
+fn container(errs: &mut Vec<String>, at: &At, c: &Container, is_init: bool, rules: Rules) {
     ports(errs, at, c);
     env(errs, at, c, rules);
     if rules.resize_policy && !is_init && c.resize_policy.is_some() {
-        resize_policy(errs, &format!("{at}.resizePolicy"), c);
+        resize_policy(errs, &at.field("resizePolicy"), c);
     }
     if let Some(r) = &c.resources {
-        resources(errs, &format!("{at}.resources"), r);
+        resources(errs, &at.field("resources"), r);
     }
     defaulted_enum(
         errs,
-        &format!("{at}.terminationMessagePolicy"),
+        at.field("terminationMessagePolicy"),
         c.termination_message_policy.as_deref(),
         &["File", "FallbackToLogsOnError"],
     );
     defaulted_enum(
         errs,
-        &format!("{at}.imagePullPolicy"),
+        at.field("imagePullPolicy"),
         c.image_pull_policy.as_deref(),
         &["Always", "IfNotPresent", "Never"],
     );
@@ -282,10 +287,10 @@ fn container(errs: &mut Vec<String>, at: &str, c: &Container, is_init: bool, rul
             ));
             continue;
         }
-        probe(errs, &format!("{at}.{field}"), p, kind);
+        probe(errs, &at.field(field), p, kind);
     }
     match (c.restart_policy.as_deref(), is_init) {
-        (Some(p), true) => not_supported(errs, &format!("{at}.restartPolicy"), p, &["Always"]),
+        (Some(p), true) => not_supported(errs, at.field("restartPolicy"), p, &["Always"]),
         (Some(_), false) => errs.push(format!(
             "{at}.restartPolicy: Forbidden: may not be set for non-init containers"
         )),
@@ -294,10 +299,10 @@ fn container(errs: &mut Vec<String>, at: &str, c: &Container, is_init: bool, rul
 }
 
 /// `validateContainerPorts`: names (per container), port numbers, protocols.
-fn ports(errs: &mut Vec<String>, at: &str, c: &Container) {
+fn ports(errs: &mut Vec<String>, at: &At, c: &Container) {
     let mut names_seen = BTreeSet::new();
     for (i, p) in c.ports.iter().flatten().enumerate() {
-        let here = format!("{at}.ports[{i}]");
+        let here = at.item("ports", i);
         if let Some(n) = p.name.as_deref().filter(|n| !n.is_empty()) {
             let bad = port_name_errors(n);
             for m in &bad {
@@ -320,7 +325,7 @@ fn ports(errs: &mut Vec<String>, at: &str, c: &Container) {
         let allowed = ["SCTP", "TCP", "UDP"];
         defaulted_enum(
             errs,
-            &format!("{here}.protocol"),
+            here.field("protocol"),
             p.protocol.as_deref(),
             &allowed,
         );
@@ -330,7 +335,7 @@ fn ports(errs: &mut Vec<String>, at: &str, c: &Container) {
 /// `AccumulateUniqueHostPorts`: a non-zero host port is taken once per protocol and host IP.
 fn unique_host_ports(
     errs: &mut Vec<String>,
-    list: &str,
+    list: &At,
     index: usize,
     c: &Container,
     taken: &mut BTreeSet<String>,
@@ -380,7 +385,7 @@ fn port_name_errors(n: &str) -> Vec<&'static str> {
 }
 
 /// `ValidatePortNumOrName` for a probe's port.
-pub(super) fn port_num_or_name(errs: &mut Vec<String>, at: &str, port: &IntOrString) {
+pub(super) fn port_num_or_name(errs: &mut Vec<String>, at: impl Display, port: &IntOrString) {
     match port {
         IntOrString::Int(n) if !(1..=65535).contains(n) => {
             errs.push(format!("{at}: Invalid value: {n}: {PORT_RANGE}"))
@@ -395,9 +400,9 @@ pub(super) fn port_num_or_name(errs: &mut Vec<String>, at: &str, port: &IntOrStr
 }
 
 /// `ValidateEnv` and `ValidateEnvFrom`.
-fn env(errs: &mut Vec<String>, at: &str, c: &Container, rules: Rules) {
+fn env(errs: &mut Vec<String>, at: &At, c: &Container, rules: Rules) {
     for (i, e) in c.env.iter().flatten().enumerate() {
-        let here = format!("{at}.env[{i}]");
+        let here = at.item("env", i);
         if e.name.is_empty() {
             errs.push(format!("{here}.name: Required value"));
         } else {
@@ -426,7 +431,7 @@ fn env(errs: &mut Vec<String>, at: &str, c: &Container, rules: Rules) {
 }
 
 /// `validateEnvVarValueFrom`'s count of sources.
-fn value_from(errs: &mut Vec<String>, here: &str, e: &EnvVar) {
+fn value_from(errs: &mut Vec<String>, here: &At, e: &EnvVar) {
     let Some(s) = &e.value_from else { return };
     let sources = [
         s.field_ref.is_some(),
@@ -482,18 +487,18 @@ fn env_name_errors(n: &str, rules: Rules) -> Vec<&'static str> {
 }
 
 /// `validateResourceRequirements` for a container: names, values, requests against limits.
-fn resources(errs: &mut Vec<String>, at: &str, r: &ResourceRequirements) {
+fn resources(errs: &mut Vec<String>, at: &At, r: &ResourceRequirements) {
     let empty = BTreeMap::new();
     let limits = r.limits.as_ref().unwrap_or(&empty);
     let requests = r.requests.as_ref().unwrap_or(&empty);
     let mut limit_values = BTreeMap::new();
     for (name, q) in limits {
-        if let Some(v) = resource_value(errs, &format!("{at}.limits[{name}]"), name, q) {
+        if let Some(v) = resource_value(errs, &at.entry("limits", name), name, q) {
             limit_values.insert(name.as_str(), (v, q));
         }
     }
     for (name, q) in requests {
-        let Some(v) = resource_value(errs, &format!("{at}.requests[{name}]"), name, q) else {
+        let Some(v) = resource_value(errs, &at.entry("requests", name), name, q) else {
             continue;
         };
         let overcommittable = is_native(name) && !name.starts_with("hugepages-");
@@ -517,7 +522,7 @@ fn resources(errs: &mut Vec<String>, at: &str, r: &ResourceRequirements) {
 /// One resource's name and quantity (`ValidateResourceQuantityValue`, after
 /// `SetDefaults_ResourceList` rounded it up to milli scale): its value in thousandths when
 /// valid.
-fn resource_value(errs: &mut Vec<String>, here: &str, name: &str, q: &Quantity) -> Option<i128> {
+fn resource_value(errs: &mut Vec<String>, here: &At, name: &str, q: &Quantity) -> Option<i128> {
     resource_name(errs, here, name);
     let bad = match quantity::parse_milli(&q.0) {
         Err(m) => m,
@@ -556,7 +561,7 @@ const STANDARD_RESOURCES: [&str; 20] = [
 
 /// `validateContainerResourceName`: a qualified name; without a `/` a standard resource
 /// name and one a container may ask for, with one an extended resource name.
-fn resource_name(errs: &mut Vec<String>, here: &str, name: &str) {
+fn resource_name(errs: &mut Vec<String>, here: &At, name: &str) {
     if let Err(m) = names::qualified_name(name) {
         errs.push(format!("{here}: Invalid value: {name:?}: {m}"));
         return;
@@ -601,7 +606,7 @@ enum Kind {
 }
 
 /// `validateProbe` and `validateHandler`.
-fn probe(errs: &mut Vec<String>, at: &str, p: &Probe, kind: Kind) {
+fn probe(errs: &mut Vec<String>, at: &At, p: &Probe, kind: Kind) {
     let handlers = [
         ("exec", p.exec.is_some()),
         ("httpGet", p.http_get.is_some()),
@@ -656,7 +661,7 @@ fn probe(errs: &mut Vec<String>, at: &str, p: &Probe, kind: Kind) {
 }
 
 /// `validateHandler`'s check of the one handler kept.
-fn handler(errs: &mut Vec<String>, at: &str, p: &Probe, which: &str) {
+fn handler(errs: &mut Vec<String>, at: &At, p: &Probe, which: &str) {
     match which {
         "exec" => {
             let empty = p
@@ -669,15 +674,15 @@ fn handler(errs: &mut Vec<String>, at: &str, p: &Probe, which: &str) {
         }
         "httpGet" => {
             if let Some(h) = &p.http_get {
-                port_num_or_name(errs, &format!("{at}.httpGet.port"), &h.port);
+                port_num_or_name(errs, at.field("httpGet.port"), &h.port);
                 let schemes = ["HTTP", "HTTPS"];
-                let path = format!("{at}.httpGet.scheme");
-                defaulted_enum(errs, &path, h.scheme.as_deref(), &schemes);
+                let path = at.field("httpGet.scheme");
+                defaulted_enum(errs, path, h.scheme.as_deref(), &schemes);
             }
         }
         "tcpSocket" => {
             if let Some(t) = &p.tcp_socket {
-                port_num_or_name(errs, &format!("{at}.tcpSocket.port"), &t.port);
+                port_num_or_name(errs, at.field("tcpSocket.port"), &t.port);
             }
         }
         _ => {
@@ -692,7 +697,12 @@ fn handler(errs: &mut Vec<String>, at: &str, p: &Probe, which: &str) {
 }
 
 /// `field.NotSupported`: `<path>: Unsupported value: "x": supported values: "A", "B"`.
-pub(super) fn not_supported(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&str]) {
+pub(super) fn not_supported(
+    errs: &mut Vec<String>,
+    path: impl Display,
+    value: &str,
+    allowed: &[&str],
+) {
     if allowed.contains(&value) {
         return;
     }
@@ -701,7 +711,12 @@ pub(super) fn not_supported(errs: &mut Vec<String>, path: &str, value: &str, all
 
 /// A defaulted enum: `""` is filled in by defaulting as an absent value is (the
 /// `SetDefaults_*` functions test `== ""`), so only another value is checked.
-fn defaulted_enum(errs: &mut Vec<String>, path: &str, value: Option<&str>, allowed: &[&str]) {
+fn defaulted_enum(
+    errs: &mut Vec<String>,
+    path: impl Display,
+    value: Option<&str>,
+    allowed: &[&str],
+) {
     if let Some(v) = value.filter(|v| !v.is_empty()) {
         not_supported(errs, path, v, allowed);
     }
@@ -711,7 +726,7 @@ fn defaulted_enum(errs: &mut Vec<String>, path: &str, value: Option<&str>, allow
 /// names a resource once, `cpu` or `memory`, and a restart policy, `NotRequired` or
 /// `RestartContainer`. (The rule that a pod of `restartPolicy: Never` takes only `NotRequired`
 /// is not checked.)
-fn resize_policy(errs: &mut Vec<String>, path: &str, c: &Container) {
+fn resize_policy(errs: &mut Vec<String>, path: &At, c: &Container) {
     let mut seen = std::collections::BTreeSet::new();
     for (i, p) in c.resize_policy.iter().flatten().enumerate() {
         if !seen.insert(p.resource_name.as_str()) {
@@ -737,7 +752,7 @@ fn resize_policy(errs: &mut Vec<String>, path: &str, c: &Container) {
     }
 }
 
-fn unsupported(errs: &mut Vec<String>, path: &str, value: &str, allowed: &[&str]) {
+fn unsupported(errs: &mut Vec<String>, path: impl Display, value: &str, allowed: &[&str]) {
     let list: Vec<String> = allowed.iter().map(|a| format!("{a:?}")).collect();
     errs.push(format!(
         "{path}: Unsupported value: {value:?}: supported values: {}",

@@ -249,7 +249,7 @@ fn validate_port(
         None if require_name => errs.push(format!("{at}.name: Required value")),
         None => {}
         Some(n) => {
-            podspec::dns_label(errs, &format!("{at}.name"), n);
+            podspec::dns_label(errs, format!("{at}.name"), n);
             if !seen.insert(n.to_string()) {
                 errs.push(format!("{at}.name: Duplicate value: {n:?}"));
             }
@@ -263,10 +263,10 @@ fn validate_port(
     }
     match p.protocol.as_deref().filter(|s| !s.is_empty()) {
         None => errs.push(format!("{at}.protocol: Required value")),
-        Some(v) => podspec::not_supported(errs, &format!("{at}.protocol"), v, &PROTOCOLS),
+        Some(v) => podspec::not_supported(errs, format!("{at}.protocol"), v, &PROTOCOLS),
     }
     if let Some(t) = &p.target_port {
-        podspec::port_num_or_name(errs, &format!("{at}.targetPort"), t);
+        podspec::port_num_or_name(errs, format!("{at}.targetPort"), t);
     }
 }
 
