@@ -3,6 +3,9 @@
 # Dockerfile builds) and print the README's results table (medians),
 # the per-scenario notes the benches print, and the scale bench's growth table (16 to 4,096
 # groups, one timed run per size above 128; the 4,096-group run takes several minutes).
+# Then `lws-sim fuzz --time 60s --jobs 1`'s own count of cases per second, for the `dist` build
+# and for the profile-guided one of scripts/pgo-build.sh (about 20 minutes more; skipped with
+# LWS_SIM_BENCH_PGO=0).
 # Usage: scripts/bench-table.sh [criterion filter]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,3 +59,21 @@ if scale:
         g = scale[n]
         print(f"| {n:,} | {int(g[1]):,} | {float(g[2]):.1f} s | {g[4]}% | {g[6]}% | {g[7]} µs | {g[8]} |")
 PY
+
+# Fuzz throughput by the campaign's own count (one core, all-fixed, the default distribution).
+campaign() { # campaign LABEL BINARY
+    local dir
+    dir=$(mktemp -d)
+    local rc=0
+    "$2" fuzz --reconciler all-fixed --time 60s --jobs 1 --seed 7 --out "$dir" >"$dir/log" 2>&1 || rc=$?
+    [ "$rc" -le 1 ] || { cat "$dir/log" >&2; exit 1; }
+    echo "fuzz --time 60s --jobs 1 ($1): $(grep -E '^[0-9]+ cases in' "$dir/log")"
+}
+echo
+cargo build --profile dist --locked -p lws-sim --bin lws-sim >/dev/null 2>&1
+target=${CARGO_TARGET_DIR:-target}
+campaign dist "$target/dist/lws-sim"
+if [ "${LWS_SIM_BENCH_PGO:-1}" != 0 ]; then
+    scripts/pgo-build.sh >/dev/null 2>&1
+    campaign pgo target/pgo/lws-sim
+fi
