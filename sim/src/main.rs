@@ -1076,6 +1076,14 @@ fn writable(dir: &Path) -> std::io::Result<()> {
 /// Make a directory the simulator writes its own files into (`--out`, a case directory): a
 /// symbolic link in its place is refused, never written through.
 fn output_dir(dir: &Path) -> std::io::Result<()> {
+    if dir
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_file())
+    {
+        return Err(std::io::Error::other(
+            "not a directory (a file is in its place)",
+        ));
+    }
     std::fs::create_dir_all(dir)?;
     if dir.symlink_metadata()?.is_dir() {
         Ok(())
@@ -1343,22 +1351,28 @@ fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
 /// directories, its saved cases (`--save-all`), then the summary. Left in place, `check DIR`
 /// would run an earlier campaign's cases beside the new ones. Nothing else in `out` is touched:
 /// only directories the summary names, each a plain name inside `out` (a summary naming
-/// `../x` or `/x` is not followed). An unreadable summary is removed alone.
+/// `../x` or `/x` is not followed). A summary that does not read as one is an error naming
+/// it: removing it alone would leave its campaign's cases for `check DIR` to run.
 fn forget_earlier_campaign(out: &Path) -> Result<(), String> {
     let path = out.join(summary::FILE);
     let io = |p: &Path, e: std::io::Error| format!("--out {}: {e}", p.display());
-    let text = match scenario::read_text(&path) {
-        Ok(t) => Some(t),
-        Err(_) if !path.exists() => return Ok(()),
-        Err(_) => None,
-    };
-    let earlier = text.and_then(|t| Summary::parse(&t).ok());
-    let mut dirs: Vec<String> = Vec::new();
-    if let Some(s) = &earlier {
-        dirs.extend(s.minimized.iter().map(|m| m.dir.clone()));
-        if s.save_all {
-            dirs.extend(s.failures.iter().map(|f| format!("case-{}", f.case)));
-        }
+    if path.symlink_metadata().is_err() {
+        return Ok(());
+    }
+    let earlier = scenario::read_text(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|t| Summary::parse(&t))
+        .map_err(|e| {
+            format!(
+                "--out {}: an earlier campaign's summary that does not read ({e}): its case \
+                 directories cannot be told from other files; remove the directory or choose \
+                 another --out",
+                path.display()
+            )
+        })?;
+    let mut dirs: Vec<String> = earlier.minimized.iter().map(|m| m.dir.clone()).collect();
+    if earlier.save_all {
+        dirs.extend(earlier.failures.iter().map(|f| format!("case-{}", f.case)));
     }
     for d in dirs {
         let plain = matches!(
@@ -1398,9 +1412,9 @@ fn read_summaries(dirs: &[PathBuf]) -> Result<Vec<(String, Summary)>, String> {
         .collect()
 }
 
-/// Copy the files of directory `from` into `to` (created), subdirectories too. A case
-/// directory holds plain files a campaign wrote: anything else in it (a symbolic link, a FIFO,
-/// a device, a file over `FILE_BYTES_MAX`) is refused, naming it, never followed or read.
+/// Copy the files of directory `from` into `to` (created). A case directory holds plain files
+/// a campaign wrote: anything else in it (a directory, a symbolic link, a FIFO, a device, a
+/// file over `FILE_BYTES_MAX`) is refused, naming it, never followed or read.
 fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     let io = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
     let kind = from
@@ -1422,11 +1436,9 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     for src in entries {
         let dst = to.join(src.file_name().unwrap_or_default());
         let meta = src.symlink_metadata().map_err(|e| io(&src, e))?;
-        if meta.is_dir() {
-            copy_dir(&src, &dst)?;
-        } else if !meta.file_type().is_file() {
+        if !meta.file_type().is_file() {
             return Err(format!(
-                "{}: not a file a campaign wrote (a symbolic link or a special file)",
+                "{}: not a file a campaign wrote (a directory, a symbolic link or a special file)",
                 src.display()
             ));
         } else if meta.len() > lws_sim::scenario::limits::FILE_BYTES_MAX {
@@ -1444,10 +1456,29 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `out` is one of `dirs` (the same directory however spelt).
-fn is_one_of(out: &Path, dirs: &[PathBuf]) -> bool {
-    let canon = |p: &Path| p.canonicalize().ok();
-    canon(out).is_some_and(|o| dirs.iter().any(|d| canon(d).as_ref() == Some(&o)))
+/// Whether `out` is one of `dirs` or inside one (however spelt; `out` need not exist yet:
+/// its nearest existing ancestor is resolved and the rest appended).
+fn is_within_one_of(out: &Path, dirs: &[PathBuf]) -> bool {
+    let Some(o) = resolve_partly(out) else {
+        return false;
+    };
+    dirs.iter()
+        .filter_map(|d| d.canonicalize().ok())
+        .any(|d| o.starts_with(d))
+}
+
+/// `path` with its longest existing prefix canonicalized, the components after it kept.
+fn resolve_partly(path: &Path) -> Option<PathBuf> {
+    let absolute = std::env::current_dir().ok()?.join(path);
+    let mut rest = Vec::new();
+    let mut at = absolute.as_path();
+    loop {
+        if let Ok(c) = at.canonicalize() {
+            return Some(rest.iter().rev().fold(c, |p, n| p.join(n)));
+        }
+        rest.push(at.file_name()?.to_os_string());
+        at = at.parent()?;
+    }
 }
 
 /// A note on stderr naming the shards no directory holds.
@@ -1472,13 +1503,21 @@ fn note_missing(m: &Merged, given: usize, n: u64) {
 /// `fuzz merge`: read each shard's summary, merge, copy the minimized scenarios (and saved
 /// cases) into `--out` with the merged `summary.json`, and print the summary a campaign prints.
 fn cmd_fuzz_merge(a: MergeArgs) -> ExitCode {
-    if is_one_of(&a.out, &a.dirs) {
-        return usage_error("--out is one of the shard directories; merge into another");
-    }
     let inputs = match read_summaries(&a.dirs) {
         Ok(i) => i,
         Err(e) => return input_error(e),
     };
+    if is_within_one_of(&a.out, &a.dirs) {
+        return usage_error(
+            "--out is one of the shard directories or inside one; merge into another",
+        );
+    }
+    let ready = output_dir(&a.out)
+        .and_then(|_| writable(&a.out))
+        .map_err(|e| format!("--out {}: {e}", a.out.display()));
+    if let Err(e) = ready {
+        return input_error(e);
+    }
     let n = inputs[0].1.shards;
     let merged = match summary::merge(&inputs) {
         Ok(m) => m,
@@ -1495,6 +1534,7 @@ fn cmd_fuzz_merge(a: MergeArgs) -> ExitCode {
             .iter()
             .try_for_each(|c| copy_dir(&a.dirs[c.input].join(&c.dir), &a.out.join(&c.dir)))
     });
+    let copied = copied.and_then(|_| minimized_load(&a.out, &s.minimized));
     if let Err(e) = copied.and_then(|_| write_summary(&a.out, s)) {
         return input_error(e);
     }
@@ -1513,6 +1553,17 @@ fn cmd_fuzz_merge(a: MergeArgs) -> ExitCode {
         );
     }
     ExitCode::from(u8::from(!s.failures.is_empty()))
+}
+
+/// Each minimized scenario copied into `out` loads, as `lws-sim run` would load it: a shard
+/// whose case directory was damaged is exit 2 naming the file, not a replay command that fails
+/// later.
+fn minimized_load(out: &Path, minimized: &[summary::Minimized]) -> Result<(), String> {
+    for m in minimized {
+        let p = out.join(&m.dir).join("scenario.yaml");
+        Scenario::load(&p).map_err(|e| format!("minimized scenario of the merge: {e}"))?;
+    }
+    Ok(())
 }
 
 /// `3, 17, 40` or, past ten, `3, 17, ... and 12 more`.

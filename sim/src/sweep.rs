@@ -88,6 +88,16 @@ impl Param {
         if lo > hi {
             return Err(format!("{path}: the lower bound exceeds the upper"));
         }
+        // A range field runs each grid point as `p ± p/10` (`narrow_range`): its top must be
+        // within the horizon too, as the loader holds a range written in the file.
+        let top = narrow_range(hi).1;
+        if kind == FieldKind::Range {
+            within_horizon(
+                &format!("{b} (+10%: {})", crate::time::duration_text(top)),
+                top,
+            )
+            .map_err(|e| format!("{path}: {e}"))?;
+        }
         Ok(Param {
             path: path.to_string(),
             kind,

@@ -248,6 +248,78 @@ fn refusals(dir: &Path, shards: &[PathBuf]) {
         "{err}"
     );
     std::fs::remove_file(&link).unwrap();
+    // Session 37's audit: `--out` inside a shard copied a case directory into itself ~200
+    // levels deep (then "File name too long") and later merges carried the tree along; a
+    // subdirectory in a case directory is not something a campaign writes.
+    let inside = shards[0].join("case-0/deeper");
+    let (code, _, err) = merge(&[s(0), s(1), s(2)], &inside);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--out is one of the shard directories or inside one"),
+        "{err}"
+    );
+    assert!(!inside.exists(), "nothing written");
+    let sub = shards[0].join("case-0/sub");
+    std::fs::create_dir(&sub).unwrap();
+    let (code, _, err) = merge(&[s(0), s(1), s(2)], &dir.join("with-sub"));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("case-0/sub: not a file a campaign wrote"),
+        "{err}"
+    );
+    std::fs::remove_dir(&sub).unwrap();
+    // `--out` a symbolic link to a directory: refused as `fuzz --out` refuses one.
+    let real = dir.join("real-out");
+    std::fs::create_dir(&real).unwrap();
+    let linked = dir.join("linked-out");
+    std::os::unix::fs::symlink(&real, &linked).unwrap();
+    let (code, _, err) = merge(&[s(0), s(1), s(2)], &linked);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("a symbolic link is never written through"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&real).unwrap().count(),
+        0,
+        "nothing written through"
+    );
+    // A damaged minimized scenario is named at merge time, not by a later `check`.
+    // (Case N of the campaign ran in shard N mod 3.)
+    let minimized = first_minimized(&dir.join("merged"));
+    let case: usize = minimized.rsplit('-').next().unwrap().parse().unwrap();
+    let file = shards[case % 3].join(&minimized).join("scenario.yaml");
+    let good = std::fs::read(&file).unwrap();
+    std::fs::write(&file, b"steps: [ {\n").unwrap();
+    let (code, _, err) = merge(&[s(0), s(1), s(2)], &dir.join("damaged"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("{minimized}/scenario.yaml")), "{err}");
+    std::fs::write(&file, good).unwrap();
+    // An earlier summary in `--out` that does not read: exit 2 naming it, where it was
+    // removed alone and its campaign's case directories stayed for `check DIR` to run.
+    let stale = dir.join("stale");
+    let (code, _, err) = merge(&[s(0), s(1), s(2)], &stale);
+    assert_eq!(code, 1, "{err}");
+    let summary = stale.join("summary.json");
+    let text = std::fs::read(&summary).unwrap();
+    std::fs::write(&summary, &text[..100]).unwrap();
+    let (code, _, err) = merge(&[s(0), s(1), s(2)], &stale);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("an earlier campaign's summary that does not read"),
+        "{err}"
+    );
+    let (code, _, err) = cli(&[
+        "fuzz",
+        "--reconciler",
+        "v0.4.1",
+        "--cases",
+        "1",
+        "--out",
+        stale.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&summary.display().to_string()), "{err}");
     // `check` of a campaign directory whose case has a scenario.yaml that is no file: exit 2
     // naming it, where the case used to be left out without a word.
     let fifo_case = dir.join("fifo-campaign/case-9");
@@ -258,6 +330,13 @@ fn refusals(dir: &Path, shards: &[PathBuf]) {
     let (code, _, err) = cli(&["check", dir.join("fifo-campaign").to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("case-9/scenario.yaml"), "{err}");
+}
+
+/// The directory of a campaign's first minimized scenario, as its summary names it.
+fn first_minimized(out: &Path) -> String {
+    let text = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["minimized"][0]["dir"].as_str().unwrap().to_string()
 }
 
 #[test]

@@ -2432,21 +2432,38 @@ fn a_half_sent_request_times_out_and_cannot_hold_the_server_at_shutdown() {
     // connections are still open.
     let (code, _) = s.http("GET", "/version", "", "");
     assert_eq!(code, 200);
+    let status = shut_down(&mut s);
+    assert!(status.success(), "{status}");
+    drop(headers);
+}
+
+/// `POST /lws-sim/shutdown`, then the process's exit status (within a minute).
+fn shut_down(s: &mut Server) -> std::process::ExitStatus {
     let (code, text) = s.http("POST", "/lws-sim/shutdown", "", "");
     assert_eq!(code, 200, "{text}");
     let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
+    loop {
         if let Some(status) = s.child.try_wait().expect("wait") {
-            break status;
+            return status;
         }
         assert!(
             Instant::now() < deadline,
             "the server still runs a minute after its shutdown"
         );
         std::thread::sleep(Duration::from_millis(50));
-    };
-    assert!(status.success(), "{status}");
-    drop(headers);
+    }
+}
+
+#[test]
+fn a_session_that_broke_an_invariant_exits_1_as_run_does() {
+    // v0.3.0 breaks the plain rollout (B01); `run` exits 1 for it, and so does `serve` once
+    // shut down (it exited 0 whatever the session saw).
+    let mut s = Server::start("scenarios/rollout.yaml", &["--reconciler", "v0.3.0"]);
+    let (code, text) = s.http("POST", "/lws-sim/until?t=30m", "", "");
+    assert_eq!(code, 200, "{text}");
+    let (_, status) = s.http("GET", "/lws-sim/status", "", "");
+    assert!(status.contains("groupConsistency"), "{status}");
+    assert_eq!(shut_down(&mut s).code(), Some(1));
 }
 
 #[test]

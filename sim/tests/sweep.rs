@@ -38,6 +38,18 @@ fn grids_are_log_spaced_past_ten_x_and_linear_within() {
     assert_eq!(p.grid(5), vec![4, 5, 6]);
     assert!(Param::parse("cluster.bogus=1ms..2ms").is_err());
     assert!(Param::parse("cluster.gcLag=2s..1s").is_err());
+    // A range field runs `p ± p/10`: its top is held to the horizon as the loader holds a
+    // range in the file (session 37's audit: 8760h ran as 7884h..9636h).
+    let e = Param::parse("cluster.podStartup=8760h..8760h").unwrap_err();
+    assert!(
+        e.contains("cluster.podStartup") && e.contains("past the simulated horizon"),
+        "{e}"
+    );
+    assert!(Param::parse("cluster.podStartup=7000h..7000h").is_ok());
+    assert!(
+        Param::parse("controller.syncPeriod=8760h..8760h").is_ok(),
+        "a plain duration"
+    );
     assert_eq!(
         sweep::narrow_range(100),
         lws_sim::scenario::spec::Range(90, 110)

@@ -251,8 +251,9 @@ impl Core {
     /// Serve until the channel closes or a shutdown request arrives. While the world is behind
     /// the clock it advances in slices of `SLICE_STEPS` steps, answering the requests that came
     /// meanwhile between slices, so a long catch-up (a scale to thousands of groups) never
-    /// leaves clients, `/healthz` or `/lws-sim/shutdown` without an answer.
-    pub fn run(mut self, rx: Receiver<Msg>) {
+    /// leaves clients, `/healthz` or `/lws-sim/shutdown` without an answer. True when an
+    /// invariant broke during the session.
+    pub fn run(mut self, rx: Receiver<Msg>) -> bool {
         let tick = Duration::from_millis(10);
         while !self.shutdown {
             let behind = self
@@ -297,6 +298,7 @@ impl Core {
             }
             self.pump();
         }
+        !self.runner.checker.violations.is_empty()
     }
 
     /// Step the world to `t` (checking invariants), compacting at every period boundary.

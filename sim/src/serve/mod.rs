@@ -77,7 +77,7 @@ Options:
 
 Control routes: POST /lws-sim/step?for=30s, /lws-sim/until?t=20m, /lws-sim/pause,
 /lws-sim/resume?speed=X, /lws-sim/shutdown; GET /lws-sim/status.
-Exit 0 after /lws-sim/shutdown; 2 on bad input.";
+Exit 0 after /lws-sim/shutdown, 1 if an invariant broke during the session; 2 on bad input.";
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -236,12 +236,13 @@ pub struct Ready {
     pub reconciler: String,
 }
 
-/// Load the scenario on the core thread, then serve on `listener` until shut down.
+/// Load the scenario on the core thread, then serve on `listener` until shut down. True when
+/// an invariant broke during the session.
 pub fn serve(
     o: Options,
     listener: std::net::TcpListener,
     on_ready: impl FnOnce(SocketAddr, &Ready),
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
     let (tx, rx) = mpsc::sync_channel::<core::Msg>(1024);
     let (ready_tx, ready_rx) = mpsc::channel::<Result<Ready, String>>();
@@ -281,16 +282,18 @@ pub fn serve(
                 },
             ))
         });
-        match started {
+        let broke = match started {
             Ok((c, ready)) => {
                 let _ = ready_tx.send(Ok(ready));
-                c.run(rx);
+                c.run(rx)
             }
             Err(e) => {
                 let _ = ready_tx.send(Err(e));
+                false
             }
-        }
+        };
         let _ = stop_tx.send(());
+        broke
     });
     let ready = ready_rx
         .recv()
@@ -301,11 +304,12 @@ pub fn serve(
         .build()
         .map_err(|e| e.to_string())?;
     let r = rt.block_on(http::serve(listener, tx, stop_rx, o.request_timeout));
-    let _ = core_thread.join();
-    r
+    let broke = core_thread.join().unwrap_or(false);
+    r.map(|()| broke)
 }
 
-/// `lws-sim serve ...`: exit 0 after a shutdown request, 2 on bad input.
+/// `lws-sim serve ...`: after a shutdown request exit 0, or 1 when an invariant broke during
+/// the session; 2 on bad input.
 pub fn cli(args: &[String]) -> ExitCode {
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{HELP}");
@@ -335,7 +339,7 @@ pub fn cli(args: &[String]) -> ExitCode {
         let _ = std::io::stdout().flush();
     });
     match r {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(broke) => ExitCode::from(u8::from(broke)),
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
