@@ -47,6 +47,11 @@ pub struct NodeLifecycle {
     /// Pods on a missing Node, with the time PodGC first saw them (quarantine).
     orphans: BTreeMap<(String, String), u64>,
     podgc_armed: bool,
+    /// The NoExecute taints of each node a client added (`kubectl taint`, a patch), by key and
+    /// value, with when the taint eviction controller first saw each: its clock for the pods
+    /// that tolerate one for a while. The unreachable taint is this controller's own and keeps
+    /// its `timeAdded`.
+    client_taints: BTreeMap<String, BTreeMap<(String, String), u64>>,
 }
 
 impl NodeLifecycle {
@@ -57,6 +62,7 @@ impl NodeLifecycle {
             seq: 0,
             orphans: BTreeMap::new(),
             podgc_armed: false,
+            client_taints: BTreeMap::new(),
         }
     }
 
@@ -73,6 +79,47 @@ impl NodeLifecycle {
     fn at(&mut self, at_ms: u64, t: Timer) {
         self.seq += 1;
         self.timers.insert((at_ms, self.seq, t));
+    }
+
+    /// `at`, unless the same timer is already set for that instant.
+    fn at_once(&mut self, at_ms: u64, t: Timer) {
+        if !self.timers.iter().any(|(a, _, x)| *a == at_ms && *x == t) {
+            self.at(at_ms, t);
+        }
+    }
+
+    /// The taint eviction controller's node handler (kubernetes
+    /// pkg/controller/tainteviction/taint_eviction.go `NodeUpdated`, `handleNodeUpdate`): a
+    /// client's NoExecute taint appearing on a node has every pod on it processed at once
+    /// (`processPodOnNode`: a pod that does not tolerate it is deleted now, one that tolerates
+    /// it for a while when that runs out, counted from now); a node whose client taints are
+    /// all gone cancels nothing already due but starts no clock.
+    fn on_node_taints(&mut self, d: &crate::informer::Delta<Node>, now_ms: u64) {
+        let node = k8s::name(&d.obj.metadata).to_string();
+        if d.ty == EventType::Deleted {
+            self.client_taints.remove(&node);
+            return;
+        }
+        let current: BTreeSet<(String, String)> = no_execute(&d.obj)
+            .into_iter()
+            .filter(|t| t.key != UNREACHABLE)
+            .map(|t| (t.key, t.value.unwrap_or_default()))
+            .collect();
+        let seen = self.client_taints.entry(node.clone()).or_default();
+        seen.retain(|k, _| current.contains(k));
+        let mut added = false;
+        for k in current {
+            seen.entry(k).or_insert_with(|| {
+                added = true;
+                now_ms
+            });
+        }
+        if seen.is_empty() {
+            self.client_taints.remove(&node);
+        }
+        if added {
+            self.at_once(now_ms, Timer::TaintEvict(node));
+        }
     }
 
     /// The machine stopped (crash or termination): its kubelet stops renewing its lease.
@@ -107,11 +154,11 @@ impl NodeLifecycle {
         cfg: &ClusterConfig,
         now_ms: u64,
     ) {
-        let node_deleted = self
-            .nodes
-            .poll(api, now_ms)
-            .iter()
-            .any(|d| d.ty == EventType::Deleted);
+        let deltas = self.nodes.poll(api, now_ms);
+        let node_deleted = deltas.iter().any(|d| d.ty == EventType::Deleted);
+        for d in &deltas {
+            self.on_node_taints(d, now_ms);
+        }
         if node_deleted && !self.podgc_armed {
             self.podgc_armed = true;
             self.at(after(now_ms, PODGC_TICK_MS), Timer::PodGcTick);
@@ -123,7 +170,12 @@ impl NodeLifecycle {
             let (_, _, timer) = self.timers.pop_first().expect("checked non-empty");
             match timer {
                 Timer::MarkNotReady(node) => self.mark_not_ready(api, infra, &node, now_ms),
-                Timer::TaintEvict(node) => evict_by_taint(api, &node),
+                Timer::TaintEvict(node) => {
+                    let seen = self.client_taints.get(&node);
+                    for at in evict_by_taint(api, &node, seen) {
+                        self.at_once(at, Timer::TaintEvict(node.clone()));
+                    }
+                }
                 Timer::DeleteNode(node) => {
                     let _ = api.delete::<Node>(CLOUD, "", &node, &DeleteOptions::default());
                 }
@@ -158,7 +210,7 @@ impl NodeLifecycle {
         let taints: Vec<Taint> = ["NoSchedule", "NoExecute"]
             .into_iter()
             .map(|effect| Taint {
-                key: "node.kubernetes.io/unreachable".into(),
+                key: UNREACHABLE.into(),
                 effect: effect.into(),
                 time_added: Some(to_time(now_ms)),
                 value: None,
@@ -284,33 +336,53 @@ fn pods_on(api: &ApiServer, node: &str) -> Vec<crate::api::Shared<Pod>> {
         .collect()
 }
 
-/// The taint eviction controller: a graceful delete of every pod on the node whose toleration
-/// of its NoExecute taints has run out (`eviction_delay_ms`, counted from when the taint was
-/// added). With the kubelet dead nobody finishes it, so the pods stay Terminating until PodGC
-/// or the node returns.
-fn evict_by_taint(api: &mut ApiServer, node: &str) {
-    let no_execute: Vec<Taint> = api
-        .try_get::<Node>("", node)
-        .and_then(|n| n.spec.as_ref().and_then(|s| s.taints.clone()))
+/// The node lifecycle controller's own NoExecute taint for a node that stopped reporting.
+const UNREACHABLE: &str = "node.kubernetes.io/unreachable";
+
+/// A node's NoExecute taints.
+fn no_execute(node: &Node) -> Vec<Taint> {
+    node.spec
+        .as_ref()
+        .and_then(|s| s.taints.clone())
         .unwrap_or_default()
         .into_iter()
         .filter(|t| t.effect == "NoExecute")
-        .collect();
+        .collect()
+}
+
+/// The taint eviction controller: a graceful delete of every pod on the node whose toleration
+/// of its NoExecute taints has run out (`eviction_delay_ms`, counted from when the controller
+/// first saw one: the unreachable taint's `timeAdded`, a client's taint's first sighting in
+/// `client_taints`, the earlier of them, as an eviction already scheduled keeps its start in
+/// `processPodOnNode`). With the kubelet dead nobody finishes it, so the pods stay Terminating
+/// until PodGC or the node returns. Returns the later instants a pod on the node is due.
+fn evict_by_taint(
+    api: &mut ApiServer,
+    node: &str,
+    client_taints: Option<&BTreeMap<(String, String), u64>>,
+) -> Vec<u64> {
+    let no_execute = api
+        .try_get::<Node>("", node)
+        .map(|n| no_execute(&n))
+        .unwrap_or_default();
     if no_execute.is_empty() {
-        return;
+        return Vec::new();
     }
     let now_ms = api.now_ms();
-    // Counted from when this controller tainted the node (a client's taint and its
-    // `timeAdded` do not move it).
-    let since_ms = no_execute
+    let own = no_execute
         .iter()
-        .filter(|t| t.key == "node.kubernetes.io/unreachable")
+        .filter(|t| t.key == UNREACHABLE)
         .filter_map(|t| t.time_added.as_ref().map(crate::time::from_time))
-        .max()
-        .unwrap_or(now_ms);
+        .max();
+    let theirs = client_taints.and_then(|m| m.values().min().copied());
+    let since_ms = own.into_iter().chain(theirs).min().unwrap_or(now_ms);
+    let mut later = Vec::new();
     for pod in pods_on(api, node) {
-        let due =
-            eviction_delay_ms(&pod, &no_execute).is_some_and(|d| after(since_ms, d) <= now_ms);
+        let at = eviction_delay_ms(&pod, &no_execute).map(|d| after(since_ms, d));
+        if at.is_some_and(|at| at > now_ms) && pod.metadata.deletion_timestamp.is_none() {
+            later.extend(at);
+        }
+        let due = at.is_some_and(|at| at <= now_ms);
         if due && pod.metadata.deletion_timestamp.is_none() {
             // `addConditionAndDeletePod`: DisruptionTarget first (a status patch), then the
             // delete; a failed patch (only an injected fault) leaves the pod undeleted, where
@@ -330,6 +402,7 @@ fn evict_by_taint(api: &mut ApiServer, node: &str) {
             );
         }
     }
+    later
 }
 
 /// Create the Node, then post its status, as a kubelet registering does.
