@@ -409,7 +409,8 @@ fn evict_by_taint(
 pub fn register_node(api: &mut ApiServer, name: &str, slot: u32, cfg: &ClusterConfig, now_ms: u64) {
     let mut node = new_node(name, cfg.node_labels_at(slot), cfg, now_ms);
     describe_node(&mut node, name, slot, cfg.kubernetes_minor);
-    let status = node.status.clone();
+    // The kubelet registers the Node, then its status loop reports the status.
+    let status = node.status.take();
     if let Ok(created) = api.create("kubelet", node) {
         let mut n = (*created).clone();
         n.status = status;

@@ -770,7 +770,7 @@ impl ApiServer {
         let version = meta.resource_version.take();
         meta.managed_fields = None;
         meta.generation = K::tracks_generation().then_some(1);
-        obj.clear_status();
+        clear_status_on_create(&mut obj);
         defaults::on_create(&mut obj, self.gates);
         if let Err(e) = self.admit(&mut obj, None, Operation::Create, Endpoint::Main) {
             return self.fail(actor, "create", K::ID, &key, e);
@@ -1102,7 +1102,7 @@ impl ApiServer {
                 Ok(o) => o,
                 Err(e) => return self.fail(manager, "apply", K::ID, key, e),
             };
-            obj.clear_status();
+            clear_status_on_create(&mut obj);
             // An apply creates through the update path, which takes no version from the body
             // (genericregistry store.go `Update`, `creating`); only a POST refuses one.
             obj.meta_mut().resource_version = None;
@@ -2076,6 +2076,16 @@ pub fn set_pod_condition(
             last_transition_time: Some(to_time(now_ms)),
             ..Default::default()
         }),
+    }
+}
+
+/// A create's `PrepareForCreate`: every kind with a status starts without one, but a Node,
+/// which takes its status from the body ("Nodes allow *all* fields, including status, to be
+/// set on create", kubernetes pkg/registry/core/node/strategy.go): `kubectl create -f` of a
+/// saved Node keeps its conditions and capacity.
+fn clear_status_on_create<K: Kind>(obj: &mut K) {
+    if K::ID != KindId::Node {
+        obj.clear_status();
     }
 }
 

@@ -98,6 +98,38 @@ fn create_sets_system_fields_and_one_global_resource_version() {
 }
 
 #[test]
+fn a_node_keeps_the_status_it_is_created_with_a_statefulset_does_not() {
+    // kubernetes pkg/registry/core/node/strategy.go: "Nodes allow *all* fields, including
+    // status, to be set on create"; the StatefulSet strategy's PrepareForCreate clears it.
+    use k8s_openapi::api::core::v1::{Node, NodeCondition, NodeStatus};
+    let mut a = api();
+    let node = Node {
+        metadata: ObjectMeta {
+            name: Some("n".into()),
+            ..Default::default()
+        },
+        status: Some(NodeStatus {
+            conditions: Some(vec![NodeCondition {
+                type_: "Ready".into(),
+                status: "True".into(),
+                ..Default::default()
+            }]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let created = a.create("t", node).unwrap();
+    let conditions = created.status.as_ref().and_then(|s| s.conditions.as_ref());
+    assert_eq!(conditions.map(|c| c[0].status.as_str()), Some("True"));
+    let mut set = sts("a", "v1");
+    set.status = Some(StatefulSetStatus {
+        replicas: 3,
+        ..Default::default()
+    });
+    assert_eq!(a.create("t", set).unwrap().status, None);
+}
+
+#[test]
 fn create_of_an_existing_name_is_409_already_exists() {
     let mut a = api();
     a.create("t", pod("p")).unwrap();
