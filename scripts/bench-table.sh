@@ -74,6 +74,6 @@ cargo build --profile dist --locked -p lws-sim --bin lws-sim >/dev/null 2>&1
 target=${CARGO_TARGET_DIR:-target}
 campaign dist "$target/dist/lws-sim"
 if [ "${LWS_SIM_BENCH_PGO:-1}" != 0 ]; then
-    scripts/pgo-build.sh >/dev/null 2>&1
+    scripts/pgo-build.sh >/dev/null
     campaign pgo target/pgo/lws-sim
 fi

@@ -2950,3 +2950,44 @@ fn kubectl_gets_the_podgroups_of_gang_scheduling() {
         "{out}"
     );
 }
+
+#[test]
+fn endpoints_are_each_service_s_ready_pods_computed_when_asked() {
+    let s = Server::start("scenarios/rollout.yaml", &[]);
+    let (code, text) = s.http("POST", "/lws-sim/until?t=10m", "", "");
+    assert_eq!(code, 200, "{text}");
+    // The LWS's headless Service: every pod of the LWS, ready, by IP, no ports.
+    let (code, text) = s.http("GET", "/api/v1/namespaces/default/endpoints/vllm", "", "");
+    assert_eq!(code, 200, "{text}");
+    let ep: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(ep["kind"], "Endpoints");
+    let addresses = ep["subsets"][0]["addresses"].as_array().expect("addresses");
+    assert_eq!(addresses.len(), 12, "4 groups of 3: {text}");
+    assert!(addresses.iter().all(|a| a["targetRef"]["kind"] == "Pod"));
+    assert!(ep["subsets"][0].get("ports").is_none(), "{text}");
+    // A Service with a port: the target port of the leaders, as `kubectl get ep` prints it.
+    let svc = r#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"api"},"spec":{"selector":{"role":"leader"},"ports":[{"name":"http","port":80,"targetPort":8080}]}}"#;
+    let (code, text) = s.http(
+        "POST",
+        "/api/v1/namespaces/default/services",
+        "application/json",
+        svc,
+    );
+    assert_eq!(code, 201, "{text}");
+    let (code, text) = s.http("GET", "/api/v1/namespaces/default/endpoints/api", "", "");
+    assert_eq!(code, 200, "{text}");
+    let ep: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(ep["subsets"][0]["ports"][0]["port"], 8080, "{text}");
+    assert_eq!(
+        ep["subsets"][0]["addresses"].as_array().map(Vec::len),
+        Some(4)
+    );
+    let (code, text) = s.http("GET", "/api/v1/namespaces/default/endpoints", "", "");
+    assert_eq!(code, 200, "{text}");
+    assert!(text.contains("\"EndpointsList\""), "{text}");
+    // None for a Service that is not there, and no writes.
+    let (code, _) = s.http("GET", "/api/v1/namespaces/default/endpoints/nope", "", "");
+    assert_eq!(code, 404);
+    let (code, _) = s.http("DELETE", "/api/v1/namespaces/default/endpoints/api", "", "");
+    assert_eq!(code, 405);
+}

@@ -110,6 +110,8 @@ enum Route {
     /// `/api/v1/[namespaces/NS/]events[/NAME]` and the same under `/apis/events.k8s.io/v1`
     /// (`events.rs`): the API form, namespace, name.
     Events(super::events::Form, Option<String>, Option<String>),
+    /// `/api/v1/[namespaces/NS/]endpoints[/NAME]` (`endpoints.rs`): namespace, name.
+    Endpoints(Option<String>, Option<String>),
     /// `/api/v1/namespaces[/NAME]` (`namespaces.rs`).
     Namespaces(Option<String>),
     /// `/apis/apiextensions.k8s.io/v1/customresourcedefinitions[/NAME]` (`crds.rs`).
@@ -183,6 +185,13 @@ fn route(path: &str) -> Route {
         return match more {
             [] => Route::Events(form, namespace, None),
             [n] => Route::Events(form, namespace, Some(n.to_string())),
+            _ => Route::NotFound,
+        };
+    }
+    if (group, version, *plural) == ("", "v1", "endpoints") {
+        return match more {
+            [] => Route::Endpoints(namespace, None),
+            [n] => Route::Endpoints(namespace, Some(n.to_string())),
             _ => Route::NotFound,
         };
     }
@@ -429,6 +438,14 @@ impl Core {
                 &req.accept,
             ),
             Route::Events(..) => super::events::refuse(&req.method),
+            Route::Endpoints(ns, name) if req.method == "GET" => super::endpoints::get(
+                &self.runner.world.api,
+                ns.as_deref(),
+                name.as_deref(),
+                &req.query,
+                &req.accept,
+            ),
+            Route::Endpoints(..) => super::endpoints::refuse(&req.method),
             Route::Namespaces(name) => self.namespaces(name.as_deref(), &req),
             Route::Crds(name) => {
                 let watch = super::query::flag(&req.query, "watch");

@@ -13,6 +13,7 @@ mod clock;
 mod columns;
 pub mod core;
 mod crds;
+mod endpoints;
 mod event_watch;
 mod events;
 mod http;

@@ -283,8 +283,9 @@ pub fn api_group(group: &str, crds: Installed) -> Option<Value> {
     groups(crds).contains(&group).then(|| group_doc(group))
 }
 
-/// `GET /api/v1` or `/apis/GROUP/VERSION`: `APIResourceList`, subresources as `plural/sub`.
-pub fn resource_list(group: &str, version: &str, crds: Installed) -> Option<Value> {
+/// The resources served that are no store's kind: namespaces (derived from the objects,
+/// `namespaces.rs`), endpoints (computed, `endpoints.rs`), events (recorded, `events.rs`).
+fn not_stored(group: &str, version: &str) -> Vec<Value> {
     let mut resources = Vec::new();
     if (group, version) == ("", "v1") {
         // Derived from the objects, creatable (`namespaces.rs`).
@@ -295,6 +296,17 @@ pub fn resource_list(group: &str, version: &str, crds: Installed) -> Option<Valu
             "kind": "Namespace",
             "verbs": ["create", "delete", "get", "list", "patch"],
             "shortNames": ["ns"],
+        }));
+    }
+    if (group, version) == ("", "v1") {
+        // Computed from Services and Pods when asked (`endpoints.rs`).
+        resources.push(json!({
+            "name": "endpoints",
+            "singularName": "endpoints",
+            "namespaced": true,
+            "kind": "Endpoints",
+            "verbs": ["get", "list"],
+            "shortNames": ["ep"],
         }));
     }
     if super::events::Form::of(group, version, "events").is_some() {
@@ -309,6 +321,12 @@ pub fn resource_list(group: &str, version: &str, crds: Installed) -> Option<Valu
             "shortNames": ["ev"],
         }));
     }
+    resources
+}
+
+/// `GET /api/v1` or `/apis/GROUP/VERSION`: `APIResourceList`, subresources as `plural/sub`.
+pub fn resource_list(group: &str, version: &str, crds: Installed) -> Option<Value> {
+    let mut resources = not_stored(group, version);
     for r in RESOURCES
         .iter()
         .filter(|r| r.group == group && r.version == version && served(r, crds))
