@@ -55,10 +55,7 @@ pub trait ManifestFiles {
         text: &str,
         counts: manifest::Counts,
     ) -> Result<Manifests, LoadError> {
-        let budget = manifest::EXPANDED_BYTES_MAX;
-        Ok(manifest::parse_inline(source, text, counts, budget)?
-            .0
-            .into())
+        InlineBlocks::default().decode(source, text, counts)
     }
 }
 

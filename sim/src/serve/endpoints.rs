@@ -58,14 +58,12 @@ pub fn get(
         };
     }
     let all = api.list::<Service>(namespace, &Selector::everything());
-    let items: Vec<Value> = all
-        .iter()
-        .filter_map(|s| of_service(api, s))
-        .map(|e| typed(&e))
-        .collect();
+    let endpoints: Vec<Endpoints> = all.iter().filter_map(|s| of_service(api, s)).collect();
+    let items: Vec<Value> = endpoints.iter().map(typed).collect();
     let meta = json!({"resourceVersion": api.resource_version().to_string()});
     if wants_table(accept) {
-        return super::table::reply(table(&items, api.now_ms(), meta), &items, query);
+        let t = table(&endpoints, &items, api.now_ms(), meta);
+        return super::table::reply(t, &items, query);
     }
     Reply::ok(
         &json!({"kind": "EndpointsList", "apiVersion": "v1", "metadata": meta, "items": items}),
@@ -89,7 +87,7 @@ fn typed(e: &Endpoints) -> Value {
 }
 
 /// The Endpoints `syncService` writes for `svc`: none without a selector.
-pub fn of_service(api: &ApiServer, svc: &Service) -> Option<Endpoints> {
+fn of_service(api: &ApiServer, svc: &Service) -> Option<Endpoints> {
     let spec = svc.spec.as_ref()?;
     let selector = spec.selector.as_ref()?;
     let ns = k8s::namespace(&svc.metadata);
@@ -216,11 +214,11 @@ fn target_port(pod: &Pod, target: Option<&IntOrString>, port: i32) -> Option<i32
     }
 }
 
-/// `kubectl get endpoints`: NAME, ENDPOINTS, AGE (`printEndpoints`).
-fn table(items: &[Value], now_ms: u64, meta: Value) -> Value {
+/// `kubectl get endpoints`: NAME, ENDPOINTS, AGE (`printEndpoints`); `items` are `endpoints`
+/// as served, each row's object.
+fn table(endpoints: &[Endpoints], items: &[Value], now_ms: u64, meta: Value) -> Value {
     let col = |name: &str| json!({"name": name, "type": "string", "format": "", "description": "", "priority": 0});
-    let rows = items.iter().map(|e| {
-        let ep: Endpoints = serde_json::from_value(e.clone()).unwrap_or_default();
+    let rows = endpoints.iter().zip(items).map(|(ep, e)| {
         let age = ep
             .metadata
             .creation_timestamp
@@ -229,7 +227,7 @@ fn table(items: &[Value], now_ms: u64, meta: Value) -> Value {
             .unwrap_or_else(|| "<unknown>".into());
         let name = ep.metadata.name.clone().unwrap_or_default();
         (
-            vec![json!(name), json!(format_endpoints(&ep)), json!(age)],
+            vec![json!(name), json!(format_endpoints(ep)), json!(age)],
             e,
         )
     });
@@ -239,7 +237,7 @@ fn table(items: &[Value], now_ms: u64, meta: Value) -> Value {
 /// `formatEndpoints` (kubernetes `pkg/printers/internalversion/printers.go`): the ready
 /// addresses as `ip:port` (the IP alone for a subset without ports), the first three, then
 /// ` + N more...`; `<none>` without subsets.
-pub fn format_endpoints(ep: &Endpoints) -> String {
+fn format_endpoints(ep: &Endpoints) -> String {
     let Some(subsets) = ep.subsets.as_deref().filter(|s| !s.is_empty()) else {
         return "<none>".into();
     };
