@@ -44,9 +44,8 @@ train fuzz --reconciler v0.4.1 --cases 100 --seed 98 --out "$work/train/v0.4.1"
 train fuzz --reconciler v0.10.0 --cases 100 --seed 97 --out "$work/train/v0.10.0"
 train fuzz --reconciler v0.10.0 --workload disaggregated --cases 50 --seed 96 \
     --out "$work/train/disaggregated"
-for s in scenarios/*.yaml; do
-    train run "$s"
-done
+# Every seed scenario, against each reconciler its `expect` names (some name no default one).
+train check scenarios
 
 "$profdata" merge -o "$work/merged.profdata" "$work/raw"
 build "-Cprofile-use=$work/merged.profdata" "$work/use"
