@@ -86,8 +86,6 @@ struct Cli {
     command: Command,
 }
 
-// `lws-sim serve` (sim/src/serve/) takes its own arguments: it is dispatched in `main` before
-// clap parses, next to the `completions` shortcut, so its flags never pass through this enum.
 #[derive(Subcommand)]
 enum Command {
     /// Run each scenario; exit 0 if no invariant broke, 1 if any did, 2 on bad input
@@ -125,6 +123,12 @@ enum Command {
     /// availability any seed saw and the fraction that completed the rollout. The result does
     /// not depend on --jobs. Exit 0 even when runs break invariants; 2 on bad input.
     Sweep(SweepArgs),
+    /// Serve a scenario's simulated cluster to kubectl and client-go as a Kubernetes API server
+    ///
+    /// Loads SCENARIO as `run` does (manifests applied, steps run), then serves the cluster
+    /// over plain HTTP; virtual time keeps running at --speed times real time.
+    #[command(override_usage = lws_sim::serve::USAGE, after_help = lws_sim::serve::ROUTES)]
+    Serve(lws_sim::serve::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     ///
     /// e.g. `lws-sim completions bash > ~/.local/share/bash-completion/completions/lws-sim`.
@@ -1812,27 +1816,6 @@ fn cmd_sweep(a: SweepArgs) -> ExitCode {
 }
 
 fn main() -> ExitCode {
-    // `serve` has its own parser (serve/mod.rs): dispatched before clap.
-    // (Arguments as the OS gives them: one that is not UTF-8 is clap's usage error, exit 2.)
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    match (
-        args.get(1).and_then(|a| a.to_str()),
-        args.get(2).and_then(|a| a.to_str()),
-    ) {
-        (Some("serve"), _) => {
-            let Some(rest) = args[2..]
-                .iter()
-                .map(|a| a.to_str().map(str::to_string))
-                .collect::<Option<Vec<String>>>()
-            else {
-                eprintln!("error: lws-sim serve: an argument is not valid UTF-8");
-                return ExitCode::from(2);
-            };
-            return lws_sim::serve::cli(&rest);
-        }
-        (Some("help"), Some("serve")) => return lws_sim::serve::cli(&["--help".to_string()]),
-        _ => {}
-    }
     let cli = Cli::command().after_long_help(profiles_and_flags());
     let cli = match cli.try_get_matches() {
         Ok(m) => <Cli as clap::FromArgMatches>::from_arg_matches(&m).unwrap_or_else(|e| e.exit()),
@@ -1850,6 +1833,7 @@ fn main() -> ExitCode {
         Command::Fuzz(_) => usage_error("fuzz takes --reconciler SPEC or `merge DIR...`"),
         Command::Explore(a) => cmd_explore(a),
         Command::Sweep(a) => cmd_sweep(a),
+        Command::Serve(a) => lws_sim::serve::cli(a),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "lws-sim", &mut script);

@@ -284,6 +284,10 @@ fn completions_are_printed_for_each_shell() {
         assert_eq!(code, 0, "{shell}: {err}");
         assert!(out.contains(needle), "{shell}: {out}");
         assert!(out.contains("explore"), "{shell}");
+        assert!(
+            out.contains("insecure-bind"),
+            "{shell}: serve's flags complete too"
+        );
     }
     assert_eq!(run(&["completions", "tcsh"]).0, 2);
 }
@@ -488,8 +492,8 @@ fn release_names_and_aliases_run_and_a_flag_without_a_code_path_at_v0_10_0_is_ex
     }
 }
 
-/// `serve` parses its own arguments; `--help`, `-h` and `lws-sim help serve` print its help
-/// and exit 0 instead of refusing the flag.
+/// `--help`, `-h` and `lws-sim help serve` print serve's help, its control routes with it,
+/// and exit 0.
 #[test]
 fn serve_help_prints_usage_and_exits_zero() {
     for args in [
@@ -502,7 +506,41 @@ fn serve_help_prints_usage_and_exits_zero() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("lws-sim serve SCENARIO"), "{args:?}: {text}");
         assert!(text.contains("--paused"), "{args:?}: {text}");
+        assert!(text.contains("/lws-sim/shutdown"), "{args:?}: {text}");
     }
+}
+
+/// serve's flags parse as every command's: `--flag=value` is the flag, a misspelt one gets a
+/// suggestion, a bad value names its flag; all exit 2 before anything is loaded.
+#[test]
+fn serve_flags_parse_as_every_command_does() {
+    let (code, _, err) = run(&["serve", "no-such.yaml", "--addr=127.0.0.1:0", "--paused"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no-such.yaml"),
+        "the flags parsed, the file did not: {err}"
+    );
+    let (code, _, err) = run(&["serve", "scenarios/rollout.yaml", "--sped", "5"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--speed"), "a suggestion: {err}");
+    for (flag, bad) in [
+        ("--speed", "0"),
+        ("--speed", "fast"),
+        ("--addr", "localhost"),
+    ] {
+        let (code, _, err) = run(&["serve", "scenarios/rollout.yaml", flag, bad]);
+        assert_eq!(code, 2, "{flag} {bad}: {err}");
+        assert!(err.contains(flag), "{flag} {bad}: {err}");
+    }
+    let (code, _, err) = run(&[
+        "serve",
+        "scenarios/rollout.yaml",
+        "--speed",
+        "5",
+        "--paused",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
 }
 
 #[test]
@@ -516,5 +554,6 @@ fn serve_refuses_a_flag_given_twice() {
         "2",
     ]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--seed given more than once"), "{err}");
+    assert!(err.contains("--seed"), "{err}");
+    assert!(err.contains("cannot be used multiple times"), "{err}");
 }

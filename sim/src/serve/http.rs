@@ -30,8 +30,6 @@ const BODY_LIMIT: usize = 3 << 20;
 
 /// kube-apiserver's `ReadHeaderTimeout` ("just shy of requestTimeoutUpperBound").
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
-/// kube-apiserver's `--request-timeout` default.
-pub const REQUEST_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
 /// The shortest `--request-timeout` accepted: below a second a client on a loaded machine could
 /// not send a manifest in time.
 pub const REQUEST_TIMEOUT_MIN: Duration = Duration::from_secs(1);

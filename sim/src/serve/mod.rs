@@ -40,8 +40,9 @@ use crate::controller::ControllerConfig;
 use crate::scenario::{Runner, Scenario, Step};
 use crate::world::World;
 
+/// `lws-sim serve`'s usage line (clap's `Usage:`).
 pub const USAGE: &str = "\
-  lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
+lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
                [--speed X | --paused] [--record FILE] [--request-timeout D]
                [--insecure-bind]";
 
@@ -49,36 +50,67 @@ pub const USAGE: &str = "\
 /// in about 30 real seconds.
 pub const MAX_SPEED: f64 = 1_000_000.0;
 
-/// `lws-sim serve --help` (and `lws-sim help serve`): what it does, its flags and its routes.
-pub const HELP: &str = "\
-Serve a scenario's simulated cluster to kubectl and client-go as a Kubernetes API server
-
-Loads SCENARIO as `run` does (manifests applied, steps run), then serves the cluster over plain
-HTTP; virtual time keeps running at --speed times real time.
-
-Usage:
-  lws-sim serve SCENARIO [--reconciler SPEC] [--seed N] [--addr 127.0.0.1:PORT]
-               [--speed X | --paused] [--record FILE] [--request-timeout D]
-               [--insecure-bind]
-
-Options:
-  --reconciler SPEC  Reconciler SPEC (default: the scenario's controller.reconciler)
-  --seed N           Seed (default: the scenario's, else 1)
-  --addr IP:PORT     Where to listen [default: 127.0.0.1:8001]; port 0 picks a free one,
-                     named on the first line of stdout
-  --speed X          Virtual seconds per real second [default: 60]
-  --paused           Virtual time stands still until POST /lws-sim/step, /until or /resume
-  --record FILE      Write the session as a scenario `lws-sim run FILE` replays:
-                     each client write as a step at its virtual instant
-  --request-timeout D  How long a client may take to send a request's body, in real
-                     time, 1s to 1h (kube-apiserver's flag) [default: 1m]; its headers
-                     get 32s
-  --insecure-bind    Allow a non-loopback --addr (there is no authentication)
-  -h, --help         Print this help
-
+/// What `lws-sim serve --help` prints after the flags: the control routes and exit codes.
+pub const ROUTES: &str = "\
 Control routes: POST /lws-sim/step?for=30s, /lws-sim/until?t=20m, /lws-sim/pause,
 /lws-sim/resume?speed=X, /lws-sim/shutdown; GET /lws-sim/status.
 Exit 0 after /lws-sim/shutdown, 1 if an invariant broke during the session; 2 on bad input.";
+
+/// `lws-sim serve`'s command line, parsed by clap as every other command's is (so
+/// `--addr=IP:PORT`, a misspelt flag's suggestion and shell completions work alike).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The scenario to load, as `run` does (manifests applied, steps run)
+    #[arg(value_name = "SCENARIO")]
+    pub scenario: PathBuf,
+    /// Reconciler SPEC (default: the scenario's controller.reconciler)
+    #[arg(long, value_name = "SPEC")]
+    pub reconciler: Option<String>,
+    /// Seed (default: the scenario's, else 1)
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Where to listen; port 0 picks a free one, named on the first line of stdout
+    #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8001")]
+    pub addr: SocketAddr,
+    /// Virtual seconds per real second, above 0 and at most 1000000 [default: 60]
+    #[arg(long, value_name = "X", value_parser = parse_speed, conflicts_with = "paused")]
+    pub speed: Option<f64>,
+    /// Virtual time stands still until POST /lws-sim/step, /until or /resume
+    #[arg(long)]
+    pub paused: bool,
+    /// Write the session as a scenario `lws-sim run FILE` replays: each client write as a
+    /// step at its virtual instant
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// How long a client may take to send a request's body, in real time, 1s to 1h
+    /// (kube-apiserver's flag); its headers get 32s
+    #[arg(long, value_name = "D", default_value = "1m", value_parser = parse_request_timeout)]
+    pub request_timeout: std::time::Duration,
+    /// Allow a non-loopback --addr (there is no authentication)
+    #[arg(long)]
+    pub insecure_bind: bool,
+}
+
+fn parse_speed(v: &str) -> Result<f64, String> {
+    let s: f64 = v.parse().map_err(|_| "not a number".to_string())?;
+    if s > 0.0 && s <= MAX_SPEED {
+        Ok(s)
+    } else {
+        Err(format!("must be above 0 and at most {MAX_SPEED}"))
+    }
+}
+
+fn parse_request_timeout(v: &str) -> Result<std::time::Duration, String> {
+    let d = humantime::parse_duration(v).map_err(|e| format!("{e} (e.g. 30s, 2m)"))?;
+    if d < http::REQUEST_TIMEOUT_MIN || d > http::REQUEST_TIMEOUT_MAX {
+        return Err(format!(
+            "must be from {} to {}",
+            humantime::format_duration(http::REQUEST_TIMEOUT_MIN),
+            humantime::format_duration(http::REQUEST_TIMEOUT_MAX)
+        ));
+    }
+    Ok(d)
+}
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -94,95 +126,31 @@ pub struct Options {
     pub insecure_bind: bool,
 }
 
-pub fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut it = args.iter();
-    let mut scenario = None;
-    let mut o = Options {
-        scenario: PathBuf::new(),
-        reconciler: None,
-        seed: None,
-        addr: "127.0.0.1:8001".parse().expect("valid"),
-        speed: Some(60.0),
-        record: None,
-        request_timeout: http::REQUEST_TIMEOUT_DEFAULT,
-        insecure_bind: false,
-    };
-    let mut speed_set = false;
-    let mut paused = false;
-    let mut seen: Vec<&str> = Vec::new();
-    while let Some(a) = it.next() {
-        // A flag given twice is a usage error, as `run`'s parser (clap) answers; the last one
-        // silently won.
-        if a.starts_with("--") && seen.contains(&a.as_str()) {
-            return Err(format!("{a} given more than once"));
+impl Args {
+    /// The options a session runs with; refuses a non-loopback `--addr` without
+    /// `--insecure-bind`.
+    pub fn options(self) -> Result<Options, String> {
+        if !self.addr.ip().is_loopback() && !self.insecure_bind {
+            return Err(format!(
+                "--addr {}: not a loopback address; the server has no authentication, pass --insecure-bind to allow it",
+                self.addr
+            ));
         }
-        seen.push(a.as_str());
-        let mut value = |flag: &str| {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        match a.as_str() {
-            "--reconciler" => o.reconciler = Some(value(a)?),
-            "--seed" => {
-                let v = value(a)?;
-                o.seed = Some(
-                    v.parse()
-                        .map_err(|_| format!("--seed {v:?}: not a number"))?,
-                );
-            }
-            "--addr" => {
-                let v = value(a)?;
-                o.addr = v
-                    .parse()
-                    .map_err(|_| format!("--addr {v:?}: expected IP:PORT"))?;
-            }
-            "--speed" => {
-                let v = value(a)?;
-                let s: f64 = v
-                    .parse()
-                    .map_err(|_| format!("--speed {v:?}: not a number"))?;
-                if !(s > 0.0 && s <= MAX_SPEED) {
-                    return Err(format!("--speed {v:?}: must be in (0, {MAX_SPEED}]"));
-                }
-                o.speed = Some(s);
-                speed_set = true;
-            }
-            "--paused" => paused = true,
-            "--record" => o.record = Some(PathBuf::from(value(a)?)),
-            "--request-timeout" => {
-                let v = value(a)?;
-                let d = humantime::parse_duration(&v)
-                    .map_err(|e| format!("--request-timeout {v:?}: {e} (e.g. 30s, 2m)"))?;
-                if d < http::REQUEST_TIMEOUT_MIN || d > http::REQUEST_TIMEOUT_MAX {
-                    return Err(format!(
-                        "--request-timeout {v:?}: must be from {} to {}",
-                        humantime::format_duration(http::REQUEST_TIMEOUT_MIN),
-                        humantime::format_duration(http::REQUEST_TIMEOUT_MAX)
-                    ));
-                }
-                o.request_timeout = d;
-            }
-            "--insecure-bind" => o.insecure_bind = true,
-            f if f.starts_with('-') => return Err(format!("unknown flag {f}")),
-            p if scenario.is_none() => scenario = Some(PathBuf::from(p)),
-            p => return Err(format!("serve takes one scenario, got a second: {p}")),
-        }
+        Ok(Options {
+            scenario: self.scenario,
+            reconciler: self.reconciler,
+            seed: self.seed,
+            addr: self.addr,
+            speed: if self.paused {
+                None
+            } else {
+                Some(self.speed.unwrap_or(60.0))
+            },
+            record: self.record,
+            request_timeout: self.request_timeout,
+            insecure_bind: self.insecure_bind,
+        })
     }
-    if paused && speed_set {
-        return Err("--speed and --paused exclude each other".into());
-    }
-    if paused {
-        o.speed = None;
-    }
-    o.scenario = scenario.ok_or("serve needs a SCENARIO")?;
-    if !o.addr.ip().is_loopback() && !o.insecure_bind {
-        return Err(format!(
-            "--addr {}: not a loopback address; the server has no authentication, pass --insecure-bind to allow it",
-            o.addr
-        ));
-    }
-    Ok(o)
 }
 
 /// Build the world as `scenario::run` does, and run the scenario's manifests and steps.
@@ -311,15 +279,11 @@ pub fn serve(
 
 /// `lws-sim serve ...`: after a shutdown request exit 0, or 1 when an invariant broke during
 /// the session; 2 on bad input.
-pub fn cli(args: &[String]) -> ExitCode {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{HELP}");
-        return ExitCode::SUCCESS;
-    }
-    let o = match parse_args(args) {
+pub fn cli(args: Args) -> ExitCode {
+    let o = match args.options() {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("error: {e}\n\nUSAGE:\n{USAGE}");
+            eprintln!("error: {e}\n\nUsage: {USAGE}");
             return ExitCode::from(2);
         }
     };
