@@ -5,6 +5,7 @@
 //! events: faults and scenario steps) or the earliest `next_wakeup_ms` of an actor (a watch event
 //! becoming visible, a timer). Ties go to queued events first, then actors in `ActorId` order.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{Node, Pod};
@@ -57,6 +58,14 @@ pub enum Event {
     Fault(ClusterFault),
 }
 
+/// An actor's next wake-up as last computed, and the API's `change_stamp` it was computed at
+/// (`None`: not computed since the actor's state last changed).
+#[derive(Clone, Copy, Default)]
+struct Wakeup {
+    stamp: Option<(u64, bool)>,
+    at_ms: Option<u64>,
+}
+
 /// Which actor runs; the order breaks ties at equal times.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ActorId {
@@ -68,6 +77,19 @@ pub enum ActorId {
     Drain,
     GarbageCollector,
     Disruption,
+}
+
+impl ActorId {
+    const ALL: [ActorId; 8] = [
+        ActorId::Controller,
+        ActorId::StatefulSet,
+        ActorId::Scheduler,
+        ActorId::Kubelet,
+        ActorId::NodeLifecycle,
+        ActorId::Drain,
+        ActorId::GarbageCollector,
+        ActorId::Disruption,
+    ];
 }
 
 /// More steps than this at one simulated instant is a livelock, not progress.
@@ -125,6 +147,11 @@ pub struct World {
     replacement_count: u32,
     /// The slot (`node-<slot>`) each replacement node took the place of: its topology labels.
     replaced_slots: BTreeMap<String, u32>,
+    /// Each actor's next wake-up, by `ActorId`: asked of every actor before every step, it
+    /// changes only when the actor's own state does (its step; an external event or a drain's
+    /// instance termination, which may touch any actor) or the API's logs do (`change_stamp`).
+    /// Code that changes an actor outside `step` must call `forget_wakeups`.
+    wakeups: Cell<[Wakeup; 8]>,
 }
 
 impl World {
@@ -176,12 +203,19 @@ impl World {
             controller: None,
             replacement_count: 0,
             replaced_slots: BTreeMap::new(),
+            wakeups: Cell::default(),
         }
     }
 
     /// Install the LWS controller (its webhooks and its pod) running `config.profile`.
     pub fn install_controller(&mut self, config: ControllerConfig) {
         self.controller = Some(ControllerRuntime::new(config, &mut self.api));
+        self.forget_wakeups();
+    }
+
+    /// Every actor's next wake-up is asked again before the next step.
+    pub fn forget_wakeups(&self) {
+        self.wakeups.set(Default::default());
     }
 
     /// Queue an external event at `at_ms` (not before now).
@@ -190,42 +224,42 @@ impl World {
         self.queue.insert((at_ms.max(self.now_ms), self.seq), event);
     }
 
+    /// The actor due first, at its time (not before now); ties go to the first in `ActorId`
+    /// order. Each actor's wake-up is asked again only when it may have changed (`wakeups`).
     fn next_actor(&self) -> Option<(u64, ActorId)> {
+        let stamp = self.api.change_stamp();
+        let mut wakeups = self.wakeups.get();
+        let mut next = None;
+        for id in ActorId::ALL {
+            let w = &mut wakeups[id as usize];
+            if w.stamp != Some(stamp) {
+                *w = Wakeup {
+                    stamp: Some(stamp),
+                    at_ms: self.wakeup_of(id),
+                };
+            }
+            if let Some(t) = w.at_ms {
+                let due = (t.max(self.now_ms), id);
+                next = Some(next.map_or(due, |n: (u64, ActorId)| n.min(due)));
+            }
+        }
+        self.wakeups.set(wakeups);
+        next
+    }
+
+    /// When actor `id` next wants to run, asked of the actor.
+    fn wakeup_of(&self, id: ActorId) -> Option<u64> {
         let api = &self.api;
-        let candidates = [
-            (
-                ActorId::Controller,
-                self.controller.as_ref().and_then(|a| a.next_wakeup_ms(api)),
-            ),
-            (
-                ActorId::StatefulSet,
-                self.statefulsets
-                    .as_ref()
-                    .and_then(|a| a.next_wakeup_ms(api)),
-            ),
-            (
-                ActorId::Scheduler,
-                self.scheduler.as_ref().and_then(|a| a.next_wakeup_ms(api)),
-            ),
-            (
-                ActorId::Kubelet,
-                self.kubelet.as_ref().and_then(|a| a.next_wakeup_ms(api)),
-            ),
-            (ActorId::NodeLifecycle, self.nodes.next_wakeup_ms(api)),
-            (ActorId::Drain, self.drain.next_wakeup_ms()),
-            (
-                ActorId::GarbageCollector,
-                self.gc.as_ref().and_then(|a| a.next_wakeup_ms(api)),
-            ),
-            (
-                ActorId::Disruption,
-                self.disruption.as_ref().and_then(|a| a.next_wakeup_ms(api)),
-            ),
-        ];
-        candidates
-            .into_iter()
-            .filter_map(|(id, t)| t.map(|t| (t.max(self.now_ms), id)))
-            .min()
+        match id {
+            ActorId::Controller => self.controller.as_ref()?.next_wakeup_ms(api),
+            ActorId::StatefulSet => self.statefulsets.as_ref()?.next_wakeup_ms(api),
+            ActorId::Scheduler => self.scheduler.as_ref()?.next_wakeup_ms(api),
+            ActorId::Kubelet => self.kubelet.as_ref()?.next_wakeup_ms(api),
+            ActorId::NodeLifecycle => self.nodes.next_wakeup_ms(api),
+            ActorId::Drain => self.drain.next_wakeup_ms(),
+            ActorId::GarbageCollector => self.gc.as_ref()?.next_wakeup_ms(api),
+            ActorId::Disruption => self.disruption.as_ref()?.next_wakeup_ms(api),
+        }
     }
 
     /// When the next thing happens, if anything is pending.
@@ -287,8 +321,18 @@ impl World {
             let key = queued.expect("queued");
             let event = self.queue.remove(&key).expect("present");
             self.handle(event);
+            self.forget_wakeups();
         } else {
-            self.run_actor(actor.expect("actor").1);
+            let id = actor.expect("actor").1;
+            self.run_actor(id);
+            // A drain's step may terminate an instance, which touches other actors.
+            if id == ActorId::Drain {
+                self.forget_wakeups();
+            } else {
+                let mut wakeups = self.wakeups.get();
+                wakeups[id as usize] = Wakeup::default();
+                self.wakeups.set(wakeups);
+            }
         }
         true
     }

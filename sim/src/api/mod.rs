@@ -580,6 +580,14 @@ impl ApiServer {
         self.now_ms
     }
 
+    /// Changes whenever what an actor's next wake-up reads of the server can change: a write
+    /// (each appends to a watch log under a new resourceVersion) or a compaction (which runs at
+    /// most once per resourceVersion, and is what can expire a reader's position). Equal stamps
+    /// mean equal logs, so a wake-up computed at one stamp holds at the other (`World`).
+    pub fn change_stamp(&self) -> (u64, bool) {
+        (self.rv, self.compaction_seen_rv == Some(self.rv))
+    }
+
     /// The current global resourceVersion (what a list returns as its RV).
     pub fn resource_version(&self) -> u64 {
         self.rv

@@ -137,7 +137,8 @@ impl<K: Kind> Informer<K> {
             // in its slot, and the indexes stay.
             let (om, nm) = (old.meta(), o.meta());
             let same_owner = owner_of(&**old) == owner_of(&*o);
-            if om.labels != nm.labels {
+            // Labels matter only to views; most informers have none.
+            if !self.views.get_mut().is_empty() && om.labels != nm.labels {
                 self.views
                     .get_mut()
                     .on_change(&key, slot, om.labels.as_ref(), nm.labels.as_ref());
@@ -372,7 +373,7 @@ impl<K: Kind> Informer<K> {
             .map(|(k, slot)| (k.clone(), slot))
             .collect();
         let out = members.values().map(|&slot| self.cache.at(slot)).collect();
-        self.views.borrow_mut().add(namespace, pairs, members);
+        self.views.borrow_mut().add(namespace, &pairs, members);
         out
     }
 

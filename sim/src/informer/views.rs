@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use super::slots::Slot;
 use crate::api::{Key, KeyRef};
+use crate::lookup::LookupMap;
 
 type Labels = BTreeMap<String, String>;
 type Pair = (String, String);
@@ -35,40 +36,70 @@ impl View {
 #[derive(Default)]
 pub struct Views {
     views: Vec<View>,
-    by_selector: BTreeMap<(String, Vec<Pair>), usize>,
+    /// The views by `selector_hash` of their namespace and pairs (a lookup builds no key).
+    by_selector: LookupMap<u64, Vec<usize>>,
     by_first_pair: BTreeMap<Pair, Vec<usize>>,
 }
 
 /// `pairs` sorted and without repeats: the form a view is filed under.
-pub fn normal(pairs: &[(&str, &str)]) -> Vec<Pair> {
-    let mut out: Vec<Pair> = pairs
-        .iter()
-        .map(|&(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    out.sort();
+pub fn normal<'a>(pairs: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut out = pairs.to_vec();
+    out.sort_unstable();
     out.dedup();
     out
 }
 
+/// What `by_selector` files a view under.
+fn selector_hash<'a>(namespace: &str, pairs: impl Iterator<Item = (&'a str, &'a str)>) -> u64 {
+    use std::hash::{Hash as _, Hasher as _};
+    let mut h = rustc_hash::FxHasher::default();
+    namespace.hash(&mut h);
+    for (k, v) in pairs {
+        k.hash(&mut h);
+        v.hash(&mut h);
+    }
+    h.finish()
+}
+
 impl Views {
+    /// No list has filed a view.
+    pub fn is_empty(&self) -> bool {
+        self.views.is_empty()
+    }
+
     /// The members of the view for `namespace` and `pairs` (normal form), if there is one.
-    pub fn get(&self, namespace: &str, pairs: &[Pair]) -> Option<&BTreeMap<Key, Slot>> {
-        let i = self
+    pub fn get(&self, namespace: &str, pairs: &[(&str, &str)]) -> Option<&BTreeMap<Key, Slot>> {
+        let ids = self
             .by_selector
-            .get(&(namespace.to_string(), pairs.to_vec()))?;
-        Some(&self.views[*i].members)
+            .get(&selector_hash(namespace, pairs.iter().copied()))?;
+        let view = ids.iter().map(|&i| &self.views[i]).find(|v| {
+            v.namespace == namespace
+                && v.pairs.len() == pairs.len()
+                && v.pairs
+                    .iter()
+                    .zip(pairs)
+                    .all(|((k, v), &(k2, v2))| k == k2 && v == v2)
+        })?;
+        Some(&view.members)
     }
 
     /// File a new view for `namespace` and `pairs` (normal form, not empty) with its current
     /// members.
-    pub fn add(&mut self, namespace: &str, pairs: Vec<Pair>, members: BTreeMap<Key, Slot>) {
+    pub fn add(&mut self, namespace: &str, pairs: &[(&str, &str)], members: BTreeMap<Key, Slot>) {
         let i = self.views.len();
+        let pairs: Vec<Pair> = pairs
+            .iter()
+            .map(|&(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         self.by_first_pair
             .entry(pairs[0].clone())
             .or_default()
             .push(i);
-        self.by_selector
-            .insert((namespace.to_string(), pairs.clone()), i);
+        let hash = selector_hash(
+            namespace,
+            pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        );
+        self.by_selector.entry(hash).or_default().push(i);
         self.views.push(View {
             namespace: namespace.to_string(),
             pairs,
@@ -130,7 +161,7 @@ mod tests {
         let mut v = Views::default();
         let sel = normal(&[("worker", "0"), ("app", "x"), ("app", "x")]);
         assert_eq!(sel.len(), 2, "sorted and without repeats");
-        v.add("ns", sel.clone(), BTreeMap::new());
+        v.add("ns", &sel, BTreeMap::new());
         let leader = labels(&[("app", "x"), ("worker", "0")]);
         let worker = labels(&[("app", "x"), ("worker", "1")]);
         v.on_change(&("ns", "b"), 1, None, Some(&leader));
