@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use serde_json::json;
 
 use crate::api::{
-    with_kind, ApiServer, Cursor, DeleteOptions, EventType, Key, Kind, KindId, MetaEvent,
+    with_kind, ApiServer, Cursor, DeleteOptions, EventType, HasMeta, Key, KindId, MetaEvent,
     Propagation, FINALIZER_FOREGROUND, FINALIZER_ORPHAN,
 };
 use crate::lookup::LookupMap;
@@ -338,8 +338,19 @@ impl GarbageCollector {
     }
 }
 
-fn live_meta(api: &ApiServer, kind: KindId, key: &Key) -> Option<ObjectMeta> {
-    with_kind!(kind, K => api.try_get::<K>(&key.0, &key.1).map(|o| o.meta().clone()))
+/// A stored object's metadata, read through the object the store holds (no copy).
+struct LiveMeta(std::sync::Arc<dyn HasMeta>);
+
+impl std::ops::Deref for LiveMeta {
+    type Target = ObjectMeta;
+
+    fn deref(&self) -> &ObjectMeta {
+        self.0.object_meta()
+    }
+}
+
+fn live_meta(api: &ApiServer, kind: KindId, key: &Key) -> Option<LiveMeta> {
+    with_kind!(kind, K => api.try_get::<K>(&key.0, &key.1).map(|o| LiveMeta(o)))
 }
 
 fn delete_dyn(

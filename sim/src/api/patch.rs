@@ -148,11 +148,12 @@ pub fn leaf_paths(value: &Value) -> BTreeSet<FieldPath> {
 }
 
 fn is_identity(p: &FieldPath) -> bool {
-    let p: Vec<&str> = p.iter().map(String::as_str).collect();
-    matches!(
-        p.as_slice(),
-        ["apiVersion"] | ["kind"] | ["metadata", "name"] | ["metadata", "namespace"]
-    ) || p.first().is_some_and(|f| *f == "status")
+    match p.as_slice() {
+        [f] => f == "apiVersion" || f == "kind" || f == "status",
+        [f, g] if f == "metadata" => g == "name" || g == "namespace",
+        [f, ..] => f == "status",
+        [] => false,
+    }
 }
 
 /// The key fields and values a `k:{...}` path element names; None for a map key.
