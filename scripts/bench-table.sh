@@ -4,8 +4,8 @@
 # the per-scenario notes the benches print, and the scale bench's growth table (16 to 4,096
 # groups, one timed run per size above 128; the 4,096-group run takes several minutes).
 # Then `lws-sim fuzz --time 60s --jobs 1`'s own count of cases per second, for the `dist` build
-# and for the profile-guided one of scripts/pgo-build.sh, with criterion's fuzz bench built
-# with the same profile (about 30 minutes more; skipped with LWS_SIM_BENCH_PGO=0).
+# and for the profile-guided one of scripts/pgo-build.sh (about 20 minutes more; skipped with
+# LWS_SIM_BENCH_PGO=0).
 # Usage: scripts/bench-table.sh [criterion filter]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,10 +76,4 @@ campaign dist "$target/dist/lws-sim"
 if [ "${LWS_SIM_BENCH_PGO:-1}" != 0 ]; then
     scripts/pgo-build.sh >/dev/null
     campaign pgo target/pgo/lws-sim
-    # benches/fuzz.rs built with the same profile: the library code the campaign binary was
-    # trained on (criterion's own code has no profile and builds as plain `dist`).
-    RUSTFLAGS="-Cprofile-use=$PWD/target/pgo/merged.profdata" CARGO_TARGET_DIR=target/pgo/bench \
-        cargo bench -p lws-sim --profile dist --locked --bench fuzz -- fuzz/case/all-fixed \
-        >"$out" 2>&1 || { cat "$out" >&2; exit 1; }
-    echo "criterion fuzz/case/all-fixed (pgo): $(grep -E 'time:|thrpt:' "$out" | tr -s ' ' | paste -sd' ')"
 fi

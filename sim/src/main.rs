@@ -1819,8 +1819,15 @@ fn main() -> ExitCode {
     let cli = Cli::command().after_long_help(profiles_and_flags());
     let cli = match cli.try_get_matches() {
         Ok(m) => <Cli as clap::FromArgMatches>::from_arg_matches(&m).unwrap_or_else(|e| e.exit()),
-        // Help and version print and exit 0; usage errors exit 2 (clap's codes).
-        Err(e) => e.exit(),
+        // Help and version print and exit 0; usage errors exit 2 (clap's codes). Help that
+        // could not be written (stdout full or closed) is an error like any other output's.
+        Err(e) => {
+            if let Err(w) = e.print() {
+                let _ = STDOUT_ERROR.set(w.kind());
+            }
+            let code = u8::try_from(e.exit_code()).unwrap_or(2);
+            return finish(ExitCode::from(code));
+        }
     };
     let code = match cli.command {
         Command::Run(a) => cmd_run(a),

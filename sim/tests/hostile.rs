@@ -743,25 +743,39 @@ steps:
 
 /// Output lost to a full disk is not a success: the verdict stays, and a pass becomes exit 2
 /// naming the failed write (it was exit 0 with nothing printed).
+/// Help and version text too (they exited 0).
 #[test]
 fn output_lost_to_a_full_disk_is_not_a_success() {
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("Linux has /dev/full");
-    let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
-        .args(["check", "scenarios/rollout.yaml"])
-        .current_dir(repo())
-        .stdout(full)
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stderr).contains("error: writing to stdout"),
-        "{}",
-        text(&out.stderr)
-    );
+    let args: [&[&str]; 4] = [
+        &["check", "scenarios/rollout.yaml"],
+        &["--help"],
+        &["--version"],
+        &["help", "serve"],
+    ];
+    for args in args {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("Linux has /dev/full");
+        let out = Command::new(env!("CARGO_BIN_EXE_lws-sim"))
+            .args(args)
+            .current_dir(repo())
+            .stdout(full)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("error: writing to stdout"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
 }
 
 /// A closed pipe (`| head -c0`) ends the output, not the verdict: the exit status is the one
