@@ -1835,8 +1835,12 @@ fn take_fields(
 ) -> Vec<(String, String)> {
     let mut conflicts = Vec::new();
     for p in paths {
-        let differs = patch::get_path(current, p) != patch::get_path(intent, p);
-        if !differs {
+        // Whether another manager owns the path first: cheap, and usually no one does; the
+        // values are compared only then.
+        let owned_by_another = managers
+            .iter()
+            .any(|(m, owned)| m != manager && owned.contains(p));
+        if !owned_by_another || patch::get_path(current, p) == patch::get_path(intent, p) {
             continue;
         }
         for (m, owned) in managers.iter_mut() {
@@ -1911,7 +1915,9 @@ fn release_fields(
     paths: &BTreeSet<FieldPath>,
     manager: &str,
 ) {
-    let previously = managers.get(manager).cloned().unwrap_or_default();
+    let Some(previously) = managers.get(manager) else {
+        return;
+    };
     // An item's key fields last, once its other fields are gone (`patch::remove_path`), the
     // deepest first (a volume mount's key before its container's).
     let (mut keys, fields): (Vec<&FieldPath>, Vec<&FieldPath>) = previously
