@@ -218,6 +218,13 @@ impl World {
         self.wakeups.set(Default::default());
     }
 
+    /// Actor `id`'s next wake-up is asked again before the next step.
+    fn forget_wakeup(&self, id: ActorId) {
+        let mut wakeups = self.wakeups.get();
+        wakeups[id as usize] = Wakeup::default();
+        self.wakeups.set(wakeups);
+    }
+
     /// Queue an external event at `at_ms` (not before now).
     pub fn schedule(&mut self, at_ms: u64, event: Event) {
         self.seq += 1;
@@ -329,9 +336,7 @@ impl World {
             if id == ActorId::Drain {
                 self.forget_wakeups();
             } else {
-                let mut wakeups = self.wakeups.get();
-                wakeups[id as usize] = Wakeup::default();
-                self.wakeups.set(wakeups);
+                self.forget_wakeup(id);
             }
         }
         true

@@ -58,7 +58,7 @@ Exit 0 after /lws-sim/shutdown, 1 if an invariant broke during the session; 2 on
 
 /// `lws-sim serve`'s command line, parsed by clap as every other command's is (so
 /// `--addr=IP:PORT`, a misspelt flag's suggestion and shell completions work alike).
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Clone, Debug)]
 pub struct Args {
     /// The scenario to load, as `run` does (manifests applied, steps run)
     #[arg(value_name = "SCENARIO")]
@@ -72,9 +72,9 @@ pub struct Args {
     /// Where to listen; port 0 picks a free one, named on the first line of stdout
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8001")]
     pub addr: SocketAddr,
-    /// Virtual seconds per real second, above 0 and at most 1000000 [default: 60]
-    #[arg(long, value_name = "X", value_parser = parse_speed, conflicts_with = "paused")]
-    pub speed: Option<f64>,
+    /// Virtual seconds per real second, above 0 and at most 1000000
+    #[arg(long, value_name = "X", default_value = "60", value_parser = parse_speed, conflicts_with = "paused")]
+    pub speed: f64,
     /// Virtual time stands still until POST /lws-sim/step, /until or /resume
     #[arg(long)]
     pub paused: bool,
@@ -112,49 +112,26 @@ fn parse_request_timeout(v: &str) -> Result<std::time::Duration, String> {
     Ok(d)
 }
 
-#[derive(Clone, Debug)]
-pub struct Options {
-    pub scenario: PathBuf,
-    pub reconciler: Option<String>,
-    pub seed: Option<u64>,
-    pub addr: SocketAddr,
-    /// `None`: paused.
-    pub speed: Option<f64>,
-    pub record: Option<PathBuf>,
-    /// Real time a client has to send a request's body (kube-apiserver's `--request-timeout`).
-    pub request_timeout: std::time::Duration,
-    pub insecure_bind: bool,
-}
-
 impl Args {
-    /// The options a session runs with; refuses a non-loopback `--addr` without
-    /// `--insecure-bind`.
-    pub fn options(self) -> Result<Options, String> {
-        if !self.addr.ip().is_loopback() && !self.insecure_bind {
-            return Err(format!(
-                "--addr {}: not a loopback address; the server has no authentication, pass --insecure-bind to allow it",
-                self.addr
-            ));
+    /// Virtual seconds per real second; `None` when paused.
+    pub fn speed(&self) -> Option<f64> {
+        (!self.paused).then_some(self.speed)
+    }
+
+    /// A non-loopback `--addr` needs `--insecure-bind`.
+    fn check_addr(&self) -> Result<(), String> {
+        if self.addr.ip().is_loopback() || self.insecure_bind {
+            return Ok(());
         }
-        Ok(Options {
-            scenario: self.scenario,
-            reconciler: self.reconciler,
-            seed: self.seed,
-            addr: self.addr,
-            speed: if self.paused {
-                None
-            } else {
-                Some(self.speed.unwrap_or(60.0))
-            },
-            record: self.record,
-            request_timeout: self.request_timeout,
-            insecure_bind: self.insecure_bind,
-        })
+        Err(format!(
+            "--addr {}: not a loopback address; the server has no authentication, pass --insecure-bind to allow it",
+            self.addr
+        ))
     }
 }
 
 /// Build the world as `scenario::run` does, and run the scenario's manifests and steps.
-fn load(o: &Options) -> Result<(Runner, String, u64, u32), String> {
+fn load(o: &Args) -> Result<(Runner, String, u64, u32), String> {
     let s = Scenario::load(&o.scenario).map_err(|e| e.to_string())?;
     if let Some(out) = &o.record {
         crate::scenario::check_output("--record", out)?;
@@ -208,7 +185,7 @@ pub struct Ready {
 /// Load the scenario on the core thread, then serve on `listener` until shut down. True when
 /// an invariant broke during the session.
 pub fn serve(
-    o: Options,
+    o: Args,
     listener: std::net::TcpListener,
     on_ready: impl FnOnce(SocketAddr, &Ready),
 ) -> Result<bool, String> {
@@ -238,7 +215,7 @@ pub fn serve(
             };
             let c = core::Core::new(
                 runner,
-                clock::Clock::new(core_opts.speed, now),
+                clock::Clock::new(core_opts.speed(), now),
                 recorder,
                 minor,
                 addr.to_string(),
@@ -279,14 +256,11 @@ pub fn serve(
 
 /// `lws-sim serve ...`: after a shutdown request exit 0, or 1 when an invariant broke during
 /// the session; 2 on bad input.
-pub fn cli(args: Args) -> ExitCode {
-    let o = match args.options() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("error: {e}\n\nUsage: {USAGE}");
-            return ExitCode::from(2);
-        }
-    };
+pub fn cli(o: Args) -> ExitCode {
+    if let Err(e) = o.check_addr() {
+        eprintln!("error: {e}\n\nUsage: {USAGE}");
+        return ExitCode::from(2);
+    }
     let listener = match std::net::TcpListener::bind(o.addr) {
         Ok(l) => l,
         Err(e) => {
