@@ -4,13 +4,13 @@
 # the per-scenario notes the benches print, and the scale bench's growth table (16 to 4,096
 # groups, one timed run per size above 128; the 4,096-group run takes several minutes).
 # Then `lws-sim fuzz --time 60s --jobs 1`'s own count of cases per second, for the `dist` build
-# and for the profile-guided one of scripts/pgo-build.sh (about 20 minutes more; skipped with
-# LWS_SIM_BENCH_PGO=0).
+# and for the profile-guided one of scripts/pgo-build.sh, whose crates the fuzz bench is then
+# linked to as well (scripts/pgo-bench.sh; about 20 minutes more; skipped with LWS_SIM_BENCH_PGO=0).
 # Usage: scripts/bench-table.sh [criterion filter]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$(mktemp)
-cargo bench -p lws-sim --profile dist --locked -- "$@" >"$out" 2>&1
+cargo bench -p lws-sim-benches --profile dist --locked -- "$@" >"$out" 2>&1
 python3 - "$out" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -76,4 +76,9 @@ campaign dist "$target/dist/lws-sim"
 if [ "${LWS_SIM_BENCH_PGO:-1}" != 0 ]; then
     scripts/pgo-build.sh >/dev/null
     campaign pgo target/pgo/lws-sim
+    # Criterion's fuzz bench linked to the same profile-guided crates (scripts/pgo-bench.sh).
+    pgo_out=$(mktemp)
+    scripts/pgo-bench.sh --bench fuzz >"$pgo_out" 2>&1 || { cat "$pgo_out" >&2; exit 1; }
+    echo "criterion fuzz bench (pgo):"
+    grep -E '^fuzz/|time:|thrpt:' "$pgo_out" | sed 's/^/    /'
 fi
