@@ -1,6 +1,7 @@
 //! lws-sim: a deterministic world in which the LeaderWorkerSet controllers run.
 
 pub mod actors;
+mod allocator;
 pub mod api;
 pub mod cluster;
 pub mod controller;
@@ -24,8 +25,6 @@ pub mod timeline;
 pub mod trace;
 pub mod world;
 
-/// mimalloc for every binary that links the simulator (CLI, tests, benches): a run is mostly
-/// small short-lived allocations (objects, keys, JSON values), about a quarter faster than
-/// glibc's allocator on `benches/fuzz.rs`. Allocation order never reaches the trace.
+/// mimalloc for every binary that links the simulator (`allocator`).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: allocator::Mimalloc = allocator::Mimalloc;
