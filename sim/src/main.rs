@@ -147,7 +147,7 @@ struct RunArgs {
     #[arg(long, value_name = "SPEC", value_parser = reconciler)]
     reconciler: Option<Profile>,
     /// Run seed (default: the scenario's `seed`, else 1).
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     seed: Option<u64>,
     /// One JSON object per run on stdout.
     #[arg(long)]
@@ -173,10 +173,10 @@ struct CheckArgs {
     /// expectation `{violates: [...], in: 30%..70%}` is met if the fraction of seeds breaking
     /// exactly those lies in the range (the others holding); `holds` or `violates` must be met
     /// by every seed, and the seeds that disagree are listed.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
     seeds: Option<u64>,
     /// Spread the runs over J threads (results and output do not depend on J).
-    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     jobs: u64,
     /// One JSON object on stdout instead of the table.
     #[arg(long)]
@@ -228,6 +228,7 @@ struct FuzzArgs {
     /// Run this many cases (of this shard).
     #[arg(
         long,
+        allow_negative_numbers = true,
         value_name = "N",
         required_unless_present = "time",
         conflicts_with = "time",
@@ -238,10 +239,15 @@ struct FuzzArgs {
     #[arg(long, value_name = "DURATION", value_parser = campaign_time_ms)]
     time: Option<u64>,
     /// Campaign seed.
-    #[arg(long, value_name = "S", default_value_t = 1)]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        value_name = "S",
+        default_value_t = 1
+    )]
     seed: u64,
     /// Worker threads, at most the machine's available parallelism.
-    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     jobs: u64,
     /// Run only case indices i, i + n, i + 2n, ... (0 <= I < N).
     #[arg(long, value_name = "I/N", default_value = "0/1", value_parser = parse_shard)]
@@ -270,14 +276,14 @@ struct ExploreArgs {
     #[arg(long, value_name = "SPEC", value_parser = reconciler)]
     reconciler: Profile,
     /// At most this many perturbations of each kind.
-    #[arg(long, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
     max: u64,
     /// Where findings go (default explore-<scenario name>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Worker threads, at most the machine's available parallelism; the result does not
     /// depend on it.
-    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     jobs: u64,
 }
 
@@ -295,13 +301,13 @@ struct SweepArgs {
     #[arg(long, value_name = "PATH=LO..HI", required = true, value_parser = vary)]
     vary: Vec<Param>,
     /// Grid points per parameter.
-    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
+    #[arg(long, allow_negative_numbers = true, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=100))]
     steps: u32,
     /// Seeds per grid point.
-    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    #[arg(long, allow_negative_numbers = true, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     seeds: u64,
     /// Worker threads, at most the machine's available parallelism.
-    #[arg(long, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_name = "J", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     jobs: u64,
     /// One JSON object on stdout instead of the table.
     #[arg(long)]

@@ -168,7 +168,7 @@ impl Summary {
 
     /// Read `summary.json`'s text.
     pub fn parse(text: &str) -> Result<Summary, String> {
-        let s: Summary = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let s = decode(text)?;
         if s.format != FORMAT {
             return Err(format!("format {}, this lws-sim reads {FORMAT}", s.format));
         }
@@ -187,6 +187,21 @@ impl Summary {
         }
         Ok(s)
     }
+}
+
+/// `text` as a `Summary`, a type error naming the field it is in (`ran[0].cases: invalid
+/// type: ...`) besides serde_json's line and column.
+fn decode(text: &str) -> Result<Summary, String> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let s: Summary = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        match path.as_str() {
+            "." => e.into_inner().to_string(),
+            _ => format!("{path}: {}", e.into_inner()),
+        }
+    })?;
+    de.end().map_err(|e| e.to_string())?;
+    Ok(s)
 }
 
 impl Summary {
@@ -616,6 +631,25 @@ mod tests {
         assert_eq!(Summary::parse(&s.json()).unwrap(), s);
         let other = s.json().replace("\"format\": 1", "\"format\": 2");
         assert!(Summary::parse(&other).unwrap_err().contains("format 2"));
+    }
+
+    #[test]
+    fn a_mistyped_field_is_named_by_its_path() {
+        let (_, s) = shard(1, 2, 3, &[(3, "timeout")]);
+        let json = s.json();
+        let retyped = |from: &str, to: &str| {
+            assert!(json.contains(from), "{from} in {json}");
+            Summary::parse(&json.replacen(from, to, 1)).unwrap_err()
+        };
+        let e = retyped("\"cases\": 3", "\"cases\": \"3\"");
+        assert!(e.starts_with("ran[0].cases: invalid type: string"), "{e}");
+        let e = retyped("\"case\": 3", "\"case\": -3");
+        assert!(e.starts_with("failures[0].case: invalid value"), "{e}");
+        let e = retyped("\"shards\": 2", "\"shards\": 2.5");
+        assert!(e.starts_with("shards: invalid type: floating point"), "{e}");
+        assert!(Summary::parse(&format!("{json} x"))
+            .unwrap_err()
+            .contains("trailing"));
     }
 
     #[test]

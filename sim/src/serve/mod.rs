@@ -67,13 +67,13 @@ pub struct Args {
     #[arg(long, value_name = "SPEC")]
     pub reconciler: Option<String>,
     /// Seed (default: the scenario's, else 1)
-    #[arg(long, value_name = "N")]
+    #[arg(long, allow_negative_numbers = true, value_name = "N")]
     pub seed: Option<u64>,
     /// Where to listen; port 0 picks a free one, named on the first line of stdout
     #[arg(long, value_name = "IP:PORT", default_value = "127.0.0.1:8001")]
     pub addr: SocketAddr,
     /// Virtual seconds per real second, above 0 and at most 1000000
-    #[arg(long, value_name = "X", default_value = "60", value_parser = parse_speed, conflicts_with = "paused")]
+    #[arg(long, allow_negative_numbers = true, value_name = "X", default_value = "60", value_parser = parse_speed, conflicts_with = "paused")]
     pub speed: f64,
     /// Virtual time stands still until POST /lws-sim/step, /until or /resume
     #[arg(long)]
