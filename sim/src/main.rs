@@ -1340,6 +1340,14 @@ fn cmd_fuzz(a: FuzzArgs) -> ExitCode {
         done as f64 / elapsed,
         summary.failures.len()
     );
+    if campaign.exhausted() {
+        eprintln!(
+            "note: shard {}/{} has no case index left (indices end at {}): it ran all {done}",
+            a.shard.0,
+            a.shard.1,
+            u64::MAX
+        );
+    }
     if a.save_all {
         if let Err(e) = save_all(&a, &campaign, &summary.failures) {
             return input_error(e);

@@ -297,6 +297,34 @@ fn a_negative_number_is_refused_by_the_flag_it_was_given_to() {
 }
 
 #[test]
+fn a_shard_whose_case_indices_run_out_says_so() {
+    let dir = scratch("last-shard");
+    let out = dir.join("out");
+    let n = u64::MAX.to_string();
+    let shard = format!("{}/{n}", u64::MAX - 1);
+    let (code, stdout, err) = run(&[
+        "fuzz",
+        "--reconciler",
+        "all-fixed",
+        "--cases",
+        "5",
+        "--shard",
+        &shard,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.lines().any(|l| l.starts_with("1 cases in")),
+        "{stdout}"
+    );
+    assert!(
+        err.contains(&format!("note: shard {shard} has no case index left")),
+        "{err}"
+    );
+}
+
+#[test]
 fn fuzz_merge_takes_directories_and_no_campaign_arguments() {
     let (code, _, err) = run(&["fuzz", "merge"]);
     assert_eq!(code, 2);

@@ -805,6 +805,12 @@ impl Campaign {
         batch
     }
 
+    /// Whether every case index of this shard has been handed out: they end at `u64::MAX`,
+    /// which a shard of a very large `N` reaches after a few cases.
+    pub fn exhausted(&self) -> bool {
+        self.next.is_none()
+    }
+
     pub fn case(&self, index: u64) -> Case {
         generate_for(self.workload, self.seed, index)
     }
@@ -902,5 +908,6 @@ mod tests {
         assert!(c.next_batch(3).is_empty());
         let mut c = Campaign::new(1, v, (u64::MAX - 1, u64::MAX));
         assert_eq!(c.next_batch(3), vec![u64::MAX - 1]);
+        assert!(c.exhausted());
     }
 }
