@@ -12,6 +12,12 @@ use rustc_hash::FxBuildHasher;
 
 pub struct LookupMap<K, V>(HashMap<K, V, FxBuildHasher>);
 
+impl<K: Clone, V: Clone> Clone for LookupMap<K, V> {
+    fn clone(&self) -> Self {
+        LookupMap(self.0.clone())
+    }
+}
+
 impl<K, V> Default for LookupMap<K, V> {
     fn default() -> Self {
         LookupMap(HashMap::default())

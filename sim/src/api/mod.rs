@@ -20,6 +20,7 @@ pub mod quantity;
 pub mod scale;
 pub mod selector;
 pub mod service;
+pub(crate) mod slots;
 pub mod watch;
 
 use std::cell::RefCell;
@@ -45,6 +46,7 @@ pub(crate) use kinds::with_kind;
 pub use kinds::{key_of, meta_key, Key, KeyRef, Kind, KindId, Shared};
 use patch::FieldPath;
 pub use selector::Selector;
+use slots::Slots;
 pub use watch::{Cursor, Expired, WatchLog};
 
 /// The `reason` of a failed call (`metav1.StatusReason`): the same enum the reconcilers see.
@@ -316,7 +318,7 @@ struct LastApply<K> {
 
 /// One kind's objects, watch log and field managers.
 pub struct Store<K> {
-    objects: BTreeMap<Key, Shared<K>>,
+    objects: Slots<K>,
     log: WatchLog<WatchEvent<K>>,
     managed: BTreeMap<Key, Managers>,
     /// The last configuration each object was applied with. Re-applying it to an untouched
@@ -337,7 +339,7 @@ pub struct Store<K> {
 impl<K> Default for Store<K> {
     fn default() -> Self {
         Store {
-            objects: BTreeMap::new(),
+            objects: Slots::default(),
             log: WatchLog::default(),
             managed: BTreeMap::new(),
             last_applied: BTreeMap::new(),
@@ -364,6 +366,11 @@ impl<K> Store<K> {
 
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Shared<K>)> {
         self.objects.iter()
+    }
+
+    /// The objects as slots (an informer's cache starts as a copy).
+    pub(crate) fn slots(&self) -> &Slots<K> {
+        &self.objects
     }
 
     pub fn get_key(&self, key: &Key) -> Option<&Shared<K>> {
@@ -699,11 +706,7 @@ impl ApiServer {
     pub fn list<K: Kind>(&self, namespace: Option<&str>, selector: &Selector) -> Vec<Shared<K>> {
         let objects = &K::store(self).objects;
         let iter: Box<dyn Iterator<Item = (&Key, &Shared<K>)>> = match namespace {
-            Some(ns) => Box::new(
-                objects
-                    .range((ns.to_string(), String::new())..)
-                    .take_while(move |((n, _), _)| n == ns),
-            ),
+            Some(ns) => Box::new(objects.in_namespace(ns)),
             None => Box::new(objects.iter()),
         };
         iter.filter(|(_, o)| selector.matches(o.meta().labels.as_ref()))
@@ -1595,7 +1598,7 @@ impl ApiServer {
         if !status_verb(verb) {
             store.main_writes += 1;
         }
-        store.objects.insert(key, obj.clone());
+        store.objects.insert(&key, obj.clone());
         obj
     }
 

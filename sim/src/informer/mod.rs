@@ -17,16 +17,16 @@
 //! state (unobserved state); and, when asked to, the informer remembers each object's previous
 //! version so a read can be served from it (stale state).
 
-mod slots;
 mod views;
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
-use slots::{Slot, Slots};
 use views::Views;
 
+use crate::api::slots::{Slot, Slots};
 use crate::api::{ApiServer, Cursor, EventType, Expired, Key, KeyRef, Kind, Selector, Shared};
+use crate::lookup::LookupMap;
 
 /// One change delivered to a consumer. `old` is the cached object before the change.
 #[derive(Debug)]
@@ -81,6 +81,27 @@ fn owner_of<K: Kind>(o: &K) -> &str {
     controller.unwrap_or(ORPHANS)
 }
 
+/// The owner index of a fresh cache: its objects grouped by owner (found by hash; each group
+/// gathered in key order), each group's map built from its sorted keys and the groups sorted
+/// by owner, instead of one search of the ordered index per object.
+fn owner_index<K: Kind>(cache: &Slots<K>) -> BTreeMap<String, BTreeMap<Key, Slot>> {
+    let mut groups: Vec<(&str, Vec<(Key, Slot)>)> = Vec::new();
+    let mut group_of: LookupMap<&str, usize> = LookupMap::default();
+    for (key, slot) in cache.slots() {
+        let owner = owner_of(&**cache.at(slot));
+        let g = *group_of.entry(owner).or_insert_with(|| {
+            groups.push((owner, Vec::new()));
+            groups.len() - 1
+        });
+        groups[g].1.push((key.clone(), slot));
+    }
+    groups.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    groups
+        .into_iter()
+        .map(|(owner, members)| (owner.to_string(), members.into_iter().collect()))
+        .collect()
+}
+
 /// The owner index's key for objects without a controller (no UID is empty).
 const ORPHANS: &str = "";
 
@@ -88,21 +109,20 @@ impl<K: Kind> Informer<K> {
     /// Start with a consistent list of everything the server holds now.
     pub fn start(api: &ApiServer, lag_ms: u64) -> Informer<K> {
         let store = K::store(api);
-        let mut inf = Informer {
+        // The listing, as the store holds it (no view and no previous version is kept yet):
+        // a copy compares no keys, where inserting object by object searched for each.
+        let cache = store.slots().clone();
+        Informer {
             cursor: store.log().reader(store.log().len()),
             lag_ms,
-            cache: Slots::default(),
+            by_owner: owner_index(&cache),
+            cache,
             views: RefCell::default(),
-            by_owner: BTreeMap::new(),
             last_rv: api.resource_version(),
             held: None,
             relists: 0,
             previous: None,
-        };
-        for (_, v) in store.iter() {
-            inf.insert(v.clone());
         }
-        inf
     }
 
     fn unindex_owner(&mut self, key: &dyn KeyRef, o: &K) {
@@ -152,10 +172,17 @@ impl<K: Kind> Informer<K> {
                 .get_mut()
                 .on_change(&key, slot, None, o.meta().labels.as_ref());
         }
-        self.by_owner
-            .entry(owner_of(&*o).to_string())
-            .or_default()
-            .insert((key.0.to_string(), key.1.to_string()), slot);
+        let member = (key.0.to_string(), key.1.to_string());
+        let owner = owner_of(&*o);
+        match self.by_owner.get_mut(owner) {
+            Some(members) => {
+                members.insert(member, slot);
+            }
+            None => {
+                self.by_owner
+                    .insert(owner.to_string(), BTreeMap::from([(member, slot)]));
+            }
+        }
         old
     }
 

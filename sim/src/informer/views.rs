@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use super::slots::Slot;
+use crate::api::slots::Slot;
 use crate::api::{Key, KeyRef};
 use crate::lookup::LookupMap;
 

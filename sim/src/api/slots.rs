@@ -1,12 +1,13 @@
-//! The informer's cache as slots: each live object sits in one slot for as long as it lives, the
-//! key order is a map from key to slot, and the indexes map keys to slots too. A change that
-//! keeps an object's labels and owner (most changes: status, resourceVersion) replaces the
-//! object in its slot and touches no index; a list walks an index and reads slots by position
-//! instead of looking every key up again in the key map.
+//! Objects by key as slots, for the API server's stores and the informers' caches: each live
+//! object sits in one slot for as long as it lives, the key order is a map from key to slot,
+//! and lookups by key are hashed (`LookupMap`). A write to an existing object (most writes:
+//! status, resourceVersion) finds its slot by hash and replaces the object in it, comparing no
+//! key strings and touching no ordered map; an informer's indexes map keys to slots too, so a
+//! list walks an index and reads slots by position. Iteration is in key order only.
 
 use std::collections::BTreeMap;
 
-use crate::api::{Key, KeyRef, Shared};
+use super::{Key, KeyRef, Shared};
 use crate::lookup::LookupMap;
 
 /// A position in `Slots`; stable while its object lives, reused after it is removed.
@@ -28,6 +29,19 @@ impl<K> Default for Slots<K> {
             lookup: LookupMap::default(),
             objects: Vec::new(),
             free: Vec::new(),
+        }
+    }
+}
+
+/// A copy shares the objects and compares no key: what an informer starting from a store's
+/// listing holds (slot numbers are positions, never observed).
+impl<K> Clone for Slots<K> {
+    fn clone(&self) -> Self {
+        Slots {
+            keys: self.keys.clone(),
+            lookup: self.lookup.clone(),
+            objects: self.objects.clone(),
+            free: self.free.clone(),
         }
     }
 }
@@ -90,6 +104,20 @@ impl<K> Slots<K> {
 
     pub fn keys(&self) -> impl Iterator<Item = &Key> {
         self.keys.keys()
+    }
+
+    /// Keys and objects in key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, &Shared<K>)> {
+        self.keys.iter().map(|(k, &s)| (k, self.at(s)))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Keys and slots in key order.
+    pub fn slots(&self) -> impl Iterator<Item = (&Key, Slot)> {
+        self.keys.iter().map(|(k, &s)| (k, s))
     }
 
     /// Objects in key order.
