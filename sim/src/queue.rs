@@ -3,20 +3,34 @@
 //! one pending entry per key, the earliest due time wins, per-key exponential backoff
 //! 5 ms * 2^failures capped at 1000 s, and `forget` resets it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::api::Key;
+use crate::lookup::LookupMap;
 
 pub const BACKOFF_BASE_MS: u64 = 5;
 pub const BACKOFF_MAX_MS: u64 = 1_000_000;
 
-#[derive(Default, Debug)]
+#[derive(Default)]
 pub struct WorkQueue {
-    /// Each queued key's due time and sequence number: its entry in `order`.
-    due_by_key: BTreeMap<Key, (u64, u64)>,
-    order: BTreeSet<(u64, u64, Key)>,
+    /// Each queued key's due time and sequence number: its entry in `order`. Only looked up
+    /// (hashed: a key's strings are compared once, not along an ordered search).
+    due_by_key: LookupMap<Key, (u64, u64)>,
+    /// The queue in due order, FIFO among equal due times: keyed by due time and sequence
+    /// number (unique), so ordering and removing never compare key strings.
+    order: BTreeMap<(u64, u64), Key>,
     seq: u64,
-    failures: BTreeMap<Key, u32>,
+    failures: LookupMap<Key, u32>,
+}
+
+/// The queue in order; the maps beside it are lookups of the same keys.
+impl std::fmt::Debug for WorkQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WorkQueue")
+            .field("order", &self.order)
+            .field("seq", &self.seq)
+            .finish_non_exhaustive()
+    }
 }
 
 impl WorkQueue {
@@ -30,11 +44,11 @@ impl WorkQueue {
             if due <= at_ms {
                 return;
             }
-            self.order.remove(&(due, seq, key.clone()));
+            self.order.remove(&(due, seq));
         }
         self.seq += 1;
-        self.order.insert((at_ms, self.seq, key.clone()));
-        self.due_by_key.insert(key, (at_ms, self.seq));
+        self.due_by_key.insert(key.clone(), (at_ms, self.seq));
+        self.order.insert((at_ms, self.seq), key);
     }
 
     /// `AddRateLimited` with `ItemExponentialFailureRateLimiter(5ms, 1000s)`.
@@ -56,16 +70,16 @@ impl WorkQueue {
     }
 
     pub fn next_due_ms(&self) -> Option<u64> {
-        self.order.first().map(|(at, _, _)| *at)
+        self.order.first_key_value().map(|(&(at, _), _)| at)
     }
 
     /// The earliest key due at `now_ms`, FIFO among equal due times.
     pub fn pop_due(&mut self, now_ms: u64) -> Option<Key> {
-        let (at, _, _) = self.order.first()?;
-        if *at > now_ms {
+        let (&(at, _), _) = self.order.first_key_value()?;
+        if at > now_ms {
             return None;
         }
-        let (_, _, key) = self.order.pop_first()?;
+        let (_, key) = self.order.pop_first()?;
         self.due_by_key.remove(&key);
         Some(key)
     }
