@@ -47,7 +47,9 @@ pub struct Informer<K> {
     /// The answer of every equality selector some list has asked for, kept up to date
     /// (`views.rs`); built on that first list.
     views: RefCell<Views>,
-    by_owner: BTreeMap<String, BTreeMap<Key, Slot>>,
+    /// Each controller UID's objects (`ORPHANS`: those without one), in key order. Only
+    /// looked up by UID, so hashed.
+    by_owner: LookupMap<String, BTreeMap<Key, Slot>>,
     last_rv: u64,
     /// A held-back event: its object's key, the event, and when it is delivered anyway.
     held: Option<Held<K>>,
@@ -82,9 +84,9 @@ fn owner_of<K: Kind>(o: &K) -> &str {
 }
 
 /// The owner index of a fresh cache: its objects grouped by owner (found by hash; each group
-/// gathered in key order), each group's map built from its sorted keys and the groups sorted
-/// by owner, instead of one search of the ordered index per object.
-fn owner_index<K: Kind>(cache: &Slots<K>) -> BTreeMap<String, BTreeMap<Key, Slot>> {
+/// gathered in key order) and each group's map built from its sorted keys at once, instead of
+/// one search of the ordered group per object.
+fn owner_index<K: Kind>(cache: &Slots<K>) -> LookupMap<String, BTreeMap<Key, Slot>> {
     let mut groups: Vec<(&str, Vec<(Key, Slot)>)> = Vec::new();
     let mut group_of: LookupMap<&str, usize> = LookupMap::default();
     for (key, slot) in cache.slots() {
@@ -95,11 +97,11 @@ fn owner_index<K: Kind>(cache: &Slots<K>) -> BTreeMap<String, BTreeMap<Key, Slot
         });
         groups[g].1.push((key.clone(), slot));
     }
-    groups.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    groups
-        .into_iter()
-        .map(|(owner, members)| (owner.to_string(), members.into_iter().collect()))
-        .collect()
+    let mut index = LookupMap::default();
+    for (owner, members) in groups {
+        index.insert(owner.to_string(), members.into_iter().collect());
+    }
+    index
 }
 
 /// The owner index's key for objects without a controller (no UID is empty).
