@@ -27,12 +27,17 @@ const PLAIN_ALIGN: usize = std::mem::size_of::<usize>();
 
 pub struct Mimalloc;
 
+/// Whether a block of `layout` may come from the plain calls.
+fn plain(layout: Layout) -> bool {
+    layout.align() <= PLAIN_ALIGN
+}
+
 // SAFETY: each method hands its layout to the mimalloc call that honours it (a plain call only
 // when the alignment is at most the word alignment every block has); `mi_free` and the
 // reallocation calls take any block either kind of call returned.
 unsafe impl GlobalAlloc for Mimalloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = if layout.align() <= PLAIN_ALIGN {
+        let p = if plain(layout) {
             mi_malloc(layout.size())
         } else {
             mi_malloc_aligned(layout.size(), layout.align())
@@ -41,7 +46,7 @@ unsafe impl GlobalAlloc for Mimalloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = if layout.align() <= PLAIN_ALIGN {
+        let p = if plain(layout) {
             mi_zalloc(layout.size())
         } else {
             mi_zalloc_aligned(layout.size(), layout.align())
@@ -54,7 +59,7 @@ unsafe impl GlobalAlloc for Mimalloc {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = if layout.align() <= PLAIN_ALIGN {
+        let p = if plain(layout) {
             mi_realloc(ptr.cast::<c_void>(), new_size)
         } else {
             mi_realloc_aligned(ptr.cast::<c_void>(), new_size, layout.align())

@@ -1,8 +1,8 @@
 //! `LookupMap`: a hash map that cannot be iterated. Runs must not depend on hash order, so the
 //! simulator uses no `HashMap` (sim/tests/tidy.rs); this wrapper is the one exception, because
 //! it offers only `get`, `insert` and `remove`: nothing can observe its order. Used where a key
-//! is looked up far more often than the keys are walked in order (the informer caches keep a
-//! `BTreeMap` beside it for that).
+//! is looked up far more often than the keys are walked in order (`api/slots.rs`, the stores'
+//! and informers' objects, keeps a `BTreeMap` beside it for that).
 
 use std::borrow::Borrow;
 use std::collections::HashMap;

@@ -247,52 +247,21 @@ fn usage_errors_exit_2_with_a_suggestion() {
 
 #[test]
 fn a_negative_number_is_refused_by_the_flag_it_was_given_to() {
-    for (args, flag) in [
+    for (line, flag) in [
+        ("fuzz --reconciler v0.4.1 --cases -5", "--cases"),
+        ("fuzz --reconciler v0.4.1 --cases 1 --seed -1", "--seed"),
+        ("fuzz --reconciler v0.4.1 --cases 1 --jobs -2", "--jobs"),
+        ("check scenarios --seeds -3", "--seeds"),
         (
-            &["fuzz", "--reconciler", "v0.4.1", "--cases", "-5"][..],
-            "--cases",
-        ),
-        (
-            &[
-                "fuzz",
-                "--reconciler",
-                "v0.4.1",
-                "--cases",
-                "1",
-                "--seed",
-                "-1",
-            ][..],
-            "--seed",
-        ),
-        (
-            &[
-                "fuzz",
-                "--reconciler",
-                "v0.4.1",
-                "--cases",
-                "1",
-                "--jobs",
-                "-2",
-            ][..],
-            "--jobs",
-        ),
-        (&["check", "scenarios", "--seeds", "-3"][..], "--seeds"),
-        (
-            &[
-                "sweep",
-                "x.yaml",
-                "--vary",
-                "cluster.gcLag=1ms..1s",
-                "--steps",
-                "-1",
-            ][..],
+            "sweep x.yaml --vary cluster.gcLag=1ms..1s --steps -1",
             "--steps",
         ),
-        (&["serve", "x.yaml", "--speed", "-2"][..], "--speed"),
+        ("serve x.yaml --speed -2", "--speed"),
     ] {
-        let (code, _, err) = run(args);
-        assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(err.contains(&format!("for '{flag} ")), "{args:?}: {err}");
+        let args: Vec<&str> = line.split(' ').collect();
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{line}: {err}");
+        assert!(err.contains(&format!("for '{flag} ")), "{line}: {err}");
     }
 }
 
