@@ -101,6 +101,11 @@ impl Error {
         Error::new(Reason::InternalError, message)
     }
 
+    /// `NotFound` with the API server's message, `<kind> "<name>" not found`.
+    pub fn not_found(kind: &str, name: &str) -> Error {
+        Error::new(Reason::NotFound, not_found_message(kind, name))
+    }
+
     pub fn is_not_found(&self) -> bool {
         self.reason == Reason::NotFound
     }
@@ -112,6 +117,22 @@ impl Error {
     pub fn is_conflict(&self) -> bool {
         self.reason == Reason::Conflict
     }
+}
+
+/// `<kind> "<name>" not found`: `format!("{kind} {name:?} not found")`, written without `fmt`
+/// when no character of `name` needs Debug's escaping (every name the API server accepts).
+pub fn not_found_message(kind: &str, name: &str) -> String {
+    let plain = name
+        .bytes()
+        .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\');
+    if !plain {
+        return format!("{kind} {name:?} not found");
+    }
+    let mut s = String::with_capacity(kind.len() + name.len() + 14);
+    for part in [kind, " \"", name, "\" not found"] {
+        s.push_str(part);
+    }
+    s
 }
 
 /// The reason, then the message. An event message that upstream formats with Go's `%v` of an
@@ -227,6 +248,33 @@ impl<'a> Related<'a> {
             kind: K::KIND,
             api_version: K::API_VERSION,
             meta: object.meta(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_found_message;
+
+    #[test]
+    fn not_found_message_is_the_formatted_one() {
+        let names = [
+            "lws-0",
+            "a.b-c",
+            "",
+            "with space",
+            "quo\"te",
+            "back\\slash",
+            "tab\t",
+            "é",
+            "it's",
+        ];
+        for name in names {
+            assert_eq!(
+                not_found_message("pods", name),
+                format!("pods {name:?} not found"),
+                "{name:?}"
+            );
         }
     }
 }

@@ -79,22 +79,35 @@ pub fn template_hash(lws: &LeaderWorkerSet, network_config: bool) -> String {
     };
     h.bytes(policy.as_bytes());
     h.end_part();
-    format!("{:016x}", h.0)
+    hex16(h.0)
+}
+
+/// `format!("{:016x}", n)` without `fmt` (a template hash per LWS reconcile).
+fn hex16(n: u64) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    (0..16)
+        .rev()
+        .map(|i| char::from(DIGITS[(n >> (4 * i)) as usize & 0xf]))
+        .collect()
 }
 
 /// `group-key`: deterministic per `<namespace>/<leader pod name>` (V3 podwh:172-174), so a leader
 /// re-created under the same name keeps its key.
 pub fn group_key(namespace: &str, pod_name: &str) -> String {
-    format!(
-        "{:016x}",
-        fnv1a64(&[namespace.as_bytes(), b"/", pod_name.as_bytes()])
-    )
+    hex16(fnv1a64(&[namespace.as_bytes(), b"/", pod_name.as_bytes()]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use k8s_openapi::api::core::v1::{Container, PodSpec};
+
+    #[test]
+    fn hex16_is_zero_padded_lower_hex() {
+        for n in [0, 1, 0xabc, u64::MAX, 0x0123_4567_89ab_cdef, 1 << 63] {
+            assert_eq!(hex16(n), format!("{n:016x}"));
+        }
+    }
 
     #[test]
     fn equal_templates_hash_equal_and_changes_show() {

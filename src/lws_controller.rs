@@ -13,7 +13,7 @@ use k8s_openapi::api::core::v1::{Pod, PodTemplateSpec, Service, ServiceSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
-use crate::api::{keys, LeaderWorkerSet, LeaderWorkerSetStatus};
+use crate::api::{keys, LeaderWorkerSet};
 use crate::client::{Action, Client, Error, Resource, Result};
 use crate::hash::template_hash;
 use crate::k8s;
@@ -499,8 +499,14 @@ async fn update_status<C: Client>(
     if status == before {
         return Ok(());
     }
-    let mut updated: LeaderWorkerSet = (**lws).clone();
-    updated.status = Some(LeaderWorkerSetStatus { ..status });
+    // The read LWS with the new status (its old status is not copied only to be replaced).
+    let updated = LeaderWorkerSet {
+        api_version: lws.api_version.clone(),
+        kind: lws.kind.clone(),
+        metadata: lws.metadata.clone(),
+        spec: lws.spec.clone(),
+        status: Some(status),
+    };
     c.update_status(updated).await.map(|_| ())
 }
 

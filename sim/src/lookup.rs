@@ -18,6 +18,15 @@ impl<K: Clone, V: Clone> Clone for LookupMap<K, V> {
     }
 }
 
+/// The size only: entries would print in hash order.
+impl<K, V> std::fmt::Debug for LookupMap<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LookupMap")
+            .field("len", &self.0.len())
+            .finish()
+    }
+}
+
 impl<K, V> Default for LookupMap<K, V> {
     fn default() -> Self {
         LookupMap(HashMap::default())

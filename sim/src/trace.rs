@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use crate::lookup::LookupMap;
+
 /// One trace line as written to a `--trace` file (JSON lines): a boundary type.
 #[derive(serde::Serialize)]
 pub struct TraceLine<'a> {
@@ -34,8 +36,15 @@ impl TraceEntry {
 }
 
 /// A shared string of a trace entry: compares with and reads as a `str`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Word(Arc<str>);
+
+/// Hashes as its `str` (`Arc<str>`'s `Hash` is the `str`'s), so `Trace::word` finds it by one.
+impl std::borrow::Borrow<str> for Word {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
 
 impl std::ops::Deref for Word {
     type Target = str;
@@ -104,8 +113,8 @@ impl TraceEntry {
 pub struct Trace {
     pub entries: Vec<TraceEntry>,
     hash: u64,
-    /// Interned actors, verbs, kinds and namespaces (at most `WORDS_MAX`).
-    words: Vec<Word>,
+    /// Interned actors, verbs, kinds and namespaces (at most `WORDS_MAX`), each its own value.
+    words: LookupMap<Word, Word>,
 }
 
 /// Past this many distinct words, `Trace::word` stops sharing and allocates each one.
@@ -142,7 +151,7 @@ impl Default for Trace {
         Trace {
             entries: Vec::new(),
             hash: FNV64_OFFSET,
-            words: Vec::new(),
+            words: LookupMap::default(),
         }
     }
 }
@@ -175,14 +184,14 @@ impl Trace {
         self.entries.push(entry);
     }
 
-    /// The shared copy of `s` (the sets are small: a linear search is cheaper than a map).
+    /// The shared copy of `s`, found by hash (four per traced write).
     pub fn word(&mut self, s: &str) -> Word {
-        if let Some(w) = self.words.iter().find(|w| **w == *s) {
+        if let Some(w) = self.words.get(s) {
             return w.clone();
         }
         let w = Word::from(s);
         if self.words.len() < WORDS_MAX {
-            self.words.push(w.clone());
+            self.words.insert(w.clone(), w.clone());
         }
         w
     }

@@ -151,7 +151,8 @@ pub struct World {
     /// changes only when the actor's own state does (its step; an external event or a drain's
     /// instance termination, which may touch any actor) or the API's logs do (`change_stamp`).
     /// Code that changes an actor outside `step` must call `forget_wakeups`.
-    wakeups: Cell<[Wakeup; 8]>,
+    /// One cell per actor, so a step reads and writes one entry, not a copy of all eight.
+    wakeups: [Cell<Wakeup>; 8],
 }
 
 impl World {
@@ -203,7 +204,7 @@ impl World {
             controller: None,
             replacement_count: 0,
             replaced_slots: BTreeMap::new(),
-            wakeups: Cell::default(),
+            wakeups: Default::default(),
         }
     }
 
@@ -215,14 +216,14 @@ impl World {
 
     /// Every actor's next wake-up is asked again before the next step.
     pub fn forget_wakeups(&self) {
-        self.wakeups.set(Default::default());
+        for w in &self.wakeups {
+            w.set(Wakeup::default());
+        }
     }
 
     /// Actor `id`'s next wake-up is asked again before the next step.
     fn forget_wakeup(&self, id: ActorId) {
-        let mut wakeups = self.wakeups.get();
-        wakeups[id as usize] = Wakeup::default();
-        self.wakeups.set(wakeups);
+        self.wakeups[id as usize].set(Wakeup::default());
     }
 
     /// Queue an external event at `at_ms` (not before now).
@@ -235,22 +236,22 @@ impl World {
     /// order. Each actor's wake-up is asked again only when it may have changed (`wakeups`).
     fn next_actor(&self) -> Option<(u64, ActorId)> {
         let stamp = self.api.change_stamp();
-        let mut wakeups = self.wakeups.get();
         let mut next = None;
         for id in ActorId::ALL {
-            let w = &mut wakeups[id as usize];
+            let cell = &self.wakeups[id as usize];
+            let mut w = cell.get();
             if w.stamp != Some(stamp) {
-                *w = Wakeup {
+                w = Wakeup {
                     stamp: Some(stamp),
                     at_ms: self.wakeup_of(id),
                 };
+                cell.set(w);
             }
             if let Some(t) = w.at_ms {
                 let due = (t.max(self.now_ms), id);
                 next = Some(next.map_or(due, |n: (u64, ActorId)| n.min(due)));
             }
         }
-        self.wakeups.set(wakeups);
         next
     }
 

@@ -76,12 +76,12 @@ impl Kubelet {
         *given += 1;
         let base = u32::from(Ipv4Addr::new(10, 244, 0, 0));
         let ip = Ipv4Addr::from(base.wrapping_add(slot.wrapping_mul(256)) + host_part);
-        st.host_ip = Some(host.to_string());
-        st.host_ips = Some(vec![HostIP {
-            ip: host.to_string(),
-        }]);
-        st.pod_ip = Some(ip.to_string());
-        st.pod_ips = Some(vec![PodIP { ip: ip.to_string() }]);
+        // Each address formatted once: `Ipv4Addr`'s `Display` goes through `fmt`.
+        let (host, ip) = (host.to_string(), ip.to_string());
+        st.host_ips = Some(vec![HostIP { ip: host.clone() }]);
+        st.host_ip = Some(host);
+        st.pod_ips = Some(vec![PodIP { ip: ip.clone() }]);
+        st.pod_ip = Some(ip);
     }
 
     pub fn next_wakeup_ms(&self, api: &ApiServer) -> Option<u64> {

@@ -89,7 +89,7 @@ impl Scheduler {
             anti_placed: BTreeSet::new(),
             gang_wait: None,
         };
-        let nodes: Vec<Node> = s.nodes.all().map(|n| (**n).clone()).collect();
+        let nodes: Vec<std::sync::Arc<Node>> = s.nodes.all().cloned().collect();
         for n in &nodes {
             s.node_changed(k8s::name(&n.metadata), Some(n));
         }

@@ -915,14 +915,30 @@ pub fn revision_data(template: &PodTemplateSpec) -> Value {
 /// `HashControllerRevision`: FNV-1a 32 over the data (plus the collision count), safe-encoded.
 /// The bytes differ from Go's JSON, so names differ from a real cluster's; equality does not.
 pub fn template_hash(data: &Value, collision_count: i32) -> String {
-    let mut bytes = serde_json::to_vec(data).expect("values serialize");
+    use std::io::Write as _;
+    let mut h = Fnv32(0x811c_9dc5);
+    serde_json::to_writer(&mut h, data).expect("values serialize");
     if collision_count > 0 {
-        bytes.extend(collision_count.to_string().bytes());
+        let _ = h.write(collision_count.to_string().as_bytes());
     }
-    let h = bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
-        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
-    });
-    safe_encode(&h.to_string())
+    safe_encode(&h.0.to_string())
+}
+
+/// FNV-1a 32 fed the bytes written to it: `template_hash` hashes the JSON as it is written
+/// instead of building it.
+struct Fnv32(u32);
+
+impl std::io::Write for Fnv32 {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        for &b in bytes {
+            self.0 = (self.0 ^ u32::from(b)).wrapping_mul(0x0100_0193);
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// `rand.SafeEncodeString`: map each byte onto an alphabet without vowels.

@@ -1962,7 +1962,10 @@ fn strip_empty(v: &mut Value) {
 }
 
 pub fn not_found(kind: KindId, name: &str) -> ApiError {
-    ApiError::new(Reason::NotFound, format!("{kind} {name:?} not found"))
+    ApiError::new(
+        Reason::NotFound,
+        lws::client::not_found_message(kind.as_str(), name),
+    )
 }
 
 /// `NewInvalid`: `<Kind> "<name>" is invalid: <field>: <why>`.

@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use k8s_openapi::api::apps::v1::{ControllerRevision, StatefulSet};
 use k8s_openapi::api::core::v1::{Node, Pod, Service};
 use lws::api::LeaderWorkerSet;
-use lws::client::{Client, Error, Propagation, Reason, Related, Resource, Result};
+use lws::client::{Client, Error, Propagation, Related, Resource, Result};
 use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
 use lws::volcano::PodGroup;
 
@@ -266,10 +266,7 @@ impl Client for SimClient {
             .get(kind_of::<K>(), namespace, name, ex.stale);
         match found {
             Some(o) => Ok(downcast(o)),
-            None => Err(Error::new(
-                Reason::NotFound,
-                format!("{} {name:?} not found", K::KIND),
-            )),
+            None => Err(Error::not_found(K::KIND, name)),
         }
     }
 
