@@ -13,7 +13,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use k8s_openapi::apimachinery::pkg::runtime::RawExtension;
 use serde_json::json;
 
-use crate::api::{keys, LeaderWorkerSet};
+use crate::api::{keys, LeaderWorkerSet, LeaderWorkerSetSpec};
 use crate::client::{Error, Result};
 use crate::k8s;
 
@@ -57,22 +57,37 @@ pub fn new_revision(lws: &LeaderWorkerSet, hash: &str) -> ControllerRevision {
 
 /// `ApplyRevision`: the LWS with the revision's templates in place of the live ones.
 pub fn apply_revision(lws: &LeaderWorkerSet, rev: &ControllerRevision) -> Result<LeaderWorkerSet> {
-    let mut out = lws.clone();
     let template = rev
         .data
         .0
         .get("leaderWorkerTemplate")
         .unwrap_or(&serde_json::Value::Null);
-    out.spec.leader_worker_template = serde::Deserialize::deserialize(template).map_err(|e| {
+    let leader_worker_template = serde::Deserialize::deserialize(template).map_err(|e| {
         Error::internal(format!(
             "revision {} does not decode: {e}",
             k8s::name(&rev.metadata)
         ))
     })?;
-    if let Some(nc) = rev.data.0.get("networkConfig") {
-        out.spec.network_config = serde::Deserialize::deserialize(nc).ok();
-    }
-    Ok(out)
+    let network_config = match rev.data.0.get("networkConfig") {
+        Some(nc) => serde::Deserialize::deserialize(nc).ok(),
+        None => lws.spec.network_config.clone(),
+    };
+    // A copy of `lws` with the revision's parts; the live templates are not copied only to be
+    // replaced.
+    let spec = &lws.spec;
+    Ok(LeaderWorkerSet {
+        api_version: lws.api_version.clone(),
+        kind: lws.kind.clone(),
+        metadata: lws.metadata.clone(),
+        spec: LeaderWorkerSetSpec {
+            replicas: spec.replicas,
+            leader_worker_template,
+            rollout_strategy: spec.rollout_strategy.clone(),
+            startup_policy: spec.startup_policy.clone(),
+            network_config,
+        },
+        status: lws.status.clone(),
+    })
 }
 
 #[cfg(test)]

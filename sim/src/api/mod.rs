@@ -1187,10 +1187,10 @@ impl ApiServer {
         fn at<'v>(v: &'v Value, p: &FieldPath) -> Option<&'v Value> {
             patch::get_path(v, p).filter(|x| !x.is_null())
         }
-        let owned_kind = |p: &FieldPath| match p.first().map(String::as_str) {
+        let owned_kind = |p: &FieldPath| match p.first().map(|e| &**e) {
             Some("spec") => true,
             Some("metadata") => {
-                matches!(p.get(1).map(String::as_str), Some("labels" | "annotations"))
+                matches!(p.get(1).map(|e| &**e), Some("labels" | "annotations"))
             }
             _ => false,
         };
@@ -1270,7 +1270,7 @@ impl ApiServer {
         let status_free = managers.get(manager).is_some_and(|paths| {
             paths
                 .iter()
-                .all(|p| p.first().map(String::as_str) != Some("status"))
+                .all(|p| p.first().map(|e| &**e) != Some("status"))
         });
         let store = K::store_mut(self);
         store.managed.insert(key.clone(), managers);

@@ -10,12 +10,17 @@
 //! different fields of one. The rest is listed in docs/fidelity.md.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+/// One step of a `FieldPath`: shared, so a path is copied by its elements' counts, not bytes
+/// (`leaf_paths` copies its prefix at every leaf of an intent); it orders as its `str`.
+pub type PathElement = Arc<str>;
+
 /// A path of map keys (and keyed list items, `k:{...}`) from the object root to a leaf (a
 /// scalar, an atomic list or an empty map).
-pub type FieldPath = Vec<String>;
+pub type FieldPath = Vec<PathElement>;
 
 /// RFC 7386: maps merge recursively, `null` deletes, everything else (lists too) replaces.
 pub fn merge_patch(target: &mut Value, patch: &Value) {
@@ -115,11 +120,11 @@ fn item_key(item: &Value, keys: &[&str]) -> String {
 /// The leaf paths an apply configuration sets. Identity fields are not "owned".
 pub fn leaf_paths(value: &Value) -> BTreeSet<FieldPath> {
     fn walk(v: &Value, prefix: &mut FieldPath, out: &mut BTreeSet<FieldPath>) {
-        let field = prefix.last().map_or("", String::as_str);
+        let field = prefix.last().map_or("", |f| &**f);
         match v {
             Value::Object(m) if !m.is_empty() => {
                 for (k, child) in m {
-                    prefix.push(k.clone());
+                    prefix.push(k.as_str().into());
                     walk(child, prefix, out);
                     prefix.pop();
                 }
@@ -127,7 +132,7 @@ pub fn leaf_paths(value: &Value) -> BTreeSet<FieldPath> {
             Value::Array(items) if !items.is_empty() => match associative(field, items) {
                 Some(keys) => {
                     for item in items {
-                        prefix.push(item_key(item, keys));
+                        prefix.push(item_key(item, keys).into());
                         walk(item, prefix, out);
                         prefix.pop();
                     }
@@ -148,11 +153,12 @@ pub fn leaf_paths(value: &Value) -> BTreeSet<FieldPath> {
 }
 
 fn is_identity(p: &FieldPath) -> bool {
-    match p.as_slice() {
-        [f] => f == "apiVersion" || f == "kind" || f == "status",
-        [f, g] if f == "metadata" => g == "name" || g == "namespace",
-        [f, ..] => f == "status",
-        [] => false,
+    let at = |i: usize| p.get(i).map(|e| &**e);
+    match (p.len(), at(0), at(1)) {
+        (1, Some(f), _) => matches!(f, "apiVersion" | "kind" | "status"),
+        (2, Some("metadata"), Some(g)) => matches!(g, "name" | "namespace"),
+        (_, Some(f), _) => f == "status",
+        _ => false,
     }
 }
 
@@ -208,30 +214,30 @@ pub fn path_text(path: &FieldPath) -> String {
 
 /// Whether a path ends at a key field of an associative list's item (`...k:{"name":"w"}.name`):
 /// such a leaf is released after the item's other fields (`remove_path` removes the item then).
-pub fn is_key_leaf(path: &[String]) -> bool {
+pub fn is_key_leaf(path: &[PathElement]) -> bool {
     match path {
-        [.., item, field] => item_fields(item).is_some_and(|key| key.contains_key(field)),
+        [.., item, field] => item_fields(item).is_some_and(|key| key.contains_key(&**field)),
         _ => false,
     }
 }
 
 /// Remove a leaf, then any maps or lists the removal left empty; a key field of an associative
 /// list's item removes the item, if nothing but its keys is left in it.
-pub fn remove_path(value: &mut Value, path: &[String]) {
+pub fn remove_path(value: &mut Value, path: &[PathElement]) {
     remove_at(value, "", path);
 }
 
-fn remove_at(value: &mut Value, field: &str, path: &[String]) {
+fn remove_at(value: &mut Value, field: &str, path: &[PathElement]) {
     let Some((first, rest)) = path.split_first() else {
         return;
     };
     match value {
         Value::Object(m) => {
             if rest.is_empty() {
-                m.remove(first);
+                m.remove(&**first);
                 return;
             }
-            if let Some(child) = m.get_mut(first) {
+            if let Some(child) = m.get_mut(&**first) {
                 remove_at(child, first, rest);
                 let emptied = match child {
                     Value::Object(c) => c.is_empty(),
@@ -239,7 +245,7 @@ fn remove_at(value: &mut Value, field: &str, path: &[String]) {
                     _ => false,
                 };
                 if emptied {
-                    m.remove(first);
+                    m.remove(&**first);
                 }
             }
         }
@@ -253,7 +259,7 @@ fn remove_at(value: &mut Value, field: &str, path: &[String]) {
             }
             let keys = list_keys(field, Some(&list[i])).unwrap_or(&[]);
             if let [k] = rest {
-                if keys.contains(&k.as_str()) {
+                if keys.contains(&&**k) {
                     // A key field goes with its item, once nothing else is left in it.
                     let only_keys = list[i]
                         .as_object()
@@ -339,7 +345,7 @@ mod tests {
     /// Containers and env merge by name: each item is a path element of its own, lists
     /// without their keys (or of another field) stay whole.
     fn path(elements: &[&str]) -> FieldPath {
-        elements.iter().map(|s| s.to_string()).collect()
+        elements.iter().map(|s| PathElement::from(*s)).collect()
     }
 
     #[test]
