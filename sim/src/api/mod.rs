@@ -38,6 +38,7 @@ use lws::api::LeaderWorkerSet;
 use lws::disagg::api::{DisaggregatedSet, DisaggregatedSetRoleScaler};
 use serde_json::Value;
 
+use crate::lookup::LookupMap;
 use crate::rng::SimRng;
 use crate::time::{after, secs_to_ms, to_time};
 use crate::trace::{Trace, TraceEntry};
@@ -312,8 +313,8 @@ struct LastApply<K> {
     intent: K,
     /// No applied path is under `status`.
     status_free: bool,
-    /// The store's `main_writes` after the apply.
-    main_writes: u64,
+    /// A write other than to `/status` stored a new version of the object since (`commit`).
+    main_written: bool,
 }
 
 /// One kind's objects, watch log and field managers.
@@ -324,15 +325,11 @@ pub struct Store<K> {
     /// The last configuration each object was applied with. Re-applying it to an untouched
     /// object is a no-op, recognised without the JSON round trip (the result is the same; only
     /// our cost differs).
-    last_applied: BTreeMap<Key, LastApply<K>>,
+    last_applied: LookupMap<Key, LastApply<K>>,
     /// The managers of each object whose fields came from an update, not an apply, with the
     /// subresource of their last update (a conflict with one reads `"m" using <apiVersion>`,
     /// or `"m" with subresource "scale" using <apiVersion>`).
     updaters: BTreeMap<Key, BTreeMap<String, Option<&'static str>>>,
-    /// Writes stored other than to `/status` (creates, updates, patches, `/scale`): while it
-    /// stands still, every object of the kind differs from its last version so written only
-    /// in status and resourceVersion.
-    main_writes: u64,
     hooks: Hooks<K>,
 }
 
@@ -342,9 +339,8 @@ impl<K> Default for Store<K> {
             objects: Slots::default(),
             log: WatchLog::default(),
             managed: BTreeMap::new(),
-            last_applied: BTreeMap::new(),
+            last_applied: LookupMap::default(),
             updaters: BTreeMap::new(),
-            main_writes: 0,
             hooks: Hooks::default(),
         }
     }
@@ -1248,10 +1244,8 @@ impl ApiServer {
         if !(K::has_status() && last.status_free && sole_manager && no_hooks) {
             return None;
         }
-        // With no main-resource write of the kind since, only `/status` writes touched it.
-        let status_writes_only =
-            store.main_writes == last.main_writes || current.same_but_status(&last.result);
-        status_writes_only.then(|| current.clone())
+        // With no main-resource write of the object since, only `/status` writes touched it.
+        (!last.main_written).then(|| current.clone())
     }
 
     /// After a successful apply: the field managers, and the intent for `reapplied`.
@@ -1274,7 +1268,6 @@ impl ApiServer {
         });
         let store = K::store_mut(self);
         store.managed.insert(key.clone(), managers);
-        let main_writes = store.main_writes;
         store.last_applied.insert(
             key,
             LastApply {
@@ -1283,7 +1276,7 @@ impl ApiServer {
                 result: result.clone(),
                 intent: intent.clone(),
                 status_free,
-                main_writes,
+                main_written: false,
             },
         );
     }
@@ -1595,8 +1588,12 @@ impl ApiServer {
         };
         self.record(actor, verb, ty, &key, &obj);
         let store = K::store_mut(self);
+        // A main-resource write stores a version that differs in more than status (an
+        // unchanged one is not stored, `write_existing`): a re-apply must compare again.
         if !status_verb(verb) {
-            store.main_writes += 1;
+            if let Some(last) = store.last_applied.get_mut(&key) {
+                last.main_written = true;
+            }
         }
         store.objects.insert(&key, obj.clone());
         obj
