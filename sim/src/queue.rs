@@ -4,6 +4,7 @@
 //! 5 ms * 2^failures capped at 1000 s, and `forget` resets it.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use crate::api::Key;
 use crate::lookup::LookupMap;
@@ -15,10 +16,11 @@ pub const BACKOFF_MAX_MS: u64 = 1_000_000;
 pub struct WorkQueue {
     /// Each queued key's due time and sequence number: its entry in `order`. Only looked up
     /// (hashed: a key's strings are compared once, not along an ordered search).
-    due_by_key: LookupMap<Key, (u64, u64)>,
+    due_by_key: LookupMap<Rc<Key>, (u64, u64)>,
     /// The queue in due order, FIFO among equal due times: keyed by due time and sequence
-    /// number (unique), so ordering and removing never compare key strings.
-    order: BTreeMap<(u64, u64), Key>,
+    /// number (unique), so ordering and removing never compare key strings. A queued key is
+    /// one allocation shared with `due_by_key`, not a copy of its strings.
+    order: BTreeMap<(u64, u64), Rc<Key>>,
     seq: u64,
     failures: LookupMap<Key, u32>,
 }
@@ -47,7 +49,8 @@ impl WorkQueue {
             self.order.remove(&(due, seq));
         }
         self.seq += 1;
-        self.due_by_key.insert(key.clone(), (at_ms, self.seq));
+        let key = Rc::new(key);
+        self.due_by_key.insert(Rc::clone(&key), (at_ms, self.seq));
         self.order.insert((at_ms, self.seq), key);
     }
 
@@ -81,7 +84,8 @@ impl WorkQueue {
         }
         let (_, key) = self.order.pop_first()?;
         self.due_by_key.remove(&key);
-        Some(key)
+        // Both maps' references are gone: the key is moved out, not copied.
+        Some(Rc::try_unwrap(key).unwrap_or_else(|shared| (*shared).clone()))
     }
 
     pub fn len(&self) -> usize {

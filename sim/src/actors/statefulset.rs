@@ -508,12 +508,16 @@ impl StatefulSetController {
             return Ok(Vec::new());
         }
         let (ns, name, uid) = (k8s::namespace(meta), k8s::name(meta), k8s::uid(meta));
+        let orphans = self.pods.orphans_in(ns);
+        // No orphan, nothing to claim: the selector (copied out of the set) is built only
+        // when there is one to match.
+        if orphans.is_empty() {
+            return Ok(Vec::new());
+        }
         let Ok(selector) = Selector::from_label_selector(Some(&set.spec.selector)) else {
             return Ok(Vec::new());
         };
-        let candidates: Vec<Shared<Pod>> = self
-            .pods
-            .orphans_in(ns)
+        let candidates: Vec<Shared<Pod>> = orphans
             .into_iter()
             .filter(|p| {
                 let member = k8s::parent_and_ordinal(k8s::name(&p.metadata))

@@ -1048,13 +1048,21 @@ impl ApiServer {
         intent: &K,
         force: bool,
     ) -> ApiResult<Shared<K>> {
-        let key = key_with_default_ns(intent);
         if let Some(e) = self.take_injected(manager, "apply", K::ID) {
+            let key = key_with_default_ns(intent);
             return self.fail(manager, "apply", K::ID, &key, e);
         }
-        if let Some(same) = self.reapplied(&key, manager, intent, force) {
+        // Most applies re-apply an unchanged intent: recognised by the borrowed key.
+        let (ns, name) = meta_key(intent.meta());
+        let ns = if ns.is_empty() && K::ID.namespaced() {
+            "default"
+        } else {
+            ns
+        };
+        if let Some(same) = self.reapplied(&(ns, name), manager, intent, force) {
             return Ok(same);
         }
+        let key = key_with_default_ns(intent);
         let mut intent_value = serde_json::to_value(intent).expect("objects serialize");
         strip_empty(&mut intent_value);
         let (result, managers) =
@@ -1218,7 +1226,7 @@ impl ApiServer {
     /// object, as is.
     fn reapplied<K: Kind>(
         &self,
-        key: &Key,
+        key: &dyn KeyRef,
         manager: &str,
         intent: &K,
         force: bool,
