@@ -1053,13 +1053,8 @@ impl ApiServer {
             return self.fail(manager, "apply", K::ID, &key, e);
         }
         // Most applies re-apply an unchanged intent: recognised by the borrowed key.
-        let (ns, name) = meta_key(intent.meta());
-        let ns = if ns.is_empty() && K::ID.namespaced() {
-            "default"
-        } else {
-            ns
-        };
-        if let Some(same) = self.reapplied(&(ns, name), manager, intent, force) {
+        if let Some(same) = self.reapplied(&key_ref_with_default_ns(intent), manager, intent, force)
+        {
             return Ok(same);
         }
         let key = key_with_default_ns(intent);
@@ -1799,10 +1794,17 @@ fn drop_empty_meta(meta: &mut ObjectMeta) {
     }
 }
 
+/// An object's key, in namespace `default` when a namespaced object names none.
 fn key_with_default_ns<K: Kind>(obj: &K) -> Key {
-    let (ns, name) = key_of(obj);
+    let (ns, name) = key_ref_with_default_ns(obj);
+    (ns.to_string(), name.to_string())
+}
+
+/// `key_with_default_ns`, borrowed from the object.
+fn key_ref_with_default_ns<K: Kind>(obj: &K) -> (&str, &str) {
+    let (ns, name) = meta_key(obj.meta());
     let ns = if ns.is_empty() && K::ID.namespaced() {
-        "default".to_string()
+        "default"
     } else {
         ns
     };
