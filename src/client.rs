@@ -128,11 +128,7 @@ pub fn not_found_message(kind: &str, name: &str) -> String {
     if !plain {
         return format!("{kind} {name:?} not found");
     }
-    let mut s = String::with_capacity(kind.len() + name.len() + 14);
-    for part in [kind, " \"", name, "\" not found"] {
-        s.push_str(part);
-    }
-    s
+    [kind, " \"", name, "\" not found"].concat()
 }
 
 /// The reason, then the message. An event message that upstream formats with Go's `%v` of an

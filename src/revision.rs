@@ -19,11 +19,7 @@ use crate::k8s;
 
 pub fn name(lws: &str, hash: &str) -> String {
     // `format!("{lws}-{hash}")` without `fmt`: every leader-pod reconcile names one.
-    let mut s = String::with_capacity(lws.len() + 1 + hash.len());
-    for part in [lws, "-", hash] {
-        s.push_str(part);
-    }
-    s
+    [lws, "-", hash].concat()
 }
 
 /// The revision holding the templates of `lws` as it is now.

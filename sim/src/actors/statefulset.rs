@@ -923,7 +923,8 @@ pub fn template_hash(data: &Value, collision_count: i32) -> String {
     let mut h = Fnv32(0x811c_9dc5);
     serde_json::to_writer(&mut h, data).expect("values serialize");
     if collision_count > 0 {
-        let _ = h.write(collision_count.to_string().as_bytes());
+        h.write_all(collision_count.to_string().as_bytes())
+            .expect("a hash takes every byte");
     }
     safe_encode(&h.0.to_string())
 }

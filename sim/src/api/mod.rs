@@ -1053,11 +1053,11 @@ impl ApiServer {
             return self.fail(manager, "apply", K::ID, &key, e);
         }
         // Most applies re-apply an unchanged intent: recognised by the borrowed key.
-        if let Some(same) = self.reapplied(&key_ref_with_default_ns(intent), manager, intent, force)
-        {
+        let (ns, name) = key_ref_with_default_ns(intent);
+        if let Some(same) = self.reapplied(&(ns, name), manager, intent, force) {
             return Ok(same);
         }
-        let key = key_with_default_ns(intent);
+        let key = (ns.to_string(), name.to_string());
         let mut intent_value = serde_json::to_value(intent).expect("objects serialize");
         strip_empty(&mut intent_value);
         let (result, managers) =
